@@ -1,0 +1,12 @@
+package io.rdmaflux.verbs;
+
+/** Work completion opcodes ({@code ibv_wc_opcode} subset). */
+public enum WcOpcode {
+    SEND,
+    RDMA_WRITE,
+    RDMA_READ,
+    /** A receive consumed by SEND or SEND_WITH_IMM. */
+    RECV,
+    /** A receive consumed by RDMA_WRITE_WITH_IMM (byte length 0, immediate set). */
+    RECV_RDMA_WITH_IMM
+}
