@@ -31,6 +31,9 @@ public interface RdmaProvider extends AutoCloseable {
             + "'; devices are " + devices().stream().map(Device::name).toList());
     }
 
+    /** The provider's connection manager (one per provider). */
+    ConnectionManager connectionManager();
+
     /** How this provider's own progress (a soft NIC's agents) is run. Hardware providers say DEDICATED. */
     ThreadingMode threadingMode();
 
