@@ -1,0 +1,280 @@
+package io.rdmaflux.core;
+
+import org.agrona.DirectBuffer;
+import org.jspecify.annotations.Nullable;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+
+/**
+ * A message: a reference-counted view of bytes, usually an off-heap registered buffer.
+ *
+ * <p><b>Reference count:</b> a message starts with a count of 1. {@link #retain()} adds one,
+ * {@link #release()} removes one and returns {@code true} when the count reached 0; at that point a
+ * received message's receive buffer goes back to its pool and, once the buffer is free and covered
+ * by demand again, a credit goes back to the sender (seed 001 &sect;4.4: buffers may be released out
+ * of order). Releasing a message whose count is already 0 throws
+ * {@link IllegalReferenceCountException} naming the message; so does reading it. Received messages
+ * are pooled like Netty's pooled buffers: a reference kept after the final release may later see
+ * another message, so never use a message after releasing it. {@link #close()} is
+ * {@link #release()}, so Kotlin's {@code use {}} and try-with-resources work.
+ *
+ * <p><b>Sending:</b> passing a message to {@code RdmaConnection.send} hands over one reference; the
+ * connection releases it once the bytes are in a send buffer. Factories: {@link #of(byte[])},
+ * {@link #of(ByteBuffer)}, {@link #of(String)}, and {@link #write(int, Writer)} which fills the
+ * registered send buffer in place when the message fits one frame (no extra copy).
+ *
+ * <p><b>Concurrency:</b> the count is atomic, so {@code retain}/{@code release} may be called from
+ * any thread; the bytes are immutable while the count is positive.
+ */
+public abstract class RdmaMessage implements AutoCloseable {
+    private static final AtomicIntegerFieldUpdater<RdmaMessage> REF_CNT =
+        AtomicIntegerFieldUpdater.newUpdater(RdmaMessage.class, "refCnt");
+
+    /** Fills {@code lengthBytes} bytes at {@code offset} of {@code buffer}; runs on the progress thread, must not block. */
+    @FunctionalInterface
+    public interface Writer {
+        void write(MutableDirectBuffer buffer, int offset, int lengthBytes);
+    }
+
+    private volatile int refCnt = 1;
+
+    protected RdmaMessage() {
+    }
+
+    /** Wraps {@code bytes} (not copied: do not modify them until the message is released). */
+    public static RdmaMessage of(byte[] bytes) {
+        Objects.requireNonNull(bytes, "bytes");
+        return new HeapMessage(new UnsafeBuffer(bytes), bytes.length);
+    }
+
+    /** Wraps the remaining bytes of {@code buffer} (not copied; position and limit are not changed). */
+    public static RdmaMessage of(ByteBuffer buffer) {
+        Objects.requireNonNull(buffer, "buffer");
+        return new HeapMessage(new UnsafeBuffer(buffer, buffer.position(), buffer.remaining()), buffer.remaining());
+    }
+
+    /** The UTF-8 bytes of {@code text}. */
+    public static RdmaMessage of(String text) {
+        return of(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * A message of {@code lengthBytes} bytes produced by {@code writer} when it is sent. When the
+     * message fits one frame the writer fills the registered send buffer directly; a larger message
+     * is written once to a scratch buffer and then fragmented.
+     *
+     * @throws IllegalArgumentException if {@code lengthBytes < 0}
+     */
+    public static RdmaMessage write(int lengthBytes, Writer writer) {
+        if (lengthBytes < 0) {
+            throw new IllegalArgumentException("lengthBytes >= 0 required but it was " + lengthBytes);
+        }
+        return new WriterMessage(lengthBytes, Objects.requireNonNull(writer, "writer"));
+    }
+
+    /** The message length in bytes. */
+    public abstract int lengthBytes();
+
+    /** The PSN the message travelled with (received messages), or -1 for messages not yet sent. */
+    public int psn() {
+        return -1;
+    }
+
+    /**
+     * Copies {@code length} bytes starting at {@code srcOffset} of this message to {@code dst}.
+     *
+     * @throws IllegalReferenceCountException if the message was released
+     * @throws IndexOutOfBoundsException if the range is outside the message
+     */
+    public void copyTo(int srcOffset, MutableDirectBuffer dst, int dstOffset, int length) {
+        ensureAccessible();
+        if (srcOffset < 0 || length < 0 || srcOffset + length > lengthBytes()) {
+            throw new IndexOutOfBoundsException("range [" + srcOffset + ", " + (srcOffset + length) + ") is outside the "
+                + lengthBytes() + "-byte " + this);
+        }
+        copyBytes(srcOffset, dst, dstOffset, length);
+    }
+
+    /** Copies a valid range; subclasses implement. */
+    protected abstract void copyBytes(int srcOffset, MutableDirectBuffer dst, int dstOffset, int length);
+
+    /**
+     * A read-only view of the bytes, valid until the message is released.
+     *
+     * @throws IllegalReferenceCountException if the message was released
+     */
+    public DirectBuffer content() {
+        ensureAccessible();
+        return view();
+    }
+
+    /** The view behind {@link #content()}; a writer message materializes itself once. */
+    protected abstract DirectBuffer view();
+
+    /** A copy of the bytes. */
+    public byte[] toByteArray() {
+        byte[] out = new byte[lengthBytes()];
+        copyTo(0, new UnsafeBuffer(out), 0, out.length);
+        return out;
+    }
+
+    /** The bytes decoded as UTF-8. */
+    public String asString() {
+        return new String(toByteArray(), StandardCharsets.UTF_8);
+    }
+
+    public final int refCnt() {
+        return refCnt;
+    }
+
+    /**
+     * Adds one reference.
+     *
+     * @throws IllegalReferenceCountException if the count was already 0
+     */
+    public final RdmaMessage retain() {
+        for (;;) {
+            int c = refCnt;
+            if (c <= 0) {
+                throw new IllegalReferenceCountException("retain() on " + this + " whose reference count is 0: it was already released");
+            }
+            if (REF_CNT.compareAndSet(this, c, c + 1)) {
+                return this;
+            }
+        }
+    }
+
+    /**
+     * Removes one reference; at 0 the buffer goes back to its pool.
+     *
+     * @return whether this call brought the count to 0
+     * @throws IllegalReferenceCountException naming the message if the count was already 0
+     */
+    public final boolean release() {
+        for (;;) {
+            int c = refCnt;
+            if (c <= 0) {
+                throw new IllegalReferenceCountException("release() on " + this
+                    + " whose reference count is already 0: the message was released twice; release each message exactly once");
+            }
+            if (REF_CNT.compareAndSet(this, c, c - 1)) {
+                if (c == 1) {
+                    deallocate();
+                    return true;
+                }
+                return false;
+            }
+        }
+    }
+
+    /** Same as {@link #release()}. */
+    @Override
+    public final void close() {
+        release();
+    }
+
+    /** Called once when the count reaches 0. */
+    protected abstract void deallocate();
+
+    /** Resets the count to 1 when a pooled message object is reused for a new message. */
+    protected final void resetRefCnt() {
+        REF_CNT.set(this, 1);
+    }
+
+    /** Writes the whole message into {@code dst} in place when possible (writer messages); else copies. */
+    public void writeTo(MutableDirectBuffer dst, int dstOffset) {
+        copyTo(0, dst, dstOffset, lengthBytes());
+    }
+
+    protected final void ensureAccessible() {
+        if (refCnt <= 0) {
+            throw new IllegalReferenceCountException("access to " + this + " after its final release (reference count 0)");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaMessage{" + lengthBytes() + " bytes}";
+    }
+
+    private static final class HeapMessage extends RdmaMessage {
+        private final UnsafeBuffer bytes;
+        private final int length;
+
+        HeapMessage(UnsafeBuffer bytes, int length) {
+            this.bytes = bytes;
+            this.length = length;
+        }
+
+        @Override
+        public int lengthBytes() {
+            return length;
+        }
+
+        @Override
+        protected void copyBytes(int srcOffset, MutableDirectBuffer dst, int dstOffset, int len) {
+            dst.putBytes(dstOffset, bytes, srcOffset, len);
+        }
+
+        @Override
+        protected DirectBuffer view() {
+            return bytes;
+        }
+
+        @Override
+        protected void deallocate() {
+            // heap memory: the GC reclaims it
+        }
+    }
+
+    private static final class WriterMessage extends RdmaMessage {
+        private final int length;
+        private final Writer writer;
+        private @Nullable UnsafeBuffer materialized;
+
+        WriterMessage(int length, Writer writer) {
+            this.length = length;
+            this.writer = writer;
+        }
+
+        @Override
+        public int lengthBytes() {
+            return length;
+        }
+
+        @Override
+        public void writeTo(MutableDirectBuffer dst, int dstOffset) {
+            ensureAccessible();
+            if (materialized != null) {
+                dst.putBytes(dstOffset, materialized, 0, length);
+            } else {
+                writer.write(dst, dstOffset, length);
+            }
+        }
+
+        @Override
+        protected void copyBytes(int srcOffset, MutableDirectBuffer dst, int dstOffset, int len) {
+            dst.putBytes(dstOffset, view(), srcOffset, len);
+        }
+
+        @Override
+        protected DirectBuffer view() {
+            if (materialized == null) {
+                UnsafeBuffer b = new UnsafeBuffer(new byte[length]);
+                writer.write(b, 0, length);
+                materialized = b;
+            }
+            return materialized;
+        }
+
+        @Override
+        protected void deallocate() {
+            materialized = null;
+        }
+    }
+}

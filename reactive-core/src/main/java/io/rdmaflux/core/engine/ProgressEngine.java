@@ -1,0 +1,226 @@
+package io.rdmaflux.core.engine;
+
+import io.rdmaflux.verbs.ProgressAgent;
+import io.rdmaflux.verbs.ThreadingMode;
+import org.agrona.ErrorHandler;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
+import org.agrona.concurrent.NanoClock;
+import org.jspecify.annotations.Nullable;
+
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * Runs {@link ProgressAgent}s in one of three {@link ThreadingMode}s, in the manner of Aeron's
+ * media driver:
+ *
+ * <ul>
+ *   <li>DEDICATED: one named thread ({@code rdmaflux-progress-<name>}) for this engine, started by
+ *       the constructor and stopped by {@link #close()}.</li>
+ *   <li>SHARED: the agents run on the one JVM-wide {@code rdmaflux-progress-shared} thread, which
+ *       starts with its first engine and stops when its last engine closes.</li>
+ *   <li>INVOKER: no thread; the caller calls {@link #invoke()}. Deterministic tests drive virtual
+ *       time this way.</li>
+ * </ul>
+ *
+ * <p>Each duty cycle reads the clock once and passes {@code nowNs} to every agent, after running
+ * the tasks handed in by {@link #execute(Runnable)}. All protocol state of rdmaflux is confined to
+ * the progress thread, and Reactor signals are emitted from it.
+ *
+ * <p><b>Concurrency:</b> {@link #add}, {@link #remove}, {@link #execute} and {@link #close} are
+ * thread-safe; {@link #invoke()} must be called by one thread at a time. <b>Errors:</b> an agent
+ * that throws is reported to the error handler and keeps its place.
+ */
+public final class ProgressEngine implements AutoCloseable {
+    private static final ProgressAgent[] NONE = new ProgressAgent[0];
+
+    private final String name;
+    private final ThreadingMode mode;
+    private final NanoClock clock;
+    private final ErrorHandler errorHandler;
+    private final ManyToOneConcurrentLinkedQueue<Runnable> tasks = new ManyToOneConcurrentLinkedQueue<>();
+    private volatile ProgressAgent[] agents = NONE;
+    private volatile @Nullable Thread progressThread;
+    private final @Nullable AgentRunner runner;
+    private volatile boolean closed;
+
+    /**
+     * @param name         used in the thread name
+     * @param idleStrategy how the thread idles when no agent did work (DEDICATED; SHARED uses the shared thread's)
+     */
+    public ProgressEngine(String name, ThreadingMode mode, NanoClock clock, IdleStrategy idleStrategy, ErrorHandler errorHandler) {
+        this.name = Objects.requireNonNull(name, "name");
+        this.mode = Objects.requireNonNull(mode, "mode");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.errorHandler = Objects.requireNonNull(errorHandler, "errorHandler");
+        if (mode == ThreadingMode.DEDICATED) {
+            this.runner = new AgentRunner(idleStrategy, errorHandler, null, new EngineAgent(this, "rdmaflux-progress-" + name));
+            AgentRunner.startOnThread(runner, r -> {
+                Thread t = new Thread(r);
+                t.setDaemon(true);
+                return t;
+            });
+        } else {
+            this.runner = null;
+            if (mode == ThreadingMode.SHARED) {
+                SharedProgressThread.join(this);
+            }
+        }
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public ThreadingMode mode() {
+        return mode;
+    }
+
+    public NanoClock clock() {
+        return clock;
+    }
+
+    /** Adds an agent; it runs from the next duty cycle on. */
+    public synchronized void add(ProgressAgent agent) {
+        ProgressAgent[] a = Arrays.copyOf(agents, agents.length + 1);
+        a[a.length - 1] = agent;
+        agents = a;
+    }
+
+    /** Removes an agent; it may still run in a duty cycle already started. */
+    public synchronized void remove(ProgressAgent agent) {
+        ProgressAgent[] a = agents;
+        for (int i = 0; i < a.length; i++) {
+            if (a[i] == agent) {
+                ProgressAgent[] b = new ProgressAgent[a.length - 1];
+                System.arraycopy(a, 0, b, 0, i);
+                System.arraycopy(a, i + 1, b, i, a.length - i - 1);
+                agents = b;
+                return;
+            }
+        }
+    }
+
+    /** Runs {@code task} on the progress thread at the start of the next duty cycle. */
+    public void execute(Runnable task) {
+        tasks.offer(task);
+    }
+
+    /** Whether the calling thread is the one running this engine's agents now. */
+    public boolean isProgressThread() {
+        return Thread.currentThread() == progressThread;
+    }
+
+    /** Number of agents. */
+    public int agentCount() {
+        return agents.length;
+    }
+
+    /**
+     * Runs one duty cycle on the calling thread (INVOKER mode).
+     *
+     * @return the work done
+     * @throws IllegalStateException in another mode, naming it
+     */
+    public int invoke() {
+        if (mode != ThreadingMode.INVOKER) {
+            throw new IllegalStateException("invoke() drives an INVOKER-mode engine but engine '" + name + "' runs in " + mode + " mode");
+        }
+        Thread previous = progressThread;
+        progressThread = Thread.currentThread();
+        try {
+            return dutyCycle();
+        } finally {
+            progressThread = previous;
+        }
+    }
+
+    int dutyCycle() {
+        if (closed) {
+            return 0;
+        }
+        int work = 0;
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            try {
+                task.run();
+            } catch (Throwable t) {
+                errorHandler.onError(t);
+            }
+            work++;
+        }
+        long nowNs = clock.nanoTime();
+        for (ProgressAgent a : agents) {
+            try {
+                work += a.doWork(nowNs);
+            } catch (Throwable t) {
+                errorHandler.onError(t);
+            }
+        }
+        return work;
+    }
+
+    void enterThread() {
+        progressThread = Thread.currentThread();
+    }
+
+    /** Whether {@link #close()} was called. */
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Stops the thread (DEDICATED; waits for it to exit) or leaves the shared thread; idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (runner != null) {
+            if (Thread.currentThread() == progressThread) {
+                // closing from inside a duty cycle: the runner stops after this cycle returns
+                Thread stopper = new Thread(runner::close, "rdmaflux-progress-" + name + "-closer");
+                stopper.setDaemon(true);
+                stopper.start();
+            } else {
+                runner.close();
+            }
+        } else if (mode == ThreadingMode.SHARED) {
+            SharedProgressThread.leave(this);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ProgressEngine{" + name + ", " + mode + ", agents=" + agents.length + "}";
+    }
+
+    /** Adapts the engine to an Agrona agent. */
+    static final class EngineAgent implements Agent {
+        private final ProgressEngine engine;
+        private final String roleName;
+
+        EngineAgent(ProgressEngine engine, String roleName) {
+            this.engine = engine;
+            this.roleName = roleName;
+        }
+
+        @Override
+        public void onStart() {
+            engine.enterThread();
+        }
+
+        @Override
+        public int doWork() {
+            return engine.dutyCycle();
+        }
+
+        @Override
+        public String roleName() {
+            return roleName;
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package io.rdmaflux.core.engine;
+
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.jspecify.annotations.Nullable;
+
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The JVM-wide thread of SHARED-mode engines, {@code rdmaflux-progress-shared}: it starts with the
+ * first engine that joins and stops when the last one leaves, so no thread outlives the nodes.
+ */
+final class SharedProgressThread implements Agent {
+    private static final Object LOCK = new Object();
+    private static @Nullable AgentRunner runner;
+    private static @Nullable SharedProgressThread instance;
+
+    private final CopyOnWriteArrayList<ProgressEngine> engines = new CopyOnWriteArrayList<>();
+
+    static void join(ProgressEngine engine) {
+        synchronized (LOCK) {
+            if (instance == null) {
+                SharedProgressThread agent = new SharedProgressThread();
+                AgentRunner r = new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null, agent);
+                instance = agent;
+                runner = r;
+                AgentRunner.startOnThread(r, t -> {
+                    Thread th = new Thread(t);
+                    th.setDaemon(true);
+                    return th;
+                });
+            }
+            instance.engines.add(engine);
+        }
+    }
+
+    static void leave(ProgressEngine engine) {
+        AgentRunner toClose = null;
+        synchronized (LOCK) {
+            if (instance != null && instance.engines.remove(engine) && instance.engines.isEmpty()) {
+                toClose = runner;
+                runner = null;
+                instance = null;
+            }
+        }
+        if (toClose != null) {
+            if (Thread.currentThread().getName().equals("rdmaflux-progress-shared")) {
+                // leaving from inside a duty cycle: close from another thread, the runner waits for this one
+                AgentRunner r = toClose;
+                Thread closer = new Thread(r::close, "rdmaflux-progress-shared-closer");
+                closer.setDaemon(true);
+                closer.start();
+            } else {
+                toClose.close();
+            }
+        }
+    }
+
+    @Override
+    public int doWork() {
+        int work = 0;
+        for (ProgressEngine e : engines) {
+            e.enterThread();
+            work += e.dutyCycle();
+        }
+        return work;
+    }
+
+    @Override
+    public String roleName() {
+        return "rdmaflux-progress-shared";
+    }
+}

@@ -1,0 +1,136 @@
+package io.rdmaflux.core.frame;
+
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.nio.ByteOrder;
+
+/**
+ * The 24-byte header at the start of every frame. All fields are little-endian.
+ *
+ * <pre>
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +---------------+---------------+-------------------------------+
+ * |    version    |     type      |             flags             |  0
+ * +---------------+---------------+-------------------------------+
+ * |                          stream id                            |  4
+ * +---------------------------------------------------------------+
+ * |                     PSN (message sequence)                    |  8
+ * +---------------------------------------------------------------+
+ * |                  credits (granted to the peer)                | 12
+ * +---------------------------------------------------------------+
+ * |               payload length (bytes in this frame)            | 16
+ * +---------------------------------------------------------------+
+ * |        message length (bytes of the whole message, DATA)      | 20
+ * +---------------------------------------------------------------+
+ * |                      payload ...                              | 24
+ * </pre>
+ *
+ * <p>{@code credits} is piggybacked on every frame: the number of <em>new</em> receive credits the
+ * frame's sender grants its peer (seed 001 &sect;3.1, &sect;4.4). {@code PSN} numbers the messages
+ * of a (virtual) channel; every fragment of one message carries the message's PSN, so a striping
+ * layer can restore order across subchannels (seed 000 &sect;5.2). The stream id names the
+ * virtual channel inside a connection (0 for the single-rail channel).
+ *
+ * <p>This class holds the offsets and the accessors shared by the codecs; it keeps no state.
+ */
+public final class FrameHeader {
+    /** The protocol version this code writes and accepts. */
+    public static final int VERSION = 1;
+
+    public static final int VERSION_OFFSET = 0;
+    public static final int TYPE_OFFSET = 1;
+    public static final int FLAGS_OFFSET = 2;
+    public static final int STREAM_ID_OFFSET = 4;
+    public static final int PSN_OFFSET = 8;
+    public static final int CREDITS_OFFSET = 12;
+    public static final int PAYLOAD_LENGTH_OFFSET = 16;
+    public static final int MESSAGE_LENGTH_OFFSET = 20;
+    /** Header length in bytes; the payload starts here. */
+    public static final int LENGTH = 24;
+
+    /** DATA: this fragment starts a message. */
+    public static final int FLAG_FIRST = 0x1;
+    /** DATA: this fragment ends a message. */
+    public static final int FLAG_LAST = 0x2;
+    /** CLOSE: the sender aborts instead of closing gracefully. */
+    public static final int FLAG_ABORT = 0x4;
+
+    static final ByteOrder ORDER = ByteOrder.LITTLE_ENDIAN;
+
+    private FrameHeader() {
+    }
+
+    static void write(MutableDirectBuffer b, int offset, FrameType type, int flags, int streamId, int psn,
+                      int credits, int payloadLength, int messageLength) {
+        b.putByte(offset + VERSION_OFFSET, (byte) VERSION);
+        b.putByte(offset + TYPE_OFFSET, (byte) type.code());
+        b.putShort(offset + FLAGS_OFFSET, (short) flags, ORDER);
+        b.putInt(offset + STREAM_ID_OFFSET, streamId, ORDER);
+        b.putInt(offset + PSN_OFFSET, psn, ORDER);
+        b.putInt(offset + CREDITS_OFFSET, credits, ORDER);
+        b.putInt(offset + PAYLOAD_LENGTH_OFFSET, payloadLength, ORDER);
+        b.putInt(offset + MESSAGE_LENGTH_OFFSET, messageLength, ORDER);
+    }
+
+    /**
+     * Checks the version and the lengths of a frame of {@code frameLength} received bytes.
+     *
+     * @return the frame type
+     * @throws FrameFormatException naming the field at fault
+     */
+    public static FrameType validate(DirectBuffer b, int offset, int frameLength) {
+        if (frameLength < LENGTH) {
+            throw new FrameFormatException("frame of " + frameLength + " bytes is shorter than the " + LENGTH + "-byte header");
+        }
+        int version = b.getByte(offset + VERSION_OFFSET) & 0xFF;
+        if (version != VERSION) {
+            throw new FrameFormatException("frame version " + version + " is not the supported version " + VERSION);
+        }
+        FrameType type = FrameType.fromCode(b.getByte(offset + TYPE_OFFSET) & 0xFF);
+        int payload = payloadLength(b, offset);
+        if (payload < 0 || payload != frameLength - LENGTH) {
+            throw new FrameFormatException(type + " frame says payload length " + payload + " but "
+                + (frameLength - LENGTH) + " payload bytes arrived");
+        }
+        int credits = credits(b, offset);
+        if (credits < 0) {
+            throw new FrameFormatException(type + " frame grants a negative credit count " + credits);
+        }
+        return type;
+    }
+
+    public static FrameType type(DirectBuffer b, int offset) {
+        return FrameType.fromCode(b.getByte(offset + TYPE_OFFSET) & 0xFF);
+    }
+
+    public static int flags(DirectBuffer b, int offset) {
+        return b.getShort(offset + FLAGS_OFFSET, ORDER) & 0xFFFF;
+    }
+
+    public static int streamId(DirectBuffer b, int offset) {
+        return b.getInt(offset + STREAM_ID_OFFSET, ORDER);
+    }
+
+    public static int psn(DirectBuffer b, int offset) {
+        return b.getInt(offset + PSN_OFFSET, ORDER);
+    }
+
+    public static int credits(DirectBuffer b, int offset) {
+        return b.getInt(offset + CREDITS_OFFSET, ORDER);
+    }
+
+    /** Overwrites the credit field of an encoded frame (piggybacking just before posting). */
+    public static void credits(MutableDirectBuffer b, int offset, int credits) {
+        b.putInt(offset + CREDITS_OFFSET, credits, ORDER);
+    }
+
+    public static int payloadLength(DirectBuffer b, int offset) {
+        return b.getInt(offset + PAYLOAD_LENGTH_OFFSET, ORDER);
+    }
+
+    public static int messageLength(DirectBuffer b, int offset) {
+        return b.getInt(offset + MESSAGE_LENGTH_OFFSET, ORDER);
+    }
+}

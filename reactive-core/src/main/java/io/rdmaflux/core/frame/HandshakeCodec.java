@@ -1,0 +1,89 @@
+package io.rdmaflux.core.frame;
+
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.ByteOrder;
+
+/**
+ * The connection parameters each side puts in the connection manager's private data
+ * ({@link io.rdmaflux.verbs.CmParams#privateData()}), little-endian:
+ *
+ * <pre>
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +---------------------------------------------------------------+
+ * |                      magic 'RDFX' (0x58464452)                |  0
+ * +---------------+---------------+-------------------------------+
+ * |    version    |     rails     |           reserved            |  4
+ * +---------------+---------------+-------------------------------+
+ * |          receive buffer size in bytes (frame incl. header)    |  8
+ * +---------------------------------------------------------------+
+ * |            receive buffers posted per rail for DATA           | 12
+ * +---------------------------------------------------------------+
+ * |                   initial credits per rail                    | 16
+ * +---------------------------------------------------------------+
+ * |               largest message accepted, in bytes              | 20
+ * +---------------------------------------------------------------+
+ * </pre>
+ *
+ * @param rails             how many subchannels (one per rail) the sender of this record opens, in [1, 255]
+ * @param bufferBytes       receive buffer size in bytes; frames sent to this side must fit it
+ * @param receiveBuffers    DATA receive buffers per rail
+ * @param initialCredits    credits granted at connect time, per rail
+ * @param maxMessageBytes   the largest message this side reassembles
+ */
+public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int initialCredits, int maxMessageBytes) {
+    public static final int MAGIC = 0x58464452;
+    public static final int LENGTH = 24;
+    private static final ByteOrder ORDER = ByteOrder.LITTLE_ENDIAN;
+
+    public HandshakeCodec {
+        if (rails < 1 || rails > 255) {
+            throw new IllegalArgumentException("rails in [1, 255] required but it was " + rails);
+        }
+        if (bufferBytes <= FrameHeader.LENGTH) {
+            throw new IllegalArgumentException("bufferBytes > " + FrameHeader.LENGTH + " required but it was " + bufferBytes);
+        }
+        if (receiveBuffers < 1 || initialCredits < 0 || initialCredits > receiveBuffers || maxMessageBytes < 0) {
+            throw new IllegalArgumentException("handshake values out of range: receiveBuffers=" + receiveBuffers
+                + ", initialCredits=" + initialCredits + ", maxMessageBytes=" + maxMessageBytes);
+        }
+    }
+
+    public byte[] encode() {
+        byte[] out = new byte[LENGTH];
+        UnsafeBuffer b = new UnsafeBuffer(out);
+        b.putInt(0, MAGIC, ORDER);
+        b.putByte(4, (byte) FrameHeader.VERSION);
+        b.putByte(5, (byte) rails);
+        b.putInt(8, bufferBytes, ORDER);
+        b.putInt(12, receiveBuffers, ORDER);
+        b.putInt(16, initialCredits, ORDER);
+        b.putInt(20, maxMessageBytes, ORDER);
+        return out;
+    }
+
+    /** @throws FrameFormatException if the bytes are not an rdmaflux handshake of this version */
+    public static HandshakeCodec decode(byte[] privateData) {
+        if (privateData.length < LENGTH) {
+            throw new FrameFormatException("connection private data of " + privateData.length
+                + " bytes is not an rdmaflux handshake (" + LENGTH + " bytes); is the peer an rdmaflux node?");
+        }
+        UnsafeBuffer b = new UnsafeBuffer(privateData);
+        int magic = b.getInt(0, ORDER);
+        if (magic != MAGIC) {
+            throw new FrameFormatException("connection private data starts with 0x" + Integer.toHexString(magic)
+                + ", not the rdmaflux magic 0x" + Integer.toHexString(MAGIC) + "; is the peer an rdmaflux node?");
+        }
+        int version = b.getByte(4) & 0xFF;
+        if (version != FrameHeader.VERSION) {
+            throw new FrameFormatException("peer speaks rdmaflux protocol version " + version + ", this node " + FrameHeader.VERSION);
+        }
+        try {
+            return new HandshakeCodec(b.getByte(5) & 0xFF, b.getInt(8, ORDER), b.getInt(12, ORDER), b.getInt(16, ORDER),
+                b.getInt(20, ORDER));
+        } catch (IllegalArgumentException e) {
+            throw new FrameFormatException("peer handshake is invalid: " + e.getMessage());
+        }
+    }
+}

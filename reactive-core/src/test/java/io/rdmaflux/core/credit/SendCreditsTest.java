@@ -1,0 +1,50 @@
+package io.rdmaflux.core.credit;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+class SendCreditsTest {
+    @Test
+    void requestsOnlyTheQueueBeforeAnyCredit() {
+        SendCredits s = new SendCredits(4);
+        assertEquals(4, s.toRequest());
+        assertEquals(0, s.toRequest());
+    }
+
+    @Test
+    void outstandingNeverExceedsCreditsPlusQueue() {
+        SendCredits s = new SendCredits(2);
+        s.toRequest();
+        s.onGrant(3);
+        assertEquals(3, s.toRequest());
+        assertEquals(5, s.outstanding());
+        s.consume();
+        s.onTaken();
+        assertEquals(0, s.toRequest(), "taking one message used one credit: the bound did not move");
+        s.onGrant(1);
+        assertEquals(1, s.toRequest());
+        assertEquals(s.credits() + s.queueCapacity(), s.outstanding());
+        assertEquals(5, s.maxOutstandingSeen());
+    }
+
+    @Test
+    void aFragmentedMessageUsesOneCreditPerFragment() {
+        SendCredits s = new SendCredits(1);
+        s.onGrant(3);
+        s.toRequest();
+        for (int i = 0; i < 3; i++) {
+            s.consume();
+        }
+        s.onTaken();
+        assertThrows(IllegalStateException.class, s::consume);
+    }
+
+    @Test
+    void rejectsBadValues() {
+        assertThrows(IllegalArgumentException.class, () -> new SendCredits(0));
+        assertThrows(IllegalArgumentException.class, () -> new SendCredits(1).onGrant(-1));
+        assertThrows(IllegalStateException.class, () -> new SendCredits(1).onTaken());
+    }
+}

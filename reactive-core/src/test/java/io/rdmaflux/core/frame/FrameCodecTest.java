@@ -1,0 +1,126 @@
+package io.rdmaflux.core.frame;
+
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+
+import java.util.HexFormat;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class FrameCodecTest {
+    private static final HexFormat HEX = HexFormat.of();
+
+    private static String hex(UnsafeBuffer b, int length) {
+        byte[] out = new byte[length];
+        b.getBytes(0, out);
+        return HEX.formatHex(out);
+    }
+
+    @Test
+    void dataFrameHeaderMatchesTheDocumentedLayout() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        int len = DataFrameCodec.encodeHeader(b, 0, true, true, 7, 0x01020304, 5, 3, 3);
+        b.putBytes(DataFrameCodec.payloadOffset(0), new byte[]{'a', 'b', 'c'});
+        assertEquals(27, len);
+        assertEquals(
+            "01" + "01" + "0300"      // version 1, DATA, flags FIRST|LAST
+                + "07000000"          // stream id 7
+                + "04030201"          // PSN 0x01020304, little-endian
+                + "05000000"          // credits 5
+                + "03000000"          // payload length 3
+                + "03000000"          // message length 3
+                + "616263",
+            hex(b, len));
+        assertEquals(FrameType.DATA, FrameHeader.validate(b, 0, len));
+        assertEquals(0x01020304, FrameHeader.psn(b, 0));
+        assertEquals(5, FrameHeader.credits(b, 0));
+        assertTrue(DataFrameCodec.isFirst(b, 0));
+        assertTrue(DataFrameCodec.isLast(b, 0));
+    }
+
+    @Test
+    void middleFragmentHasNeitherFirstNorLastFlag() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        DataFrameCodec.encodeHeader(b, 0, false, false, 0, 9, 0, 8, 100);
+        assertEquals("0101000000000000090000000000000008000000" + "64000000", hex(b, 24));
+        assertFalse(DataFrameCodec.isFirst(b, 0));
+        assertFalse(DataFrameCodec.isLast(b, 0));
+        assertEquals(100, FrameHeader.messageLength(b, 0));
+    }
+
+    @Test
+    void creditFrameIsAHeaderCarryingTheCredits() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[32]);
+        int len = CreditFrameCodec.encode(b, 0, 0, 300);
+        assertEquals(24, len);
+        assertEquals("010200000000000000000000" + "2c010000" + "0000000000000000", hex(b, len));
+        assertEquals(FrameType.CREDIT, FrameHeader.validate(b, 0, len));
+    }
+
+    @Test
+    void creditFrameRejectsZeroCredits() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[32]);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CreditFrameCodec.encode(b, 0, 0, 0));
+        assertTrue(e.getMessage().contains("0"), e.getMessage());
+    }
+
+    @Test
+    void abortCloseFrameCarriesFlagNextPsnAndReason() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        int len = CloseFrameCodec.encode(b, 0, 0, 42, 1, true, "bye");
+        assertEquals("01030400000000002a000000010000000300000000000000627965", hex(b, len));
+        assertEquals(FrameType.CLOSE, FrameHeader.validate(b, 0, len));
+        assertTrue(CloseFrameCodec.isAbort(b, 0));
+        assertEquals("bye", CloseFrameCodec.reason(b, 0));
+    }
+
+    @Test
+    void codecWritesAtAnOffset() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        CreditFrameCodec.encode(b, 16, 3, 1);
+        assertEquals(FrameType.CREDIT, FrameHeader.validate(b, 16, 24));
+        assertEquals(3, FrameHeader.streamId(b, 16));
+        assertEquals(0, b.getByte(15));
+    }
+
+    @Test
+    void validateRejectsShortFramesUnknownTypesWrongVersionsAndLengthMismatch() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        assertThrows(FrameFormatException.class, () -> FrameHeader.validate(b, 0, 10));
+        DataFrameCodec.encodeHeader(b, 0, true, true, 0, 0, 0, 4, 4);
+        FrameFormatException mismatch = assertThrows(FrameFormatException.class, () -> FrameHeader.validate(b, 0, 30));
+        assertTrue(mismatch.getMessage().contains("payload length 4"), mismatch.getMessage());
+        b.putByte(FrameHeader.TYPE_OFFSET, (byte) 9);
+        FrameFormatException unknown = assertThrows(FrameFormatException.class, () -> FrameHeader.validate(b, 0, 28));
+        assertTrue(unknown.getMessage().contains("9"), unknown.getMessage());
+        b.putByte(FrameHeader.TYPE_OFFSET, (byte) 1);
+        b.putByte(FrameHeader.VERSION_OFFSET, (byte) 2);
+        FrameFormatException version = assertThrows(FrameFormatException.class, () -> FrameHeader.validate(b, 0, 28));
+        assertTrue(version.getMessage().contains("version 2"), version.getMessage());
+    }
+
+    @Test
+    void dataHeaderRejectsPayloadLargerThanMessage() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        assertThrows(IllegalArgumentException.class, () -> DataFrameCodec.encodeHeader(b, 0, true, true, 0, 0, 0, 5, 4));
+    }
+
+    @Test
+    void handshakeRoundTripsThroughItsHexDump() {
+        HandshakeCodec h = new HandshakeCodec(2, 4096, 64, 0, 1 << 20);
+        byte[] bytes = h.encode();
+        assertEquals("52444658" + "0102" + "0000" + "00100000" + "40000000" + "00000000" + "00001000", HEX.formatHex(bytes));
+        assertEquals(h, HandshakeCodec.decode(bytes));
+    }
+
+    @Test
+    void handshakeFromANonRdmafluxPeerIsRejectedWithAClearMessage() {
+        FrameFormatException e = assertThrows(FrameFormatException.class, () -> HandshakeCodec.decode(new byte[24]));
+        assertTrue(e.getMessage().contains("magic"), e.getMessage());
+        assertThrows(FrameFormatException.class, () -> HandshakeCodec.decode(new byte[3]));
+        assertThrows(IllegalArgumentException.class, () -> new HandshakeCodec(0, 4096, 1, 0, 0));
+    }
+}
