@@ -1,0 +1,150 @@
+package io.rdmaflux.striping;
+
+import java.util.function.Consumer;
+
+/**
+ * Configuration of a virtual channel: its rail count, the multiplexing and striping policies and
+ * the switchover threshold between them (seed 000 §4.3–4.4, seed 002 §3.2). A mutable builder;
+ * {@link CommunicationScheduler} and the {@link Rails} operators copy what they need, so one spec
+ * may create many channels.
+ *
+ * <pre>{@code
+ * RailsSpec spec = RailsSpec.rails(2)
+ *     .multiplexing(MultiplexingPolicies.windowRoundRobin(8))
+ *     .striping(StripingPolicies.adaptive())
+ *     .switchoverThresholdBytes(64 * 1024);
+ * }</pre>
+ */
+public final class RailsSpec {
+    /** Default switchover threshold: messages of at least 64 KiB are striped. */
+    public static final long DEFAULT_SWITCHOVER_THRESHOLD_BYTES = 64 * 1024;
+    /** Default stripe granule: 4 KiB, a page, so stripes of large messages stay page aligned. */
+    public static final long DEFAULT_STRIPE_GRANULE_BYTES = 4096;
+    /** Default bound of messages in flight on the virtual channel. */
+    public static final int DEFAULT_MAX_IN_FLIGHT_MESSAGES = 64;
+    /** Default number of weight samples kept for {@link StripingMetrics#weightHistory()}. */
+    public static final int DEFAULT_WEIGHT_HISTORY_CAPACITY = 4096;
+
+    private final int railCount;
+    private MultiplexingPolicy.Factory multiplexing = MultiplexingPolicies.roundRobin();
+    private StripingPolicy.Factory striping = StripingPolicies.even();
+    private long switchoverThresholdBytes = DEFAULT_SWITCHOVER_THRESHOLD_BYTES;
+    private long stripeGranuleBytes = DEFAULT_STRIPE_GRANULE_BYTES;
+    private int maxInFlightMessages = DEFAULT_MAX_IN_FLIGHT_MESSAGES;
+    private int weightHistoryCapacity = DEFAULT_WEIGHT_HISTORY_CAPACITY;
+
+    private RailsSpec(int railCount) {
+        this.railCount = RailMask.checkRailCount(railCount);
+    }
+
+    /**
+     * A spec for {@code railCount} rails with round robin multiplexing, even striping and the
+     * defaults above (the configuration seed 000 §6.2 measures).
+     *
+     * @throws IllegalArgumentException unless {@code 1 <= railCount <= 64}
+     */
+    public static RailsSpec rails(int railCount) {
+        return new RailsSpec(railCount);
+    }
+
+    /** Applies {@code customizer} to this spec (for lambda-style configuration) and returns it. */
+    public RailsSpec configure(Consumer<RailsSpec> customizer) {
+        customizer.accept(this);
+        return this;
+    }
+
+    public RailsSpec multiplexing(MultiplexingPolicy.Factory factory) {
+        this.multiplexing = factory;
+        return this;
+    }
+
+    public RailsSpec striping(StripingPolicy.Factory factory) {
+        this.striping = factory;
+        return this;
+    }
+
+    /**
+     * Messages of at least this many bytes are striped, smaller ones multiplexed; {@code Long.MAX_VALUE}
+     * multiplexes everything, 0 stripes everything.
+     *
+     * @throws IllegalArgumentException if negative
+     */
+    public RailsSpec switchoverThresholdBytes(long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("switchoverThresholdBytes >= 0 required but it was " + bytes);
+        }
+        this.switchoverThresholdBytes = bytes;
+        return this;
+    }
+
+    /**
+     * Stripe lengths are multiples of this (except the tail of a message).
+     *
+     * @throws IllegalArgumentException if {@code < 1}
+     */
+    public RailsSpec stripeGranuleBytes(long bytes) {
+        this.stripeGranuleBytes = StripingPolicies.checkGranule(bytes);
+        return this;
+    }
+
+    /**
+     * Bound on messages posted and not yet released by the completion filter; also the upstream
+     * prefetch of the {@link Rails} operators.
+     *
+     * @throws IllegalArgumentException unless in [1, 2^20]
+     */
+    public RailsSpec maxInFlightMessages(int messages) {
+        if (messages < 1 || messages > (1 << 20)) {
+            throw new IllegalArgumentException("maxInFlightMessages in [1, 1048576] required but it was " + messages);
+        }
+        this.maxInFlightMessages = messages;
+        return this;
+    }
+
+    /**
+     * Number of weight samples the metrics keep (oldest dropped first); 0 keeps none.
+     *
+     * @throws IllegalArgumentException if negative
+     */
+    public RailsSpec weightHistoryCapacity(int samples) {
+        if (samples < 0) {
+            throw new IllegalArgumentException("weightHistoryCapacity >= 0 required but it was " + samples);
+        }
+        this.weightHistoryCapacity = samples;
+        return this;
+    }
+
+    public int railCount() {
+        return railCount;
+    }
+
+    public MultiplexingPolicy.Factory multiplexing() {
+        return multiplexing;
+    }
+
+    public StripingPolicy.Factory striping() {
+        return striping;
+    }
+
+    public long switchoverThresholdBytes() {
+        return switchoverThresholdBytes;
+    }
+
+    public long stripeGranuleBytes() {
+        return stripeGranuleBytes;
+    }
+
+    public int maxInFlightMessages() {
+        return maxInFlightMessages;
+    }
+
+    public int weightHistoryCapacity() {
+        return weightHistoryCapacity;
+    }
+
+    @Override
+    public String toString() {
+        return "RailsSpec{rails=" + railCount + ", switchover=" + switchoverThresholdBytes + "B, granule="
+            + stripeGranuleBytes + "B, maxInFlight=" + maxInFlightMessages + "}";
+    }
+}

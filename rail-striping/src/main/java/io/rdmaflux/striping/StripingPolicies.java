@@ -1,0 +1,121 @@
+package io.rdmaflux.striping;
+
+import java.util.Arrays;
+
+/**
+ * Factories of the striping policies: even, weighted and adaptive (seed 000 §4.4–4.5) and sampled
+ * (seed 004 §II–III). Each factory creates a fresh policy per virtual channel.
+ */
+public final class StripingPolicies {
+    /** α used by {@link #adaptive()}: half history, half the latest measurement. */
+    public static final double DEFAULT_ALPHA = 0.5;
+    /** Smallest weight {@link #adaptive()} leaves a rail, as a fraction of the total. */
+    public static final double DEFAULT_MIN_SHARE = 0.02;
+    /** How far {@link #sampled} moves a model towards each live measurement. */
+    public static final double DEFAULT_SAMPLE_GAIN = 0.25;
+
+    private StripingPolicies() {
+    }
+
+    /** Equal stripes on every usable rail. */
+    public static StripingPolicy.Factory even() {
+        return EvenStriping::new;
+    }
+
+    /**
+     * Stripes in proportion to fixed {@code weights}, one per rail (e.g. link bandwidths).
+     *
+     * @throws IllegalArgumentException (at {@code create}) unless there is one finite weight
+     *                                  {@code >= 0} per rail and one is {@code > 0}
+     */
+    public static StripingPolicy.Factory weighted(double... weights) {
+        double[] copy = weights.clone();
+        return (railCount, granule) -> new WeightedStriping(railCount, granule, copy);
+    }
+
+    /** Adaptive striping with {@link #DEFAULT_ALPHA} from equal weights. */
+    public static StripingPolicy.Factory adaptive() {
+        return adaptive(DEFAULT_ALPHA);
+    }
+
+    /**
+     * Adaptive striping (seed 000 eq. 4) from equal weights.
+     *
+     * @param alpha history factor in (0, 1]: the share of the newest measurement in each update
+     * @throws IllegalArgumentException if {@code alpha} is outside (0, 1]
+     */
+    public static StripingPolicy.Factory adaptive(double alpha) {
+        checkAlpha(alpha);
+        return (railCount, granule) -> {
+            double[] equal = new double[railCount];
+            Arrays.fill(equal, 1.0);
+            return new AdaptiveStriping(railCount, granule, alpha, DEFAULT_MIN_SHARE, equal);
+        };
+    }
+
+    /**
+     * Adaptive striping starting from {@code initialWeights}, with a floor of {@code minShare} of
+     * the total weight per usable rail so that a slowed rail keeps being probed.
+     *
+     * @throws IllegalArgumentException if {@code alpha} is outside (0, 1], or (at {@code create})
+     *                                  {@code minShare} is outside [0, 1/railCount) or the weights do
+     *                                  not fit the rails
+     */
+    public static StripingPolicy.Factory adaptive(double alpha, double minShare, double... initialWeights) {
+        checkAlpha(alpha);
+        double[] copy = initialWeights.clone();
+        return (railCount, granule) -> new AdaptiveStriping(railCount, granule, alpha, minShare, copy);
+    }
+
+    /**
+     * Sampled striping (seed 004) with one transfer-time model per rail, updated from live
+     * completions with {@link #DEFAULT_SAMPLE_GAIN}.
+     */
+    public static StripingPolicy.Factory sampled(TransferTimeModel... models) {
+        return sampled(DEFAULT_SAMPLE_GAIN, models);
+    }
+
+    /**
+     * Sampled striping with a given live-update gain (0 freezes the start-up samples, as the
+     * paper does).
+     *
+     * @throws IllegalArgumentException (at {@code create}) unless there is one model per rail and
+     *                                  {@code gain} is in [0, 1]
+     */
+    public static StripingPolicy.Factory sampled(double gain, TransferTimeModel... models) {
+        TransferTimeModel[] copy = models.clone();
+        return (railCount, granule) -> new SampledStriping(railCount, granule, copy, gain);
+    }
+
+    static void checkAlpha(double alpha) {
+        if (!(alpha > 0 && alpha <= 1)) {
+            throw new IllegalArgumentException("alpha in (0, 1] required but it was " + alpha
+                + "; seed 000 eq. 4 keeps (1 - alpha) of the previous weight");
+        }
+    }
+
+    static long checkGranule(long granuleBytes) {
+        if (granuleBytes < 1) {
+            throw new IllegalArgumentException("stripeGranuleBytes >= 1 required but it was " + granuleBytes);
+        }
+        return granuleBytes;
+    }
+
+    static double[] checkWeights(int railCount, double[] weights) {
+        if (weights.length != railCount) {
+            throw new IllegalArgumentException("one weight per rail required: " + railCount + " rails but "
+                + weights.length + " weights " + Arrays.toString(weights));
+        }
+        double sum = 0;
+        for (double w : weights) {
+            if (!(w >= 0) || Double.isInfinite(w)) {
+                throw new IllegalArgumentException("finite weights >= 0 required but they were " + Arrays.toString(weights));
+            }
+            sum += w;
+        }
+        if (sum <= 0) {
+            throw new IllegalArgumentException("at least one weight > 0 required but they were " + Arrays.toString(weights));
+        }
+        return weights.clone();
+    }
+}

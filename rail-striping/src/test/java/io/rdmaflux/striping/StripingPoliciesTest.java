@@ -1,0 +1,154 @@
+package io.rdmaflux.striping;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+class StripingPoliciesTest {
+
+    @Test
+    void evenStripingSplitsInWholeGranulesWithTheTailOnOneRail() {
+        StripingPolicy even = StripingPolicies.even().create(3, 4096);
+        long[] out = new long[3];
+        even.split(10 * 4096 + 100, 0b111, 0, out);
+        assertArrayEquals(new long[] {4 * 4096 + 100, 3 * 4096, 3 * 4096}, out);
+        even.split(1 << 20, 0b101, 0, out);
+        assertArrayEquals(new long[] {1 << 19, 0, 1 << 19}, out);
+        assertEquals(0.5, even.share(0));
+        assertEquals(0.0, even.share(1));
+    }
+
+    @Test
+    void weightedStripingFollowsStaticWeights() {
+        StripingPolicy w = StripingPolicies.weighted(4, 1).create(2, 4096);
+        long[] out = new long[2];
+        w.split(1 << 20, 0b11, 0, out);
+        assertArrayEquals(new long[] {(1 << 20) * 4 / 5 / 4096 * 4096 + 4096, (1 << 20) / 5 / 4096 * 4096}, out);
+        assertEquals(1 << 20, out[0] + out[1]);
+        w.split(1 << 20, 0b10, 0, out);
+        assertArrayEquals(new long[] {0, 1 << 20}, out);
+    }
+
+    @Test
+    void splitsAlwaysAddUpToTheMessageOnRandomInput() {
+        SplittableRandom random = new SplittableRandom(42);
+        StripingPolicy[] policies = {
+            StripingPolicies.even().create(4, 4096),
+            StripingPolicies.weighted(5, 3, 0, 1).create(4, 4096),
+            StripingPolicies.adaptive().create(4, 4096),
+            StripingPolicies.sampled(TransferTimeModel.nominal(1_000_000_000L, 1000), TransferTimeModel.nominal(250_000_000L, 5000),
+                TransferTimeModel.nominal(500_000_000L, 100), TransferTimeModel.nominal(2_000_000_000L, 20_000)).create(4, 4096),
+        };
+        long[] out = new long[4];
+        for (int i = 0; i < 2000; i++) {
+            long length = 1 + random.nextLong(64L << 20);
+            long usable = 1 + random.nextLong(15);
+            for (StripingPolicy p : policies) {
+                p.split(length, usable, i * 1000L, out);
+                long sum = 0;
+                for (int r = 0; r < 4; r++) {
+                    assertTrue(out[r] >= 0);
+                    if (!RailMask.contains(usable, r)) {
+                        assertEquals(0, out[r], p.name() + " used unusable rail " + r);
+                    }
+                    sum += out[r];
+                }
+                assertEquals(length, sum, p.name() + " lost bytes");
+            }
+        }
+    }
+
+    /** Timings of one message as a fixed test double. */
+    private record Timings(long lengthBytes, long[] bytes, long[] timesNs, boolean resent) implements MessageTimings {
+        @Override
+        public long stripeBytes(int rail) {
+            return bytes[rail];
+        }
+
+        @Override
+        public long deliveryTimeNs(int rail) {
+            return timesNs[rail];
+        }
+
+        @Override
+        public long railsUsed() {
+            long m = 0;
+            for (int i = 0; i < bytes.length; i++) {
+                if (bytes[i] > 0) {
+                    m |= 1L << i;
+                }
+            }
+            return m;
+        }
+
+        @Override
+        public long completedNs() {
+            return 0;
+        }
+    }
+
+    @Test
+    void adaptiveAppliesEquationFourOfSeed000() {
+        StripingPolicy a = StripingPolicies.adaptive(0.5, 0.0, 1, 1).create(2, 1);
+        // equal weights, 512 KiB each: t = S/BW for 1 GB/s and 250 MB/s
+        long s = 512 * 1024;
+        a.onMessageCompleted(new Timings(2 * s, new long[] {s, s}, new long[] {s, 4 * s}, false));
+        // eq. 3 target 0.8/0.2, eq. 4 with alpha 0.5: 0.65/0.35
+        assertEquals(0.65, a.share(0), 1e-12);
+        assertEquals(0.35, a.share(1), 1e-12);
+        assertEquals(1.0, a.share(0) + a.share(1), 1e-12);
+    }
+
+    @Test
+    void adaptiveLeavesWeightsAloneWhenAllCompletionsAreSeenTogether() {
+        // seed 000 §4.5 case 3: a delayed progress engine finds every completion at once
+        StripingPolicy a = StripingPolicies.adaptive(0.7, 0.0, 3, 1).create(2, 1);
+        a.onMessageCompleted(new Timings(4000, new long[] {3000, 1000}, new long[] {5000, 5000}, false));
+        assertEquals(0.75, a.share(0), 1e-12);
+        assertEquals(0.25, a.share(1), 1e-12);
+    }
+
+    @Test
+    void adaptiveIgnoresResentMessagesAndKeepsTotalWhenARailIsRemoved() {
+        StripingPolicy a = StripingPolicies.adaptive(0.5, 0.0, 1, 1, 2).create(3, 1);
+        a.onMessageCompleted(new Timings(4000, new long[] {1000, 1000, 2000}, new long[] {1, 100, 100}, true));
+        assertEquals(0.25, a.share(0), 1e-12);
+        a.onRailRemoved(2);
+        assertEquals(0.5, a.share(0), 1e-12);
+        assertEquals(0.5, a.share(1), 1e-12);
+        assertEquals(0.0, a.share(2), 1e-12);
+    }
+
+    @Test
+    void adaptiveKeepsAFloorSoASlowedRailIsStillProbed() {
+        StripingPolicy a = StripingPolicies.adaptive(1.0, 0.05, 1, 1).create(2, 1);
+        a.onMessageCompleted(new Timings(2000, new long[] {1000, 1000}, new long[] {1, 1_000_000}, false));
+        assertEquals(0.05, a.share(1), 1e-12);
+        assertEquals(0.95, a.share(0), 1e-12);
+    }
+
+    @Test
+    void adaptiveRejectsBadParameters() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> StripingPolicies.adaptive(0));
+        assertTrue(e.getMessage().contains("alpha in (0, 1] required but it was 0.0"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> StripingPolicies.adaptive(1.5));
+        assertTrue(e.getMessage().contains("1.5"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> StripingPolicies.adaptive(0.5, 0.5, 1, 1).create(2, 1));
+        assertTrue(e.getMessage().contains("minShare"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> StripingPolicies.adaptive(0.5, 0, 1).create(2, 1));
+        assertTrue(e.getMessage().contains("2 rails but 1 weights"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> StripingPolicies.even().create(2, 0));
+        assertTrue(e.getMessage().contains("stripeGranuleBytes >= 1 required but it was 0"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> StripingPolicies.weighted(1, Double.NaN).create(2, 1));
+        assertTrue(e.getMessage().contains("finite weights"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> StripingPolicies.sampled(TransferTimeModel.nominal(1, 0)).create(2, 1));
+        assertTrue(e.getMessage().contains("2 rails but 1 models"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+            () -> StripingPolicies.sampled(2.0, TransferTimeModel.nominal(1, 0)).create(1, 1));
+        assertTrue(e.getMessage().contains("gain in [0, 1] required but it was 2.0"), e.getMessage());
+    }
+}
