@@ -46,6 +46,11 @@ public abstract class RdmaMessage implements AutoCloseable {
     protected RdmaMessage() {
     }
 
+    /** For pooled messages created empty: {@code initialRefCnt} 0 means not yet holding a message. */
+    protected RdmaMessage(int initialRefCnt) {
+        this.refCnt = initialRefCnt;
+    }
+
     /** Wraps {@code bytes} (not copied: do not modify them until the message is released). */
     public static RdmaMessage of(byte[] bytes) {
         Objects.requireNonNull(bytes, "bytes");

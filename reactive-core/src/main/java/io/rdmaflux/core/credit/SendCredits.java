@@ -65,6 +65,22 @@ public final class SendCredits {
         return n;
     }
 
+    /**
+     * Like {@link #toRequest()} for credits counted elsewhere (a connection of several subchannels
+     * sums theirs): how many more messages to request when {@code creditsHeld} credits are held.
+     */
+    public long toRequest(long creditsHeld) {
+        long n = creditsHeld + queueCapacity - outstanding;
+        if (n <= 0) {
+            return 0;
+        }
+        outstanding += n;
+        if (outstanding > maxOutstandingSeen) {
+            maxOutstandingSeen = outstanding;
+        }
+        return n;
+    }
+
     /** One requested message was taken off the send queue for transmission (or failed and was dropped from it). */
     public void onTaken() {
         if (outstanding <= 0) {

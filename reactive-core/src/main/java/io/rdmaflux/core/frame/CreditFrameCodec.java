@@ -16,8 +16,8 @@ public final class CreditFrameCodec {
 
     /** @return the frame length in bytes */
     public static int encode(MutableDirectBuffer b, int offset, int streamId, int credits) {
-        if (credits <= 0) {
-            throw new IllegalArgumentException("a CREDIT frame grants credits > 0 but it was " + credits);
+        if (credits < 0) {
+            throw new IllegalArgumentException("a CREDIT frame grants credits >= 0 but it was " + credits);
         }
         FrameHeader.write(b, offset, FrameType.CREDIT, 0, streamId, 0, credits, 0, 0);
         return LENGTH;

@@ -61,10 +61,10 @@ class FrameCodecTest {
     }
 
     @Test
-    void creditFrameRejectsZeroCredits() {
+    void creditFrameRejectsNegativeCredits() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[32]);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CreditFrameCodec.encode(b, 0, 0, 0));
-        assertTrue(e.getMessage().contains("0"), e.getMessage());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CreditFrameCodec.encode(b, 0, 0, -1));
+        assertTrue(e.getMessage().contains("-1"), e.getMessage());
     }
 
     @Test

@@ -1,0 +1,84 @@
+package io.rdmaflux.core;
+
+import io.rdmaflux.core.channel.ChannelFactory;
+
+import java.util.Objects;
+
+/**
+ * How {@link RdmaNode#connect} opens a connection: how many rails (one subchannel per port of the
+ * node, in the order given to {@link RdmaNode.Builder#ports}) and which multiplexing/striping
+ * policy schedules messages over them. Immutable; every method returns a new spec.
+ *
+ * <pre>{@code
+ * ConnectionSpec.defaults()                          // one rail, the plain send/receive channel
+ * ConnectionSpec.rails(2).striping(Rails.adaptive())  // a factory from a striping module
+ * }</pre>
+ *
+ * @see ChannelFactory for the SPI a striping layer implements
+ */
+public final class ConnectionSpec {
+    private static final ConnectionSpec DEFAULTS = new ConnectionSpec(1, ChannelFactory.roundRobin(), 5_000_000_000L);
+
+    private final int rails;
+    private final ChannelFactory channelFactory;
+    private final long connectTimeoutNs;
+
+    private ConnectionSpec(int rails, ChannelFactory channelFactory, long connectTimeoutNs) {
+        this.rails = rails;
+        this.channelFactory = channelFactory;
+        this.connectTimeoutNs = connectTimeoutNs;
+    }
+
+    /** One rail, round robin (trivially rail 0), a 5 s connect timeout. */
+    public static ConnectionSpec defaults() {
+        return DEFAULTS;
+    }
+
+    /**
+     * A spec with {@code n} rails and the default round-robin scheduler.
+     *
+     * @param n in [1, 255]; at connect time also at most the node's port count
+     * @throws IllegalArgumentException naming the value
+     */
+    public static ConnectionSpec rails(int n) {
+        return DEFAULTS.withRails(n);
+    }
+
+    /** This spec with {@code n} rails. @throws IllegalArgumentException unless 1 &lt;= n &lt;= 255 */
+    public ConnectionSpec withRails(int n) {
+        if (n < 1 || n > 255) {
+            throw new IllegalArgumentException("rails in [1, 255] required but it was " + n);
+        }
+        return new ConnectionSpec(n, channelFactory, connectTimeoutNs);
+    }
+
+    /** This spec with the scheduling policy {@code factory} builds per connection. */
+    public ConnectionSpec striping(ChannelFactory factory) {
+        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs);
+    }
+
+    /** This spec with a connect timeout in ns. @throws IllegalArgumentException unless &gt; 0 */
+    public ConnectionSpec connectTimeoutNs(long timeoutNs) {
+        if (timeoutNs <= 0) {
+            throw new IllegalArgumentException("connectTimeoutNs > 0 required but it was " + timeoutNs);
+        }
+        return new ConnectionSpec(rails, channelFactory, timeoutNs);
+    }
+
+    public int rails() {
+        return rails;
+    }
+
+    public ChannelFactory channelFactory() {
+        return channelFactory;
+    }
+
+    public long connectTimeoutNs() {
+        return connectTimeoutNs;
+    }
+
+    @Override
+    public String toString() {
+        return "ConnectionSpec{rails=" + rails + ", connectTimeoutNs=" + connectTimeoutNs + "}";
+    }
+}

@@ -1,0 +1,480 @@
+package io.rdmaflux.core;
+
+import io.rdmaflux.core.channel.ChannelFactory;
+import io.rdmaflux.core.channel.RcSubchannel;
+import io.rdmaflux.core.engine.ProgressEngine;
+import io.rdmaflux.core.frame.FrameHeader;
+import io.rdmaflux.core.frame.HandshakeCodec;
+import io.rdmaflux.verbs.CmParams;
+import io.rdmaflux.verbs.ConnectionManager;
+import io.rdmaflux.verbs.Device;
+import io.rdmaflux.verbs.Port;
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.ProgressAgent;
+import io.rdmaflux.verbs.ProtectionDomain;
+import io.rdmaflux.verbs.QpEndpoint;
+import io.rdmaflux.verbs.RdmaProvider;
+import io.rdmaflux.verbs.ThreadingMode;
+import io.rdmaflux.verbs.VerbsException;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * An rdmaflux endpoint: one device of a provider, the ports used as rails, the buffer sizes, and
+ * the progress engine that runs every connection of the node.
+ *
+ * <pre>{@code
+ * RdmaNode node = RdmaNode.builder().provider(provider).device("soft0").ports(1, 2)
+ *     .bufferBytes(8192).receiveBuffers(64).sendBuffers(64).threadingMode(ThreadingMode.DEDICATED).build();
+ * RdmaServer server = node.bind(PortAddress.parse("mem://soft0:7000"));
+ * Mono<RdmaConnection> c = other.connect(server.address(), ConnectionSpec.defaults());
+ * }</pre>
+ *
+ * <p><b>Memory per rail of a connection:</b> {@code (receiveBuffers + controlBuffers + sendBuffers) * bufferBytes}
+ * registered bytes, plus one buffer of the message length per reassembled (multi-fragment) message
+ * until it is released.
+ *
+ * <p><b>Threading:</b> {@link ThreadingMode#DEDICATED} runs the node on its own thread
+ * {@code rdmaflux-progress-<name>}; SHARED on the JVM-wide {@code rdmaflux-progress-shared};
+ * INVOKER runs nothing by itself: call {@link #invoke()}. If the provider itself runs in INVOKER
+ * mode, the node drives it ({@code provider.progress(nowNs)}) in its duty cycle unless
+ * {@link Builder#driveProvider(boolean)} says otherwise (two nodes sharing one provider: let one
+ * drive it).
+ *
+ * <p><b>Concurrency:</b> thread-safe. <b>Lifecycle:</b> {@link #close()} aborts every connection,
+ * frees every registered buffer and stops the node's thread; messages still held become invalid.
+ */
+public final class RdmaNode implements AutoCloseable {
+    private static final AtomicLong IDS = new AtomicLong();
+
+    private final String name;
+    private final RdmaProvider provider;
+    private final Device device;
+    private final Port[] ports;
+    private final ProtectionDomain pd;
+    private final ProgressEngine engine;
+    private final NanoClock clock;
+    private final int bufferBytes;
+    private final int receiveBuffers;
+    private final int controlBuffers;
+    private final int sendBuffers;
+    private final int sendQueue;
+    private final int creditThreshold;
+    private final int maxMessageBytes;
+    private final ChannelFactory acceptChannelFactory;
+    private final Set<DefaultRdmaConnection> connections = ConcurrentHashMap.newKeySet();
+    private final List<RdmaServer> servers = new ArrayList<>();
+    private final AtomicLong connectionIds = new AtomicLong();
+    private volatile boolean closed;
+
+    private RdmaNode(Builder b) {
+        this.provider = Objects.requireNonNull(b.provider, "provider: call RdmaNode.builder().provider(..)");
+        this.name = b.name != null ? b.name : "node" + IDS.incrementAndGet();
+        this.device = b.device != null ? provider.device(b.device) : provider.devices().get(0);
+        this.ports = new Port[b.ports.length];
+        for (int i = 0; i < b.ports.length; i++) {
+            ports[i] = device.port(b.ports[i]);
+        }
+        this.clock = b.clock;
+        this.bufferBytes = b.bufferBytes;
+        this.receiveBuffers = b.receiveBuffers;
+        this.controlBuffers = b.controlBuffers;
+        this.sendBuffers = b.sendBuffers;
+        this.sendQueue = b.sendQueue;
+        this.creditThreshold = b.creditThreshold > 0 ? b.creditThreshold : Math.max(1, receiveBuffers / 4);
+        if (creditThreshold > receiveBuffers) {
+            throw new IllegalArgumentException("creditThreshold in [1, receiveBuffers=" + receiveBuffers + "] required but it was " + creditThreshold);
+        }
+        this.maxMessageBytes = b.maxMessageBytes;
+        this.acceptChannelFactory = b.acceptChannelFactory;
+        this.pd = device.allocateProtectionDomain();
+        this.engine = new ProgressEngine(name, b.threadingMode, clock, b.idleStrategy, Throwable::printStackTrace);
+        boolean drive = b.driveProvider != null ? b.driveProvider : provider.threadingMode() == ThreadingMode.INVOKER;
+        if (drive) {
+            engine.add(new ProgressAgent() {
+                @Override
+                public int doWork(long nowNs) {
+                    return provider.progress(nowNs);
+                }
+
+                @Override
+                public String roleName() {
+                    return "provider-" + provider.name();
+                }
+            });
+        }
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public NanoClock clock() {
+        return clock;
+    }
+
+    public RdmaProvider provider() {
+        return provider;
+    }
+
+    /** The ports used as rails, in rail order. */
+    public List<Port> ports() {
+        return List.of(ports);
+    }
+
+    public ThreadingMode threadingMode() {
+        return engine.mode();
+    }
+
+    /**
+     * INVOKER mode: runs one duty cycle of every connection (and the provider, if the node drives it)
+     * on the calling thread; Reactor signals are emitted from it.
+     *
+     * @return work done (0 when idle)
+     * @throws IllegalStateException in another mode
+     */
+    public int invoke() {
+        return engine.invoke();
+    }
+
+    /**
+     * Listens at {@code address} ({@code service} 0 picks a free one).
+     *
+     * @throws VerbsException if the address is in use or not local
+     */
+    public RdmaServer bind(PortAddress address) {
+        ensureOpen();
+        Sinks.Many<RdmaConnection> sink = Sinks.many().unicast().onBackpressureBuffer();
+        ConnectionManager.Listener listener = provider.connectionManager().listen(address,
+            (from, request) -> accept(from, request, c -> {
+                synchronized (sink) {
+                    sink.tryEmitNext(c);
+                }
+            }));
+        RdmaServer server = new RdmaServer(listener, sink);
+        synchronized (servers) {
+            servers.add(server);
+        }
+        return server;
+    }
+
+    private CompletableFuture<CmParams> accept(PortAddress from, CmParams request, Consumer<RdmaConnection> emit) {
+        List<RcSubchannel> created = new ArrayList<>();
+        try {
+            ensureOpen();
+            HandshakeCodec peer = HandshakeCodec.decode(request.privateData());
+            int rails = request.endpoints().size();
+            if (rails != peer.rails() || rails > ports.length) {
+                throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for " + rails
+                    + " rails but node " + name + " has " + ports.length + " ports; use ConnectionSpec.rails(n) with n <= " + ports.length);
+            }
+            for (int r = 0; r < rails; r++) {
+                created.add(newSubchannel(r));
+            }
+            List<QpEndpoint> endpoints = new ArrayList<>();
+            for (int r = 0; r < rails; r++) {
+                RcSubchannel sc = created.get(r);
+                sc.connect(request.endpoints().get(r), peer.bufferBytes(), peer.receiveBuffers(), peer.initialCredits(), false);
+                endpoints.add(sc.localEndpoint());
+            }
+            DefaultRdmaConnection c = register(created, acceptChannelFactory, peer.maxMessageBytes(), "accepted from " + from);
+            emit.accept(c);
+            return CompletableFuture.completedFuture(new CmParams(endpoints, handshake(rails).encode()));
+        } catch (RuntimeException e) {
+            created.forEach(RcSubchannel::close);
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * Connects to the server at {@code address}.
+     *
+     * @return the connection once the peer accepted; errors with the connection manager's
+     *     {@link VerbsException} (refused, unreachable, rejected, timed out) or
+     *     {@link IllegalArgumentException} if {@code spec.rails()} exceeds this node's ports
+     */
+    public Mono<RdmaConnection> connect(PortAddress address, ConnectionSpec spec) {
+        return Mono.defer(() -> {
+            ensureOpen();
+            if (spec.rails() > ports.length) {
+                return Mono.error(new IllegalArgumentException("spec asks for " + spec.rails() + " rails but node " + name
+                    + " has " + ports.length + " ports; add ports with RdmaNode.Builder.ports(..) or use fewer rails"));
+            }
+            List<RcSubchannel> created = new ArrayList<>();
+            try {
+                List<QpEndpoint> endpoints = new ArrayList<>();
+                for (int r = 0; r < spec.rails(); r++) {
+                    RcSubchannel sc = newSubchannel(r);
+                    created.add(sc);
+                    endpoints.add(sc.localEndpoint());
+                }
+                CmParams request = new CmParams(endpoints, handshake(spec.rails()).encode());
+                return Mono.fromFuture(provider.connectionManager().connect(address, request, spec.connectTimeoutNs()))
+                    .map(reply -> {
+                        HandshakeCodec peer = HandshakeCodec.decode(reply.privateData());
+                        if (reply.endpoints().size() != created.size()) {
+                            throw new RdmaException(RdmaException.Category.PROTOCOL, "peer at " + address + " accepted with "
+                                + reply.endpoints().size() + " rails but " + created.size() + " were asked");
+                        }
+                        for (int r = 0; r < created.size(); r++) {
+                            created.get(r).connect(reply.endpoints().get(r), peer.bufferBytes(), peer.receiveBuffers(),
+                                peer.initialCredits(), true);
+                        }
+                        return (RdmaConnection) register(created, spec.channelFactory(), peer.maxMessageBytes(), "to " + address);
+                    })
+                    .doOnError(e -> created.forEach(RcSubchannel::close))
+                    .doOnCancel(() -> created.forEach(RcSubchannel::close));
+            } catch (RuntimeException e) {
+                created.forEach(RcSubchannel::close);
+                return Mono.error(e);
+            }
+        });
+    }
+
+    private HandshakeCodec handshake(int rails) {
+        return new HandshakeCodec(rails, bufferBytes, receiveBuffers, 0, maxMessageBytes);
+    }
+
+    private RcSubchannel newSubchannel(int rail) {
+        return new RcSubchannel(rail, pd, ports[rail], bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold);
+    }
+
+    private DefaultRdmaConnection register(List<RcSubchannel> subchannels, ChannelFactory factory, int peerMaxMessageBytes,
+                                           String description) {
+        RcSubchannel[] scs = subchannels.toArray(new RcSubchannel[0]);
+        int window = subchannels.size() * (receiveBuffers + 1) + 1;
+        DefaultRdmaConnection c = new DefaultRdmaConnection(this, name + "/conn" + connectionIds.incrementAndGet() + " (" + description + ")",
+            scs, factory.create(List.of(scs)), peerMaxMessageBytes, maxMessageBytes, sendQueue, window);
+        connections.add(c);
+        engine.add(c);
+        return c;
+    }
+
+    void onConnectionTerminated(DefaultRdmaConnection c) {
+        // resources stay until every received message is released (see onConnectionFreed)
+    }
+
+    void onConnectionFreed(DefaultRdmaConnection c) {
+        connections.remove(c);
+        engine.remove(c);
+    }
+
+    /**
+     * A snapshot for leak checks: open connections and buffers held by the application.
+     */
+    public NodeMetrics metrics() {
+        int held = 0;
+        for (DefaultRdmaConnection c : connections) {
+            held += c.buffersOutstanding();
+        }
+        return new NodeMetrics(connections.size(), held);
+    }
+
+    /**
+     * Counters of a node.
+     *
+     * @param connections        connections not yet freed (a closed one is freed once its messages are released)
+     * @param buffersOutstanding received messages not yet released, over all connections
+     */
+    public record NodeMetrics(int connections, int buffersOutstanding) {
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("node " + name + " is closed");
+        }
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * Aborts every connection, stops listening, frees every buffer, closes the protection domain
+     * and stops the node's thread. Idempotent. Call it from outside the progress thread.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        synchronized (servers) {
+            servers.forEach(RdmaServer::close);
+            servers.clear();
+        }
+        engine.close();
+        for (DefaultRdmaConnection c : List.copyOf(connections)) {
+            c.forceClose();
+        }
+        connections.clear();
+        pd.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaNode{" + name + ", " + provider.name() + "/" + device.name() + ", rails=" + ports.length + ", " + engine.mode() + "}";
+    }
+
+    /**
+     * Builds an {@link RdmaNode}. Sizes are validated here with messages naming the value.
+     *
+     * <p>Defaults: first device, port 1, 8 KiB buffers, 64 receive + 8 control + 64 send buffers
+     * per rail, a send queue of 16, 1 MiB maximum message, DEDICATED threading, the system clock.
+     */
+    public static final class Builder {
+        private @Nullable RdmaProvider provider;
+        private @Nullable String device;
+        private @Nullable String name;
+        private int[] ports = {1};
+        private int bufferBytes = 8192;
+        private int receiveBuffers = 64;
+        private int controlBuffers = 8;
+        private int sendBuffers = 64;
+        private int sendQueue = 16;
+        private int creditThreshold;
+        private int maxMessageBytes = 1 << 20;
+        private ThreadingMode threadingMode = ThreadingMode.DEDICATED;
+        private NanoClock clock = SystemNanoClock.INSTANCE;
+        private IdleStrategy idleStrategy = new BackoffIdleStrategy();
+        private @Nullable Boolean driveProvider;
+        private ChannelFactory acceptChannelFactory = ChannelFactory.roundRobin();
+
+        private Builder() {
+        }
+
+        public Builder provider(RdmaProvider provider) {
+            this.provider = Objects.requireNonNull(provider, "provider");
+            return this;
+        }
+
+        /** The device by name (default: the provider's first device). */
+        public Builder device(String deviceName) {
+            this.device = Objects.requireNonNull(deviceName, "deviceName");
+            return this;
+        }
+
+        /** A name for logs and the thread name. */
+        public Builder name(String name) {
+            this.name = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /** The port numbers (1-based) used as rails, in rail order. */
+        public Builder ports(int... portNumbers) {
+            if (portNumbers.length == 0) {
+                throw new IllegalArgumentException("at least one port is required; e.g. ports(1)");
+            }
+            this.ports = portNumbers.clone();
+            return this;
+        }
+
+        /** Size of every send and receive buffer in bytes, frame header (24 bytes) included; in [64, 16 MiB]. */
+        public Builder bufferBytes(int bytes) {
+            this.bufferBytes = range("bufferBytes", bytes, 64, 16 << 20);
+            return this;
+        }
+
+        /** DATA receive buffers per rail of a connection: the most credits a peer holds; in [1, 65536]. */
+        public Builder receiveBuffers(int n) {
+            this.receiveBuffers = range("receiveBuffers", n, 1, 65536);
+            return this;
+        }
+
+        /** Extra receive buffers per rail for CREDIT/CLOSE frames; in [1, 1024]. */
+        public Builder controlBuffers(int n) {
+            this.controlBuffers = range("controlBuffers", n, 1, 1024);
+            return this;
+        }
+
+        /** Send buffers per rail of a connection (one stays for control frames); in [2, 65536]. */
+        public Builder sendBuffers(int n) {
+            this.sendBuffers = range("sendBuffers", n, 2, 65536);
+            return this;
+        }
+
+        /** Messages taken from a send publisher beyond the credits held; in [1, 65536]. */
+        public Builder sendQueue(int n) {
+            this.sendQueue = range("sendQueue", n, 1, 65536);
+            return this;
+        }
+
+        /** Pending credits that trigger an explicit CREDIT frame (default receiveBuffers / 4). */
+        public Builder creditThreshold(int n) {
+            this.creditThreshold = range("creditThreshold", n, 1, 65536);
+            return this;
+        }
+
+        /** The largest message this node sends or receives; larger ones are fragmented up to it. */
+        public Builder maxMessageBytes(int bytes) {
+            this.maxMessageBytes = range("maxMessageBytes", bytes, 0, Integer.MAX_VALUE - 64);
+            return this;
+        }
+
+        public Builder threadingMode(ThreadingMode mode) {
+            this.threadingMode = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /** The clock protocol time is read from (a {@code VirtualClock} for virtual-time tests). */
+        public Builder clock(NanoClock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** How the DEDICATED thread idles when there is no work. */
+        public Builder idleStrategy(IdleStrategy idleStrategy) {
+            this.idleStrategy = Objects.requireNonNull(idleStrategy, "idleStrategy");
+            return this;
+        }
+
+        /** Whether the node calls {@code provider.progress} in its duty cycle (default: when the provider is INVOKER). */
+        public Builder driveProvider(boolean drive) {
+            this.driveProvider = drive;
+            return this;
+        }
+
+        /** The scheduling policy of connections this node accepts (default round robin). */
+        public Builder acceptChannelFactory(ChannelFactory factory) {
+            this.acceptChannelFactory = Objects.requireNonNull(factory, "factory");
+            return this;
+        }
+
+        /**
+         * @throws NullPointerException if no provider was given
+         * @throws IllegalArgumentException if sizes do not fit together
+         * @throws VerbsException if the device or a port does not exist
+         */
+        public RdmaNode build() {
+            if (bufferBytes <= FrameHeader.LENGTH) {
+                throw new IllegalArgumentException("bufferBytes must exceed the " + FrameHeader.LENGTH + "-byte frame header");
+            }
+            return new RdmaNode(this);
+        }
+
+        private static int range(String name, int v, int lo, int hi) {
+            if (v < lo || v > hi) {
+                throw new IllegalArgumentException(name + " in [" + lo + ", " + hi + "] required but it was " + v);
+            }
+            return v;
+        }
+    }
+}

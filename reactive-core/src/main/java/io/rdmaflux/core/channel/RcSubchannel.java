@@ -1,0 +1,507 @@
+package io.rdmaflux.core.channel;
+
+import io.rdmaflux.core.RdmaException;
+import io.rdmaflux.core.RdmaMessage;
+import io.rdmaflux.core.RdmaProtocolException;
+import io.rdmaflux.core.RdmaTransportException;
+import io.rdmaflux.core.buffer.SlotPool;
+import io.rdmaflux.core.credit.ReceiveCredits;
+import io.rdmaflux.core.frame.CloseFrameCodec;
+import io.rdmaflux.core.frame.CreditFrameCodec;
+import io.rdmaflux.core.frame.DataFrameCodec;
+import io.rdmaflux.core.frame.FrameFormatException;
+import io.rdmaflux.core.frame.FrameHeader;
+import io.rdmaflux.core.frame.FrameType;
+import io.rdmaflux.verbs.Access;
+import io.rdmaflux.verbs.CompletionQueue;
+import io.rdmaflux.verbs.CompletionSink;
+import io.rdmaflux.verbs.Port;
+import io.rdmaflux.verbs.ProtectionDomain;
+import io.rdmaflux.verbs.QpEndpoint;
+import io.rdmaflux.verbs.QpInitAttributes;
+import io.rdmaflux.verbs.QpType;
+import io.rdmaflux.verbs.QueuePair;
+import io.rdmaflux.verbs.ReceiveWorkRequest;
+import io.rdmaflux.verbs.SendWorkRequest;
+import io.rdmaflux.verbs.VerbsException;
+import io.rdmaflux.verbs.WcStatus;
+import io.rdmaflux.verbs.WorkCompletion;
+import io.rdmaflux.verbs.WrOpcode;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The send/receive channel of seed 001 &sect;3.1 on one RC queue pair: a pool of pre-registered,
+ * fixed-size receive buffers kept posted, a pool of send buffers the payload is copied into (or
+ * written in place), and credit-based flow control with credits piggybacked on every frame and an
+ * explicit CREDIT frame when they accumulate with no reverse traffic.
+ *
+ * <p><b>Buffers:</b> {@code receiveBuffers} DATA buffers are covered by credits; {@code controlBuffers}
+ * more are posted for CREDIT and CLOSE frames, which take no credit and are reposted at once (the
+ * reserve of MVAPICH-style designs; RC's RNR retry covers a burst beyond it). One send buffer is kept
+ * back for control frames so credit can always flow.
+ *
+ * <p><b>Establishment:</b> the accepting side sends nothing before the first frame from the
+ * connecting side arrives, since until then the peer's QP may not be ready to receive; the
+ * connecting side sends a CREDIT frame right after connecting.
+ *
+ * <p><b>Concurrency:</b> progress thread only, after construction. <b>Lifecycle:</b> {@link #close()}
+ * destroys the QP and CQ and deregisters both pools.
+ */
+public final class RcSubchannel implements Subchannel, CompletionSink, AutoCloseable {
+    private static final long KIND_RECV = 1L << 60;
+    private static final long KIND_SEND = 2L << 60;
+    private static final long KIND_MASK = 0xFL << 60;
+    private static final long NO_TOKEN = -1;
+
+    private final int rail;
+    private final Port port;
+    private final CompletionQueue cq;
+    private final QueuePair qp;
+    private final SlotPool receivePool;
+    private final SlotPool sendPool;
+    private final int receiveBuffers;
+    private final ReceiveCredits receiveCredits;
+    private final long[] sendTokens;
+    private final SendWorkRequest sendWr = new SendWorkRequest();
+    private final ReceiveWorkRequest recvWr = new ReceiveWorkRequest();
+    private final UnsafeBuffer recvMemory;
+    private final UnsafeBuffer sendMemory;
+    private @Nullable SubchannelListener listener;
+    private int peerBufferBytes;
+    private int peerReceiveBuffers;
+    private long sendCredits;
+    private int framesInFlight;
+    private long bytesSent;
+    private long messagesCompleted;
+    private boolean established;
+    private boolean failed;
+    private boolean closed;
+    private boolean closeSent;
+
+    /**
+     * Creates the QP (in INIT, receives posted) and registers the pools.
+     *
+     * @param bufferBytes      size of every send and receive buffer (frame header included)
+     * @param receiveBuffers   DATA receive buffers (the most credits the peer can hold)
+     * @param controlBuffers   extra receive buffers for CREDIT/CLOSE frames
+     * @param sendBuffers      send buffers, at least 2 (one stays for control frames)
+     * @param creditThreshold  pending credits that trigger an explicit CREDIT frame
+     * @throws VerbsException if the device refuses a resource
+     */
+    public RcSubchannel(int rail, ProtectionDomain pd, Port port, int bufferBytes, int receiveBuffers, int controlBuffers,
+                        int sendBuffers, int creditThreshold) {
+        if (sendBuffers < 2) {
+            throw new IllegalArgumentException("sendBuffers >= 2 required but it was " + sendBuffers);
+        }
+        this.rail = rail;
+        this.port = port;
+        this.receiveBuffers = receiveBuffers;
+        int totalRecv = receiveBuffers + controlBuffers;
+        this.receiveCredits = new ReceiveCredits(receiveBuffers, creditThreshold);
+        this.peerBufferBytes = bufferBytes;
+        SlotPool rp = null;
+        SlotPool sp = null;
+        CompletionQueue c = null;
+        QueuePair q = null;
+        try {
+            rp = new SlotPool("recv rail " + rail, pd, bufferBytes, totalRecv, Access.LOCAL_WRITE);
+            sp = new SlotPool("send rail " + rail, pd, bufferBytes, sendBuffers, Access.LOCAL_WRITE);
+            c = pd.device().createCompletionQueue(totalRecv + sendBuffers + 8);
+            q = pd.createQueuePair(QpInitAttributes.builder(QpType.RC, port).cq(c)
+                .maxSendWr(sendBuffers).maxReceiveWr(totalRecv).maxInlineBytes(0).build());
+            q.init();
+        } catch (RuntimeException e) {
+            if (q != null) {
+                q.close();
+            }
+            if (c != null) {
+                c.close();
+            }
+            if (sp != null) {
+                sp.close();
+            }
+            if (rp != null) {
+                rp.close();
+            }
+            throw e;
+        }
+        this.receivePool = rp;
+        this.sendPool = sp;
+        this.cq = c;
+        this.qp = q;
+        this.recvMemory = rp.memory();
+        this.sendMemory = sp.memory();
+        this.sendTokens = new long[sendBuffers];
+        for (int i = 0; i < totalRecv; i++) {
+            postReceive(receivePool.acquire());
+        }
+    }
+
+    /** Sets who hears about arrivals and completions; before the first {@link #doWork}. */
+    public void listener(SubchannelListener listener) {
+        this.listener = listener;
+    }
+
+    /** What the peer needs to connect to this subchannel. */
+    public QpEndpoint localEndpoint() {
+        return qp.localEndpoint();
+    }
+
+    /**
+     * Connects the QP to the peer's endpoint (INIT → RTS).
+     *
+     * @param peerBufferBytes the peer's receive buffer size: frames sent are at most this long
+     * @param peerReceiveBuffers the peer's DATA receive buffers: the most credits this side can hold
+     * @param initialCredits  credits the peer granted in its handshake
+     * @param connecting      whether this is the connecting side, which then sends the first frame
+     */
+    public void connect(QpEndpoint remote, int peerBufferBytes, int peerReceiveBuffers, int initialCredits, boolean connecting) {
+        this.peerBufferBytes = Math.min(peerBufferBytes, sendPool.slotBytes());
+        this.peerReceiveBuffers = peerReceiveBuffers;
+        this.sendCredits = initialCredits;
+        qp.connect(remote);
+        if (connecting) {
+            established = true;
+            sendControl(FrameType.CREDIT, false, 0, "");
+        }
+    }
+
+    /** Credits announced in this side's handshake, granted before any demand. */
+    public void grantInitialCredits(int n) {
+        receiveCredits.grantInitial(n);
+    }
+
+    /** Receive-side credit state, for demand updates by the owner. */
+    public ReceiveCredits receiveCredits() {
+        return receiveCredits;
+    }
+
+    @Override
+    public int rail() {
+        return rail;
+    }
+
+    @Override
+    public Port port() {
+        return port;
+    }
+
+    @Override
+    public long sendCredits() {
+        return sendCredits;
+    }
+
+    @Override
+    public int freeSendBuffers() {
+        return established && !failed && !closeSent ? Math.max(0, sendPool.available() - 1) : 0;
+    }
+
+    @Override
+    public int maxFramePayloadBytes() {
+        return peerBufferBytes - FrameHeader.LENGTH;
+    }
+
+    @Override
+    public int framesInFlight() {
+        return framesInFlight;
+    }
+
+    @Override
+    public long bytesSent() {
+        return bytesSent;
+    }
+
+    @Override
+    public long messagesCompleted() {
+        return messagesCompleted;
+    }
+
+    /** The peer's DATA receive buffers (known after {@link #connect}). */
+    public int peerReceiveBuffers() {
+        return peerReceiveBuffers;
+    }
+
+    /** Send buffers of this subchannel. */
+    public int sendBufferCount() {
+        return sendPool.capacity();
+    }
+
+    /** Receive buffers of this subchannel (DATA and control), the range of slot numbers. */
+    public int receiveSlots() {
+        return receivePool.capacity();
+    }
+
+    /** Receive buffers holding DATA the application has not released. */
+    public int receiveBuffersHeld() {
+        return receiveCredits.held();
+    }
+
+    /** Send buffers posted and not completed (DATA and control). */
+    public int sendBuffersInUse() {
+        return sendPool.inUse();
+    }
+
+    public boolean isFailed() {
+        return failed;
+    }
+
+    /**
+     * Posts one DATA frame carrying {@code length} bytes of {@code message} from {@code srcOffset};
+     * uses one credit. The caller checked {@link #canSend()}.
+     *
+     * @param token handed back in {@link SubchannelListener#onSendCompleted}
+     */
+    public void sendData(RdmaMessage message, int srcOffset, int length, boolean first, boolean last, int psn, long token) {
+        int slot = sendPool.acquire();
+        int off = sendPool.offset(slot);
+        int msgLen = message.lengthBytes();
+        DataFrameCodec.encodeHeader(sendMemory, off, first, last, 0, psn, receiveCredits.takePending(), length, msgLen);
+        if (first && last) {
+            message.writeTo(sendMemory, DataFrameCodec.payloadOffset(off));
+        } else {
+            message.copyTo(srcOffset, sendMemory, DataFrameCodec.payloadOffset(off), length);
+        }
+        sendCredits--;
+        framesInFlight++;
+        bytesSent += length;
+        if (last) {
+            messagesCompleted++;
+        }
+        post(slot, FrameHeader.LENGTH + length, token);
+    }
+
+    /** Sends CLOSE (graceful or abort) once; frames after it are not sent. */
+    public void sendClose(boolean abort, int nextPsn, String reason) {
+        if (closeSent || failed) {
+            return;
+        }
+        if (established) {
+            sendControl(FrameType.CLOSE, abort, nextPsn, reason);
+        }
+        closeSent = true;
+    }
+
+    public boolean closeSent() {
+        return closeSent;
+    }
+
+    private void sendControl(FrameType type, boolean abort, int nextPsn, String reason) {
+        if (failed) {
+            return;
+        }
+        int slot = sendPool.acquire();
+        if (slot < 0) {
+            return;
+        }
+        int off = sendPool.offset(slot);
+        int len = type == FrameType.CREDIT
+            ? encodeCredit(off)
+            : CloseFrameCodec.encode(sendMemory, off, 0, nextPsn, receiveCredits.takePending(), abort,
+                reason.length() > maxFramePayloadBytes() ? reason.substring(0, maxFramePayloadBytes()) : reason);
+        post(slot, len, NO_TOKEN);
+    }
+
+    private int encodeCredit(int off) {
+        return CreditFrameCodec.encode(sendMemory, off, 0, receiveCredits.takePending());
+    }
+
+    private void post(int slot, int length, long token) {
+        sendTokens[slot] = token;
+        sendWr.reset().wrId(KIND_SEND | slot).opcode(WrOpcode.SEND).signaled(true)
+            .sge(sendPool.address(slot), length, sendPool.lkey());
+        try {
+            if (!qp.postSend(sendWr)) {
+                sendPool.release(slot);
+                fail(new RdmaTransportException("send queue of rail " + rail + " is full; sendBuffers exceeds the QP's maxSendWr", null, null));
+            }
+        } catch (VerbsException e) {
+            sendPool.release(slot);
+            fail(new RdmaTransportException("posting a send on rail " + rail + " failed: " + e.getMessage(), e.status(), e));
+        }
+    }
+
+    private void postReceive(int slot) {
+        recvWr.wrId(KIND_RECV | slot).sge(receivePool.address(slot), receivePool.slotBytes(), receivePool.lkey());
+        try {
+            if (!qp.postReceive(recvWr)) {
+                fail(new RdmaTransportException("receive queue of rail " + rail + " is full", null, null));
+            }
+        } catch (VerbsException e) {
+            if (!closed) {
+                fail(new RdmaTransportException("posting a receive on rail " + rail + " failed: " + e.getMessage(), e.status(), e));
+            }
+        }
+    }
+
+    /** Gives a DATA receive buffer back: reposted, and it counts as free for credits again. */
+    public void releaseReceiveBuffer(int slot) {
+        receiveCredits.onBufferFreed();
+        if (!closed && !failed) {
+            postReceive(slot);
+        } else {
+            receivePool.release(slot);
+        }
+    }
+
+    /**
+     * Polls the CQ and sends an explicit CREDIT frame if one is due.
+     *
+     * @return work done
+     */
+    public int doWork(long nowNs) {
+        if (closed) {
+            return 0;
+        }
+        int work = 0;
+        try {
+            int n;
+            while ((n = cq.poll(32, this)) > 0) {
+                work += n;
+                if (n < 32) {
+                    break;
+                }
+            }
+        } catch (VerbsException e) {
+            fail(new RdmaTransportException("polling the CQ of rail " + rail + " failed: " + e.getMessage(), e.status(), e));
+        }
+        return work + flushCredits();
+    }
+
+    /** Grants what demand and free buffers allow and sends a CREDIT frame if due; returns 1 if one was sent. */
+    public int flushCredits() {
+        receiveCredits.grant();
+        if (established && !failed && !closeSent && receiveCredits.explicitCreditDue() && sendPool.available() > 0) {
+            sendControl(FrameType.CREDIT, false, 0, "");
+            return 1;
+        }
+        return 0;
+    }
+
+    @Override
+    public void onCompletion(WorkCompletion wc) {
+        long wrId = wc.wrId();
+        int slot = (int) (wrId & ~KIND_MASK);
+        if ((wrId & KIND_MASK) == KIND_SEND) {
+            long token = sendTokens[slot];
+            sendPool.release(slot);
+            if (token != NO_TOKEN) {
+                framesInFlight--;
+            }
+            if (!wc.isSuccess()) {
+                fail(transportError("send", wc.status(), wc.detail()));
+            } else if (token != NO_TOKEN && listener != null) {
+                listener.onSendCompleted(this, token);
+            }
+            return;
+        }
+        if (!wc.isSuccess()) {
+            receivePool.release(slot);
+            fail(transportError("receive", wc.status(), wc.detail()));
+            return;
+        }
+        onFrame(slot, wc.byteLength());
+    }
+
+    private void onFrame(int slot, int byteLength) {
+        int off = receivePool.offset(slot);
+        FrameType type;
+        try {
+            type = FrameHeader.validate(recvMemory, off, byteLength);
+        } catch (FrameFormatException e) {
+            receivePool.release(slot);
+            fail(e);
+            return;
+        }
+        established = true;
+        sendCredits += FrameHeader.credits(recvMemory, off);
+        SubchannelListener l = listener;
+        switch (type) {
+            case DATA -> {
+                if (!receiveCredits.onDataArrived()) {
+                    receivePool.release(slot);
+                    fail(new RdmaProtocolException("peer sent a DATA frame (PSN " + FrameHeader.psn(recvMemory, off)
+                        + ") on rail " + rail + " without holding a credit"));
+                    return;
+                }
+                if (l == null) {
+                    releaseReceiveBuffer(slot);
+                    return;
+                }
+                l.onData(this, slot, recvMemory, DataFrameCodec.payloadOffset(off), FrameHeader.payloadLength(recvMemory, off),
+                    FrameHeader.psn(recvMemory, off), DataFrameCodec.isFirst(recvMemory, off), DataFrameCodec.isLast(recvMemory, off),
+                    FrameHeader.messageLength(recvMemory, off));
+            }
+            case CREDIT -> postReceive(slot);
+            case CLOSE -> {
+                boolean abort = CloseFrameCodec.isAbort(recvMemory, off);
+                int nextPsn = FrameHeader.psn(recvMemory, off);
+                String reason = CloseFrameCodec.reason(recvMemory, off);
+                postReceive(slot);
+                if (l != null) {
+                    l.onPeerClose(this, abort, nextPsn, reason);
+                }
+            }
+        }
+    }
+
+    private RdmaException transportError(String what, WcStatus status, String detail) {
+        String why = switch (status) {
+            case RETRY_EXC_ERR -> "the peer or the path is gone (transport retries exhausted)";
+            case RNR_RETRY_EXC_ERR -> "the peer posted no receive in time";
+            case WR_FLUSH_ERR -> "the queue pair is in ERROR";
+            default -> "the completion failed";
+        };
+        return new RdmaTransportException(what + " on rail " + rail + " completed with " + status + ": " + why
+            + (detail.isEmpty() ? "" : " (" + detail + ")"), status, null);
+    }
+
+    private void fail(RdmaException e) {
+        if (failed) {
+            return;
+        }
+        failed = true;
+        try {
+            qp.toError();
+        } catch (VerbsException ignored) {
+            // the QP may already be closed; the failure is reported below either way
+        }
+        if (listener != null) {
+            listener.onFailure(this, e);
+        }
+    }
+
+    /** Moves the QP to ERROR (abort); outstanding work completes flushed. */
+    public void abort() {
+        if (!failed && !closed) {
+            failed = true;
+            try {
+                qp.toError();
+            } catch (VerbsException ignored) {
+                // closing anyway
+            }
+        }
+    }
+
+    /** Destroys the QP and CQ and deregisters the pools; idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        qp.close();
+        cq.close();
+        sendPool.close();
+        receivePool.close();
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public String toString() {
+        return "RcSubchannel{rail=" + rail + ", qpn=" + qp.qpNumber() + ", sendCredits=" + sendCredits + ", " + receiveCredits + "}";
+    }
+}

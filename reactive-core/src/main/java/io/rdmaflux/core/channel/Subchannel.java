@@ -1,0 +1,47 @@
+package io.rdmaflux.core.channel;
+
+import io.rdmaflux.verbs.Port;
+
+/**
+ * One subchannel of a connection: an RC queue pair on one rail (port) with its own receive
+ * buffers and credits (seed 000 &sect;4.2, the virtual subchannel abstraction). A connection of
+ * {@code ConnectionSpec.rails(n)} has {@code n} subchannels, in rail order; a
+ * {@link SubchannelScheduler} chooses which one carries each message.
+ *
+ * <p>This view is read-only: what a scheduling policy needs to decide and to learn. Every message
+ * carries its connection-wide PSN in the frame header, and the receiving connection restores PSN
+ * order across subchannels with its ESN and out-of-order queue (seed 000 &sect;5.2), so a policy is
+ * free to put consecutive messages on different rails.
+ *
+ * <p><b>Concurrency:</b> read on the progress thread only.
+ */
+public interface Subchannel {
+    /** The rail index in the connection, from 0. */
+    int rail();
+
+    /** The local port this subchannel sends from. */
+    Port port();
+
+    /** DATA frames the peer will accept now (its credits held by this side). */
+    long sendCredits();
+
+    /** Send buffers free for new DATA frames now. */
+    int freeSendBuffers();
+
+    /** Whether a DATA frame could be posted now (a credit and a send buffer). */
+    default boolean canSend() {
+        return sendCredits() > 0 && freeSendBuffers() > 0;
+    }
+
+    /** Payload bytes one DATA frame carries; larger messages take one frame (and credit) per fragment. */
+    int maxFramePayloadBytes();
+
+    /** DATA frames posted and not yet completed. */
+    int framesInFlight();
+
+    /** Bytes of payload sent on this subchannel since it was created. */
+    long bytesSent();
+
+    /** Messages whose last fragment completed on this subchannel. */
+    long messagesCompleted();
+}

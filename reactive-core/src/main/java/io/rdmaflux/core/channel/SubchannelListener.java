@@ -1,0 +1,28 @@
+package io.rdmaflux.core.channel;
+
+import io.rdmaflux.core.RdmaException;
+import org.agrona.DirectBuffer;
+
+/**
+ * What an {@link RcSubchannel} reports to its owner (the connection), on the progress thread.
+ */
+public interface SubchannelListener {
+    /**
+     * A DATA frame arrived in receive buffer {@code slot}. The listener owns the buffer until it calls
+     * {@link RcSubchannel#releaseReceiveBuffer(int)} exactly once.
+     *
+     * @param buffer        memory holding the payload at {@code payloadOffset}
+     * @param messageLength bytes of the whole message the fragment belongs to
+     */
+    void onData(RcSubchannel subchannel, int slot, DirectBuffer buffer, int payloadOffset, int payloadLength, int psn,
+                boolean first, boolean last, int messageLength);
+
+    /** A DATA frame posted with {@code token} completed successfully (the peer's receive buffer holds it). */
+    void onSendCompleted(RcSubchannel subchannel, long token);
+
+    /** The peer sent CLOSE: it sends no more DATA after PSN {@code nextPsn - 1}. */
+    void onPeerClose(RcSubchannel subchannel, boolean abort, int nextPsn, String reason);
+
+    /** The subchannel failed (error completion, protocol violation); it is in ERROR and sends nothing more. */
+    void onFailure(RcSubchannel subchannel, RdmaException error);
+}
