@@ -72,13 +72,11 @@ public final class CommunicationScheduler<T> {
         long railsUsed;
         long completedNs;
         final long[] railBytes;
-        final long[] railPostedNs;
-        final long[] railCompletedNs;
+        final long[] railDeliveryNs;
 
         Entry(int railCount) {
             railBytes = new long[railCount];
-            railPostedNs = new long[railCount];
-            railCompletedNs = new long[railCount];
+            railDeliveryNs = new long[railCount];
         }
 
         @Override
@@ -93,7 +91,7 @@ public final class CommunicationScheduler<T> {
 
         @Override
         public long deliveryTimeNs(int rail) {
-            return Math.max(1, railCompletedNs[rail] - railPostedNs[rail]);
+            return Math.max(1, railDeliveryNs[rail]);
         }
 
         @Override
@@ -123,6 +121,7 @@ public final class CommunicationScheduler<T> {
     private final ArrayDeque<Stripe<T>>[] outstanding;
     private final ArrayDeque<Stripe<T>> stripePool = new ArrayDeque<>();
     private final long[] split;
+    private final long[] lastCompletionNs;
     private final RailCounters counters;
     private final double[] shareScratch;
     private final int maxInFlight;
@@ -160,6 +159,7 @@ public final class CommunicationScheduler<T> {
             outstanding[i] = new ArrayDeque<>();
         }
         this.split = new long[railCount];
+        this.lastCompletionNs = new long[railCount];
         this.shareScratch = new double[railCount];
         this.usableRails = RailMask.all(railCount);
         this.counters = new RailCounters(railCount, spec.weightHistoryCapacity());
@@ -194,7 +194,7 @@ public final class CommunicationScheduler<T> {
         e.resent = false;
         e.railsUsed = 0;
         Arrays.fill(e.railBytes, 0);
-        Arrays.fill(e.railCompletedNs, 0);
+        Arrays.fill(e.railDeliveryNs, 0);
         e.striped = lengthBytes >= switchoverThresholdBytes && RailMask.count(usableRails) > 1 && lengthBytes > 0;
         plan(e, 0, lengthBytes, e.striped, false, nowNs);
         return psn;
@@ -246,13 +246,11 @@ public final class CommunicationScheduler<T> {
         s.striped = e.striped;
         s.entry = e;
         e.outstanding++;
-        if ((e.railsUsed & (1L << rail)) == 0) {
-            e.railPostedNs[rail] = nowNs;
-        }
         e.railsUsed |= 1L << rail;
         e.railBytes[rail] += length;
         outstanding[rail].add(s);
         counters.posted(rail);
+        striping.onStripePosted(rail, length, nowNs);
         sink.post(s);
     }
 
@@ -279,7 +277,11 @@ public final class CommunicationScheduler<T> {
         if (e == null) {
             throw new IllegalStateException("stripe " + stripeId + " has no message");
         }
-        e.railCompletedNs[rail] = Math.max(e.railCompletedNs[rail], nowNs);
+        // the stripe's delivery time on its rail: from post, or from the previous completion on the
+        // same rail if it queued behind earlier stripes (see MessageTimings#deliveryTimeNs)
+        long deliveryNs = nowNs - Math.max(s.postedNs, lastCompletionNs[rail]);
+        lastCompletionNs[rail] = nowNs;
+        e.railDeliveryNs[rail] += Math.max(0, deliveryNs);
         counters.completed(rail, s.lengthBytes);
         striping.onStripeCompleted(rail, s.lengthBytes, s.postedNs, nowNs, s.railIdleAtPost, outstanding[rail].size());
         recycle(s);

@@ -18,8 +18,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *
  * <p>The models follow the rails at run time: a stripe posted to an idle rail gives a clean
  * transfer time that is folded into that rail's model ({@link TransferTimeModel#observe}).
- * Time until idle is the policy's own prediction ({@code busyUntil}), reset to the completion
- * time whenever a rail's last outstanding stripe completes.
+ * Time until idle is the policy's own prediction ({@code busyUntil}) over everything posted on the
+ * rail (stripes, multiplexed messages, re-sends), reset to the completion time whenever a rail's
+ * last outstanding stripe completes.
  */
 final class SampledStriping implements StripingPolicy {
     private static final int BISECTION_STEPS = 64;
@@ -105,9 +106,6 @@ final class SampledStriping implements StripingPolicy {
             assigned += chunk;
         }
         for (int rail = 0; rail < railCount; rail++) {
-            if (stripeBytes[rail] > 0) {
-                busyUntilNs[rail] = Math.max(nowNs, busyUntilNs[rail]) + (long) models[rail].predictNs(stripeBytes[rail]);
-            }
             lastShare.lazySet(rail, Double.doubleToRawLongBits((double) stripeBytes[rail] / lengthBytes));
         }
     }
@@ -147,6 +145,11 @@ final class SampledStriping implements StripingPolicy {
             stripeBytes[latest] -= cut;
             excess -= cut;
         }
+    }
+
+    @Override
+    public void onStripePosted(int rail, long lengthBytes, long nowNs) {
+        busyUntilNs[rail] = Math.max(nowNs, busyUntilNs[rail]) + (long) models[rail].predictNs(lengthBytes);
     }
 
     @Override

@@ -27,6 +27,14 @@ public interface StripingPolicy {
     void split(long lengthBytes, long usableRails, long nowNs, long[] stripeBytes);
 
     /**
+     * The scheduler posted {@code lengthBytes} on {@code rail}: a stripe of this policy's split, a
+     * whole multiplexed message, or a re-sent stripe. Lets a policy know how busy each rail is
+     * (seed 004 §II-B: the time until a rail becomes idle).
+     */
+    default void onStripePosted(int rail, long lengthBytes, long nowNs) {
+    }
+
+    /**
      * One stripe (or one multiplexed message) completed on {@code rail}.
      *
      * @param lengthBytes       bytes of the stripe
