@@ -1,0 +1,123 @@
+package io.rdmaflux.core;
+
+import io.rdmaflux.verbs.testing.VerbsLeakCheck;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ConnectionBasicsTest {
+    private VerbsLeakCheck leaks;
+
+    @BeforeEach
+    void begin() {
+        leaks = VerbsLeakCheck.begin();
+    }
+
+    @AfterEach
+    void noLeaks() {
+        leaks.assertClean();
+    }
+
+    @Test
+    void messagesArriveInOrderAndSendCompletes() {
+        try (InvokerPair p = InvokerPair.open()) {
+            List<String> got = new ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                got.add(m.asString());
+                m.release();
+            });
+            AtomicBoolean sent = new AtomicBoolean();
+            p.client.send(Flux.range(0, 100).map(i -> RdmaMessage.of("m" + i))).subscribe(null, Throwable::printStackTrace, () -> sent.set(true));
+            p.runUntil(() -> sent.get() && got.size() == 100);
+            for (int i = 0; i < 100; i++) {
+                assertEquals("m" + i, got.get(i));
+            }
+            assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+        }
+    }
+
+    @Test
+    void largeMessagesAreFragmentedAndReassembled() {
+        try (InvokerPair p = InvokerPair.open(b -> b.bufferBytes(256).receiveBuffers(4).maxMessageBytes(100_000))) {
+            byte[] big = new byte[100_000];
+            for (int i = 0; i < big.length; i++) {
+                big[i] = (byte) (i * 31);
+            }
+            AtomicReference<byte[]> got = new AtomicReference<>();
+            p.server.receive().subscribe(m -> {
+                got.set(m.toByteArray());
+                m.release();
+            });
+            p.client.send(Mono.just(RdmaMessage.of(big))).subscribe();
+            p.runUntil(() -> got.get() != null);
+            assertTrue(java.util.Arrays.equals(big, got.get()));
+        }
+    }
+
+    @Test
+    void messageAboveMaxFailsOnlyThatSendAndTheConnectionStaysUsable() {
+        try (InvokerPair p = InvokerPair.open(b -> b.maxMessageBytes(1000))) {
+            List<String> got = new ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                got.add(m.asString());
+                m.release();
+            });
+            AtomicReference<Throwable> error = new AtomicReference<>();
+            p.client.send(Flux.just(RdmaMessage.of(new byte[1001]))).subscribe(null, error::set);
+            p.drive();
+            MessageTooLargeException e = assertInstanceOf(MessageTooLargeException.class, error.get());
+            assertTrue(e.getMessage().contains("1001") && e.getMessage().contains("1000"), e.getMessage());
+            AtomicBoolean sent = new AtomicBoolean();
+            p.client.send(Flux.just(RdmaMessage.of("after"))).subscribe(null, null, () -> sent.set(true));
+            p.runUntil(() -> sent.get() && got.size() == 1);
+            assertEquals(List.of("after"), got);
+        }
+    }
+
+    @Test
+    void gracefulCloseCompletesReceiveAfterDrainingAndOnCloseOnBothSides() {
+        try (InvokerPair p = InvokerPair.open()) {
+            List<String> got = new ArrayList<>();
+            AtomicBoolean completed = new AtomicBoolean();
+            p.server.receive().subscribe(m -> {
+                got.add(m.asString());
+                m.release();
+            }, null, () -> completed.set(true));
+            p.client.send(Flux.range(0, 10).map(i -> RdmaMessage.of("x" + i))).subscribe();
+            p.client.close();
+            AtomicBoolean closedA = new AtomicBoolean();
+            AtomicBoolean closedB = new AtomicBoolean();
+            p.client.onClose().subscribe(null, null, () -> closedA.set(true));
+            p.server.onClose().subscribe(null, null, () -> closedB.set(true));
+            p.runUntil(() -> completed.get() && closedA.get() && closedB.get());
+            assertEquals(10, got.size());
+        }
+    }
+
+    @Test
+    void doubleReleaseNamesTheMessage() {
+        try (InvokerPair p = InvokerPair.open()) {
+            AtomicReference<RdmaMessage> got = new AtomicReference<>();
+            p.server.receive().subscribe(got::set);
+            p.client.send(Mono.just(RdmaMessage.of("once"))).subscribe();
+            p.runUntil(() -> got.get() != null);
+            RdmaMessage m = got.get();
+            assertTrue(m.release());
+            IllegalReferenceCountException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalReferenceCountException.class, m::release);
+            assertTrue(e.getMessage().contains("psn=0") && e.getMessage().contains("released twice"), e.getMessage());
+            assertNull(null);
+        }
+    }
+}
