@@ -1,0 +1,85 @@
+package io.rdmaflux.verbs.soft;
+
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.VerbsException;
+
+/**
+ * How frames move between soft NICs: the one pluggable part of the soft provider. Everything that
+ * makes a QP a QP (state machine, PSNs, acknowledgement, RNR and transport retry, rkey/bounds/access
+ * checks on the responder, data placement, completions, flush, the rail model) lives in the NIC
+ * ({@link SoftDevice}, {@link SoftQueuePair}); a transport only carries {@link SoftFrame}s from
+ * one NIC port to another. {@link MemTransport} ({@code mem://}, in-JVM) is one implementation; an
+ * IP transport ({@code net://}: UD over UDP, RC over TCP) is another.
+ *
+ * <h2>Contract</h2>
+ * <ul>
+ *   <li><b>Attach.</b> Each NIC calls {@link #attach(SoftDevice)} once when it opens and
+ *       {@link Attachment#bind(SoftPort)} once per port, which returns the port's
+ *       {@link PortAddress} ({@code fabric://host:port}); that address is what peers put in
+ *       {@code QpEndpoint}s and address handles.</li>
+ *   <li><b>Resolve.</b> {@link Attachment#resolve(PortAddress)} turns a peer address into a
+ *       {@link Route} once (setup path; may throw a {@link VerbsException} naming the address when
+ *       the fabric knows it cannot be reached). A route to a port that later goes away silently
+ *       drops frames: RC requesters then fail with RETRY_EXC_ERR, as on a real fabric.</li>
+ *   <li><b>Transmit.</b> {@link Attachment#transmit(SoftFrame)} is called only by the NIC's engine
+ *       thread, never blocks, and takes ownership of the frame: the transport must eventually
+ *       {@link SoftFrame#release()} it (after delivery, after serializing it onto a wire, or when
+ *       dropping it). Frames for one route must arrive in transmission order (RC relies on it; the
+ *       NIC itself reorders UD datagrams when a rail asks for it). The frame's payload is a gather
+ *       list of {@code (ByteBuffer, offset, length)} entries; for RC requests and READ responses it
+ *       points into registered memory of the sending NIC, which stays valid until the request is
+ *       acknowledged, so an in-JVM transport may hand it over by reference (one copy, at the
+ *       responder) while a wire transport copies it out during {@code transmit}. UD payloads are
+ *       already copied into the frame's own buffer.</li>
+ *   <li><b>Deliver.</b> {@link Attachment#poll(long, int)} is called by the receiving NIC's engine
+ *       thread; it hands every frame that has arrived to {@link SoftDevice#onFrameArrived(SoftFrame, long)}
+ *       (up to the limit), in arrival order, and must not call it from any other thread. Frames
+ *       handed to the NIC belong to the NIC. A wire transport builds received frames from its own
+ *       pool ({@link SoftDevice#claimFrame()}) with a single-entry gather list over its receive
+ *       buffer.</li>
+ *   <li><b>Time.</b> {@link SoftFrame#deliverAtNs} is set by the sending NIC from its own clock
+ *       (departure after bandwidth shaping, plus the rail's one-way latency). The receiving NIC holds
+ *       a frame until its own clock reaches that time. A transport between hosts whose clocks
+ *       differ must rebase it on arrival (e.g. {@code arrival + (deliverAtNs - sentAtNs)}).</li>
+ * </ul>
+ *
+ * <p><b>Concurrency:</b> {@code attach}, {@code bind}, {@code resolve} and {@code close} are
+ * thread-safe setup calls; {@code transmit} may be called by several NICs' engine threads at once
+ * (each for its own frames); {@code poll} by one NIC's engine thread.
+ */
+public interface FrameTransport {
+    /** The fabric name that appears in addresses, e.g. {@code mem} or {@code net}. */
+    String fabric();
+
+    /** Attaches a NIC. @throws VerbsException if the NIC's name is already attached */
+    Attachment attach(SoftDevice nic);
+
+    /** One NIC's view of the transport. */
+    interface Attachment extends AutoCloseable {
+        /** Binds one port of the NIC and returns its address. */
+        PortAddress bind(SoftPort port);
+
+        /**
+         * Resolves a peer port address.
+         *
+         * @throws VerbsException if the address is not of this fabric or cannot exist on it
+         */
+        Route resolve(PortAddress address);
+
+        /** Sends a frame along {@link SoftFrame#route}; takes ownership; never blocks. */
+        void transmit(SoftFrame frame);
+
+        /**
+         * Hands arrived frames to the NIC.
+         *
+         * @param nowNs the NIC's current time
+         * @param limit most frames to hand over
+         * @return frames handed over
+         */
+        int poll(long nowNs, int limit);
+
+        /** Unbinds every port; frames later sent to them are dropped. Idempotent. */
+        @Override
+        void close();
+    }
+}

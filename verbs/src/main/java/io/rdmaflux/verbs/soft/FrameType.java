@@ -1,0 +1,27 @@
+package io.rdmaflux.verbs.soft;
+
+/**
+ * What a {@link SoftFrame} carries. One RC message is one frame (the soft NIC does not segment RC
+ * messages into MTU packets: ordering, acknowledgement and retry work per message, with the
+ * message's PSN), so a PSN here numbers work requests.
+ */
+public enum FrameType {
+    /** RC SEND or SEND_WITH_IMM request; payload = the message. */
+    SEND,
+    /** RC RDMA WRITE or RDMA_WRITE_WITH_IMM request; payload = the data for {@code remoteAddress}/{@code rkey}. */
+    RDMA_WRITE,
+    /** RC RDMA READ request for {@code length} bytes at {@code remoteAddress}/{@code rkey}; no payload. */
+    RDMA_READ_REQUEST,
+    /** Response to a READ request; payload = the data read, {@code psn} = the request's. */
+    RDMA_READ_RESPONSE,
+    /** Cumulative acknowledgement of every request up to and including {@code psn}. */
+    ACK,
+    /**
+     * Negative acknowledgement of {@code psn} (earlier PSNs are acknowledged); {@code status} is
+     * RNR_RETRY_EXC_ERR for receiver-not-ready (retried by the requester) or the error the
+     * requester completes the work request with (REM_ACCESS_ERR, REM_INV_REQ_ERR, REM_OP_ERR).
+     */
+    NAK,
+    /** A UD datagram; payload = the datagram, copied into the frame. */
+    UD_SEND
+}

@@ -1,0 +1,139 @@
+package io.rdmaflux.verbs.soft;
+
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.VerbsException;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The in-JVM {@link FrameTransport} ({@code mem://<device>:<port>}): a frame is handed to the
+ * destination NIC by reference, pushed onto its lock-free {@link FrameInbox}; the destination
+ * NIC's engine drains the inbox in {@link Attachment#poll}. RC payloads stay in the sender's
+ * registered memory until the responder copies them into the target region, so an RDMA WRITE or
+ * SEND costs exactly one memory copy, as a NIC's DMA does.
+ *
+ * <p>Frames for a NIC that has closed are released on the spot (dropped).
+ */
+public final class MemTransport implements FrameTransport {
+    /** The fabric name in addresses. */
+    public static final String FABRIC = "mem";
+
+    private final String fabricName;
+    private final ConcurrentHashMap<String, MemAttachment> nics = new ConcurrentHashMap<>();
+
+    /** @param fabricName the owning {@link SoftFabric}'s name, for messages */
+    MemTransport(String fabricName) {
+        this.fabricName = fabricName;
+    }
+
+    @Override
+    public String fabric() {
+        return FABRIC;
+    }
+
+    @Override
+    public Attachment attach(SoftDevice nic) {
+        MemAttachment a = new MemAttachment(nic);
+        if (nics.putIfAbsent(nic.name(), a) != null) {
+            throw new VerbsException("a device named '" + nic.name() + "' is already attached to mem fabric '"
+                + fabricName + "'; device names must be unique on a fabric");
+        }
+        return a;
+    }
+
+    /** Names of the attached devices. */
+    List<String> deviceNames() {
+        return List.copyOf(nics.keySet());
+    }
+
+    private final class MemAttachment implements Attachment {
+        private final SoftDevice nic;
+        private final FrameInbox inbox = new FrameInbox();
+        private volatile boolean closed;
+        private @Nullable SoftFrame backlog;
+
+        MemAttachment(SoftDevice nic) {
+            this.nic = nic;
+        }
+
+        @Override
+        public PortAddress bind(SoftPort port) {
+            return new PortAddress(FABRIC, nic.name(), port.number());
+        }
+
+        @Override
+        public Route resolve(PortAddress address) {
+            if (!FABRIC.equals(address.fabric())) {
+                throw new VerbsException("address " + address + " is not on the mem fabric; use mem://<device>:<port>");
+            }
+            MemAttachment target = nics.get(address.host());
+            if (target == null) {
+                throw new VerbsException("no device '" + address.host() + "' on mem fabric '" + fabricName
+                    + "' (address " + address + "); devices are " + deviceNames());
+            }
+            int ports = target.nic.ports().size();
+            if (address.port() < 1 || address.port() > ports) {
+                throw new VerbsException("address " + address + " names port " + address.port() + " but device '"
+                    + address.host() + "' has ports 1.." + ports);
+            }
+            return new MemRoute(address, target);
+        }
+
+        @Override
+        public void transmit(SoftFrame frame) {
+            MemRoute r = (MemRoute) frame.route;
+            if (r == null || r.target.closed) {
+                frame.release();
+                return;
+            }
+            r.target.inbox.push(frame);
+        }
+
+        @Override
+        public int poll(long nowNs, int limit) {
+            SoftFrame f = backlog;
+            if (f == null) {
+                f = inbox.drain();
+                if (f == null) {
+                    return 0;
+                }
+            }
+            int n = 0;
+            while (f != null && n < limit) {
+                SoftFrame next = f.next;
+                f.next = null;
+                nic.onFrameArrived(f, nowNs);
+                n++;
+                f = next;
+            }
+            backlog = f;
+            return n;
+        }
+
+        @Override
+        public void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            nics.remove(nic.name(), this);
+            SoftFrame f = backlog;
+            backlog = null;
+            releaseChain(f);
+            releaseChain(inbox.drain());
+        }
+
+        private void releaseChain(@Nullable SoftFrame f) {
+            while (f != null) {
+                SoftFrame next = f.next;
+                f.next = null;
+                f.release();
+                f = next;
+            }
+        }
+    }
+
+    private record MemRoute(PortAddress destination, MemAttachment target) implements Route {
+    }
+}

@@ -1,0 +1,140 @@
+package io.rdmaflux.verbs.soft;
+
+import io.rdmaflux.verbs.CompletionQueue;
+import io.rdmaflux.verbs.CompletionSink;
+import io.rdmaflux.verbs.VerbsException;
+import io.rdmaflux.verbs.WcOpcode;
+import io.rdmaflux.verbs.WcStatus;
+import io.rdmaflux.verbs.WorkCompletion;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A soft completion queue: a preallocated single-producer/single-consumer ring, stored as parallel
+ * arrays (no object per completion). The producer is the device's engine; the consumer is whoever
+ * calls {@link #poll}, one thread at a time. {@code poll} hands a batch to the sink with one reused
+ * {@link WorkCompletion} and publishes the new head once per batch.
+ *
+ * <p>When the engine finds the ring full, the CQ is overrun: every QP using it moves to ERROR (as on
+ * hardware) and the completion waits until there is room; nothing is lost.
+ */
+final class SoftCompletionQueue implements CompletionQueue {
+    private static final WcStatus[] STATUSES = WcStatus.values();
+    private static final WcOpcode[] OPCODES = WcOpcode.values();
+
+    private final SoftDevice device;
+    private final int capacity;
+    private final long[] wrIds;
+    private final byte[] statuses;
+    private final byte[] opcodes;
+    private final int[] byteLengths;
+    private final int[] immediates;
+    private final boolean[] hasImmediates;
+    private final int[] qpNumbers;
+    private final int[] sourceQpns;
+    private final String[] details;
+    private final AtomicLong head = new AtomicLong();
+    private final AtomicLong tail = new AtomicLong();
+    private long producerTail;
+    private final WorkCompletion wc = new WorkCompletion();
+    volatile boolean overrun;
+    private volatile boolean closed;
+
+    SoftCompletionQueue(SoftDevice device, int capacity) {
+        this.device = device;
+        this.capacity = capacity;
+        this.wrIds = new long[capacity];
+        this.statuses = new byte[capacity];
+        this.opcodes = new byte[capacity];
+        this.byteLengths = new int[capacity];
+        this.immediates = new int[capacity];
+        this.hasImmediates = new boolean[capacity];
+        this.qpNumbers = new int[capacity];
+        this.sourceQpns = new int[capacity];
+        this.details = new String[capacity];
+    }
+
+    SoftDevice device() {
+        return device;
+    }
+
+    @Override
+    public int capacity() {
+        return capacity;
+    }
+
+    /** Engine: room for one more completion? Sets {@link #overrun} when not. */
+    boolean hasRoom() {
+        if (producerTail - head.get() < capacity) {
+            return true;
+        }
+        if (!closed) {
+            overrun = true;
+        }
+        return false;
+    }
+
+    /** Engine: adds a completion; the caller checked {@link #hasRoom()}. Visible to poll at once. */
+    void add(long wrId, WcStatus status, WcOpcode opcode, int byteLength, boolean hasImmediate, int immediate,
+             int qpNumber, int sourceQpn, String detail) {
+        int i = (int) (producerTail % capacity);
+        wrIds[i] = wrId;
+        statuses[i] = (byte) status.ordinal();
+        opcodes[i] = (byte) opcode.ordinal();
+        byteLengths[i] = byteLength;
+        hasImmediates[i] = hasImmediate;
+        immediates[i] = immediate;
+        qpNumbers[i] = qpNumber;
+        sourceQpns[i] = sourceQpn;
+        details[i] = detail;
+        tail.lazySet(++producerTail);
+    }
+
+    @Override
+    public int poll(int max, CompletionSink sink) {
+        if (closed) {
+            throw new VerbsException("completion queue is closed; create a new one to poll completions");
+        }
+        long h = head.get();
+        long available = tail.get() - h;
+        int n = (int) Math.min(available, max);
+        if (n <= 0) {
+            return 0;
+        }
+        try {
+            for (int k = 0; k < n; k++) {
+                int i = (int) ((h + k) % capacity);
+                wc.set(wrIds[i], STATUSES[statuses[i]], OPCODES[opcodes[i]], byteLengths[i], hasImmediates[i],
+                    immediates[i], qpNumbers[i], sourceQpns[i], details[i]);
+                details[i] = null;
+                sink.onCompletion(wc);
+            }
+        } finally {
+            head.lazySet(h + n);
+        }
+        return n;
+    }
+
+    /** Completions waiting to be polled. */
+    int size() {
+        return (int) (tail.get() - head.get());
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        device.removeCq(this);
+        SoftResources.LIVE_COMPLETION_QUEUES.decrementAndGet();
+    }
+
+    @Override
+    public String toString() {
+        return "cq{capacity=" + capacity + ", queued=" + size() + (closed ? ", closed" : "") + "}";
+    }
+}

@@ -1,0 +1,408 @@
+package io.rdmaflux.verbs.soft;
+
+import io.rdmaflux.verbs.CompletionQueue;
+import io.rdmaflux.verbs.Device;
+import io.rdmaflux.verbs.DeviceCapabilities;
+import io.rdmaflux.verbs.Port;
+import io.rdmaflux.verbs.ProgressAgent;
+import io.rdmaflux.verbs.ProtectionDomain;
+import io.rdmaflux.verbs.QpInitAttributes;
+import io.rdmaflux.verbs.VerbsException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A soft NIC: one {@link Device} with its ports, key table, QPs, CQs and the engine that runs them.
+ *
+ * <p>The engine ({@link #doWork(long)}) is a {@link ProgressAgent} run by the provider's thread or
+ * by {@code provider.progress(nowNs)}. Each pass it delivers frames whose arrival time has come
+ * (held back in a heap when a rail has latency or shaping), takes new frames from the
+ * {@link FrameTransport}, runs every QP's requester (transmit, timers, completions, flush), sends
+ * the cumulative ACKs its responders owe, and moves the QPs of an overrun CQ to ERROR.
+ *
+ * <p><b>Concurrency:</b> the setup API is thread-safe. Engine state is touched by the engine
+ * thread only; see the package documentation.
+ */
+public final class SoftDevice implements Device, ProgressAgent {
+    /** What every soft device supports. */
+    public static final DeviceCapabilities CAPABILITIES = new DeviceCapabilities(
+        1 << 16, 1 << 15, 16, 1 << 22, Integer.MAX_VALUE, 1L << 30, 1024, true, true, true);
+
+    private static final int POLL_LIMIT = 4096;
+
+    private final SoftProvider provider;
+    private final String name;
+    private final List<Port> ports;
+    private final FrameTransport.Attachment attachment;
+    private final FramePool framePool = new FramePool();
+    private final FrameHeap delayed = new FrameHeap();
+    final Scratch scratch = new Scratch();
+    long udDropped;
+    private long arrivalSeq;
+
+    private final Object setupLock = new Object();
+    private volatile SoftMemoryRegion @Nullable [] regions = new SoftMemoryRegion[64];
+    private byte[] generations = new byte[64];
+    private int nextRegionIndex = 1;
+    private final ArrayList<Integer> freeRegionIndexes = new ArrayList<>();
+    private volatile SoftQueuePair[] qpList = new SoftQueuePair[0];
+    private volatile @Nullable SoftQueuePair[] qpTable = new SoftQueuePair[16];
+    private volatile SoftCompletionQueue[] cqList = new SoftCompletionQueue[0];
+    private final Set<SoftProtectionDomain> pds = ConcurrentHashMap.newKeySet();
+
+    private SoftQueuePair[] ackQueue = new SoftQueuePair[16];
+    private int ackCount;
+    private volatile boolean closed;
+
+    SoftDevice(SoftProvider provider, String name, int portCount, RailConfig rail, SoftFabric fabric) {
+        this.provider = provider;
+        this.name = name;
+        this.attachment = fabric.transport().attach(this);
+        List<Port> list = new ArrayList<>();
+        for (int i = 1; i <= portCount; i++) {
+            SoftPort p = new SoftPort(this, i, rail);
+            list.add(p);
+        }
+        this.ports = List.copyOf(list);
+        for (Port p : ports) {
+            ((SoftPort) p).bound(attachment.bind((SoftPort) p));
+        }
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String roleName() {
+        return "soft-nic-" + name;
+    }
+
+    @Override
+    public List<Port> ports() {
+        return ports;
+    }
+
+    /** Port {@code number} as a {@link SoftPort} (rail control: state, rail model). */
+    public SoftPort softPort(int number) {
+        return (SoftPort) port(number);
+    }
+
+    @Override
+    public DeviceCapabilities capabilities() {
+        return CAPABILITIES;
+    }
+
+    SoftProvider provider() {
+        return provider;
+    }
+
+    FrameTransport.Attachment attachment() {
+        return attachment;
+    }
+
+    /** UD datagrams this NIC dropped on receipt (no receive posted, wrong Q_Key, QP not ready). */
+    public long udDatagramsDropped() {
+        return udDropped;
+    }
+
+    void checkOpen(String what) {
+        if (closed) {
+            throw new VerbsException("cannot " + what + ": device '" + name + "' is closed");
+        }
+    }
+
+    @Override
+    public ProtectionDomain allocateProtectionDomain() {
+        checkOpen("allocate a protection domain");
+        SoftProtectionDomain pd = new SoftProtectionDomain(this);
+        pds.add(pd);
+        return pd;
+    }
+
+    void forget(SoftProtectionDomain pd) {
+        pds.remove(pd);
+    }
+
+    @Override
+    public CompletionQueue createCompletionQueue(int capacity) {
+        checkOpen("create a completion queue");
+        if (capacity < 1 || capacity > CAPABILITIES.maxCqEntries()) {
+            throw new VerbsException("CQ capacity must be in [1, " + CAPABILITIES.maxCqEntries() + "] but it was " + capacity);
+        }
+        SoftCompletionQueue cq = new SoftCompletionQueue(this, capacity);
+        synchronized (setupLock) {
+            SoftCompletionQueue[] a = Arrays.copyOf(cqList, cqList.length + 1);
+            a[a.length - 1] = cq;
+            cqList = a;
+        }
+        SoftResources.LIVE_COMPLETION_QUEUES.incrementAndGet();
+        return cq;
+    }
+
+    void removeCq(SoftCompletionQueue cq) {
+        synchronized (setupLock) {
+            cqList = Arrays.stream(cqList).filter(c -> c != cq).toArray(SoftCompletionQueue[]::new);
+        }
+    }
+
+    // ---------------------------------------------------------------- key table
+
+    SoftMemoryRegion addRegion(SoftProtectionDomain pd, ByteBuffer base, int access, boolean allocated) {
+        synchronized (setupLock) {
+            int index;
+            if (!freeRegionIndexes.isEmpty()) {
+                index = freeRegionIndexes.remove(freeRegionIndexes.size() - 1);
+            } else {
+                index = nextRegionIndex++;
+                if (index > 0xFFFFFF) {
+                    throw new VerbsException("device '" + name + "' has no free memory keys (16M regions registered); deregister some");
+                }
+            }
+            SoftMemoryRegion[] table = regions;
+            if (index >= table.length) {
+                table = Arrays.copyOf(table, Math.max(index + 1, table.length * 2));
+                generations = Arrays.copyOf(generations, table.length);
+            }
+            SoftMemoryRegion mr = new SoftMemoryRegion(pd, base, access, allocated, index, generations[index]);
+            table[index] = mr;
+            regions = table;
+            return mr;
+        }
+    }
+
+    void removeRegion(SoftMemoryRegion mr) {
+        synchronized (setupLock) {
+            SoftMemoryRegion[] table = regions;
+            if (table[mr.keyIndex] == mr) {
+                table[mr.keyIndex] = null;
+                generations[mr.keyIndex]++;
+                freeRegionIndexes.add(mr.keyIndex);
+                regions = table;
+            }
+        }
+    }
+
+    @Nullable SoftMemoryRegion lookupLocal(int lkey) {
+        SoftMemoryRegion[] table = regions;
+        int index = lkey >>> 8;
+        return index < table.length ? table[index] : null;
+    }
+
+    @Nullable SoftMemoryRegion lookupRemote(int rkey) {
+        return lookupLocal(rkey);
+    }
+
+    // ---------------------------------------------------------------- QPs
+
+    SoftQueuePair createQp(SoftProtectionDomain pd, QpInitAttributes a, @Nullable SoftSharedReceiveQueue srq) {
+        synchronized (setupLock) {
+            SoftQueuePair[] table = qpTable;
+            int qpn = -1;
+            for (int i = 1; i < table.length; i++) {
+                if (table[i] == null) {
+                    qpn = i;
+                    break;
+                }
+            }
+            if (qpn < 0) {
+                if (table.length > CAPABILITIES.maxQueuePairs()) {
+                    throw new VerbsException("device '" + name + "' already has " + CAPABILITIES.maxQueuePairs()
+                        + " queue pairs; close some");
+                }
+                qpn = table.length;
+                table = Arrays.copyOf(table, table.length * 2);
+            }
+            SoftQueuePair qp = new SoftQueuePair(this, pd, a, srq, qpn);
+            table[qpn] = qp;
+            qpTable = table;
+            SoftQueuePair[] list = Arrays.copyOf(qpList, qpList.length + 1);
+            list[list.length - 1] = qp;
+            qpList = list;
+            SoftResources.LIVE_QUEUE_PAIRS.incrementAndGet();
+            return qp;
+        }
+    }
+
+    void removeQp(SoftQueuePair qp) {
+        synchronized (setupLock) {
+            SoftQueuePair[] table = qpTable;
+            if (table[qp.qpn] == qp) {
+                table[qp.qpn] = null;
+                qpTable = table;
+            }
+            qpList = Arrays.stream(qpList).filter(q -> q != qp).toArray(SoftQueuePair[]::new);
+        }
+    }
+
+    private @Nullable SoftQueuePair lookupQp(int qpn) {
+        SoftQueuePair[] table = qpTable;
+        return qpn > 0 && qpn < table.length ? table[qpn] : null;
+    }
+
+    /** Queue pairs open on this device. */
+    public int queuePairCount() {
+        return qpList.length;
+    }
+
+    // ---------------------------------------------------------------- frames
+
+    /** A frame from this NIC's pool; engine thread only (transports use it for received frames). */
+    public SoftFrame claimFrame() {
+        SoftFrame f = framePool.claim();
+        f.payloadCount = 0;
+        f.hasImmediate = false;
+        return f;
+    }
+
+    /** Frames this NIC ever allocated; constant in steady state (no allocation per work request). */
+    public int framesAllocated() {
+        return framePool.created();
+    }
+
+    long monotoneArrival(SoftPort port, long arrivalNs) {
+        return port.monotone(arrivalNs);
+    }
+
+    /**
+     * Called by the transport, on this NIC's engine thread, for each frame that arrived. The NIC
+     * takes ownership; a frame due later than {@code nowNs} is held until then.
+     */
+    public void onFrameArrived(SoftFrame frame, long nowNs) {
+        if (frame.deliverAtNs - nowNs > 0 || !delayed.isEmpty()) {
+            frame.arrivalSeq = arrivalSeq++;
+            delayed.add(frame);
+            if (frame.deliverAtNs - nowNs > 0) {
+                return;
+            }
+            drainDelayed(nowNs);
+            return;
+        }
+        dispatch(frame, nowNs);
+    }
+
+    private int drainDelayed(long nowNs) {
+        int n = 0;
+        SoftFrame f;
+        while ((f = delayed.peek()) != null && f.deliverAtNs - nowNs <= 0) {
+            delayed.poll();
+            dispatch(f, nowNs);
+            n++;
+        }
+        return n;
+    }
+
+    private void dispatch(SoftFrame f, long nowNs) {
+        SoftQueuePair qp = lookupQp(f.destinationQpn);
+        if (qp != null && !qp.isClosed() && ((SoftPort) qp.port()).isUp()) {
+            switch (f.type) {
+                case SEND, RDMA_WRITE, RDMA_READ_REQUEST -> qp.onRequest(f, nowNs);
+                case ACK, NAK, RDMA_READ_RESPONSE -> qp.onResponse(f, nowNs);
+                case UD_SEND -> qp.onDatagram(f);
+                default -> {
+                }
+            }
+        } else if (f.type == FrameType.UD_SEND) {
+            udDropped++;
+        }
+        f.release();
+    }
+
+    void queueAck(SoftQueuePair qp) {
+        if (qp.ackQueued) {
+            return;
+        }
+        qp.ackQueued = true;
+        if (ackCount == ackQueue.length) {
+            ackQueue = Arrays.copyOf(ackQueue, ackCount * 2);
+        }
+        ackQueue[ackCount++] = qp;
+    }
+
+    // ---------------------------------------------------------------- engine
+
+    @Override
+    public int doWork(long nowNs) {
+        if (closed) {
+            return 0;
+        }
+        int work = delayed.isEmpty() ? 0 : drainDelayed(nowNs);
+        work += attachment.poll(nowNs, POLL_LIMIT);
+        work += flushAcks(nowNs);
+        SoftQueuePair[] list = qpList;
+        for (SoftQueuePair qp : list) {
+            work += qp.doSendWork(nowNs);
+        }
+        work += flushAcks(nowNs);
+        for (SoftCompletionQueue cq : cqList) {
+            if (cq.overrun) {
+                cq.overrun = false;
+                for (SoftQueuePair qp : list) {
+                    if (qp.usesCq(cq)) {
+                        qp.cqOverrun();
+                    }
+                }
+                work++;
+            }
+        }
+        return work;
+    }
+
+    private int flushAcks(long nowNs) {
+        int n = ackCount;
+        for (int i = 0; i < n; i++) {
+            SoftQueuePair qp = ackQueue[i];
+            ackQueue[i] = null;
+            qp.flushAck(nowNs);
+        }
+        ackCount = 0;
+        return n;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        for (SoftProtectionDomain pd : new ArrayList<>(pds)) {
+            pd.close();
+        }
+        for (SoftCompletionQueue cq : cqList) {
+            cq.close();
+        }
+        closed = true;
+        attachment.close();
+        SoftFrame f;
+        while ((f = delayed.poll()) != null) {
+            f.release();
+        }
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public String toString() {
+        return "SoftDevice{" + name + ", ports=" + ports.size() + ", qps=" + qpList.length + "}";
+    }
+
+    /** Engine-thread scratch scatter list (no allocation per work request). */
+    static final class Scratch {
+        final ByteBuffer[] buffers = new ByteBuffer[16];
+        final int[] offsets = new int[16];
+        final int[] lengths = new int[16];
+
+        void clear(int n) {
+            for (int i = 0; i < n; i++) {
+                buffers[i] = null;
+            }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+package io.rdmaflux.verbs.soft;
+
+import io.rdmaflux.verbs.SendWorkRequest;
+import io.rdmaflux.verbs.WcStatus;
+import java.nio.ByteBuffer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One unit a {@link FrameTransport} carries between soft NICs: an RC request or response, or a UD
+ * datagram. Pooled and reused (no allocation per work request): obtained from a NIC with
+ * {@link SoftDevice#claimFrame()}, returned with {@link #release()} by whoever consumes it.
+ *
+ * <p>Header fields are public for the transports' codecs; the NIC fills them before
+ * {@code transmit} and reads them in {@code onFrameArrived}. Fields not used by a {@link FrameType}
+ * are undefined.
+ *
+ * <p>Payload: a gather list of up to {@link SendWorkRequest#MAX_SGE} entries
+ * {@code (payloadBuffers[i], payloadOffsets[i], payloadLengths[i])} over direct buffers, totalling
+ * {@link #length} bytes (for READ requests, {@code length} is the requested size and the list is
+ * empty). {@link #ownPayload(int)} gives a frame-owned buffer for copied payloads (UD, or a wire
+ * transport's receive path).
+ *
+ * <p><b>Concurrency:</b> owned by one thread at a time; ownership passes with transmit/poll.
+ */
+public final class SoftFrame {
+    /** Largest frame-owned payload, bytes (the largest UD MTU). */
+    public static final int MAX_OWN_PAYLOAD = 4096;
+
+    final FramePool pool;
+    @Nullable SoftFrame next;
+
+    public FrameType type = FrameType.ACK;
+    /** Where the transport sends the frame. */
+    public @Nullable Route route;
+    /** Route back to the sender (responses use it). */
+    public @Nullable Route sourceRoute;
+    public int sourceQpn;
+    public int destinationQpn;
+    /** 24-bit packet sequence number (one per RC work request). */
+    public int psn;
+    public boolean hasImmediate;
+    public int immediate;
+    /** Target virtual address at the responder (RDMA WRITE, READ request). */
+    public long remoteAddress;
+    public int rkey;
+    /** UD Q_Key. */
+    public int qkey;
+    /** Payload bytes (READ request: bytes asked for). */
+    public int length;
+    /** NAK reason. */
+    public WcStatus status = WcStatus.SUCCESS;
+    /** Sender's clock at transmit, ns. */
+    public long sentAtNs;
+    /** Sender's clock at which the frame reaches the receiver (shaping + latency), ns. */
+    public long deliverAtNs;
+    /** Arrival sequence, used by the receiving NIC to keep order among frames due at the same time. */
+    long arrivalSeq;
+
+    public final ByteBuffer[] payloadBuffers = new ByteBuffer[SendWorkRequest.MAX_SGE];
+    public final int[] payloadOffsets = new int[SendWorkRequest.MAX_SGE];
+    public final int[] payloadLengths = new int[SendWorkRequest.MAX_SGE];
+    public int payloadCount;
+
+    private @Nullable ByteBuffer ownPayload;
+
+    SoftFrame(FramePool pool) {
+        this.pool = pool;
+    }
+
+    /** Appends a payload entry. */
+    public void addPayload(ByteBuffer buffer, int offset, int length) {
+        payloadBuffers[payloadCount] = buffer;
+        payloadOffsets[payloadCount] = offset;
+        payloadLengths[payloadCount] = length;
+        payloadCount++;
+    }
+
+    /**
+     * This frame's own direct buffer of at least {@code capacity} bytes (at most
+     * {@link #MAX_OWN_PAYLOAD}), reused across uses of the frame.
+     */
+    public ByteBuffer ownPayload(int capacity) {
+        ByteBuffer b = ownPayload;
+        if (b == null || b.capacity() < capacity) {
+            b = ByteBuffer.allocateDirect(Math.max(capacity, MAX_OWN_PAYLOAD));
+            ownPayload = b;
+        }
+        return b;
+    }
+
+    /** Copies the header and payload of {@code other} into this frame, the payload into its own buffer. */
+    void copyFrom(SoftFrame other) {
+        type = other.type;
+        route = other.route;
+        sourceRoute = other.sourceRoute;
+        sourceQpn = other.sourceQpn;
+        destinationQpn = other.destinationQpn;
+        psn = other.psn;
+        hasImmediate = other.hasImmediate;
+        immediate = other.immediate;
+        remoteAddress = other.remoteAddress;
+        rkey = other.rkey;
+        qkey = other.qkey;
+        length = other.length;
+        status = other.status;
+        sentAtNs = other.sentAtNs;
+        deliverAtNs = other.deliverAtNs;
+        payloadCount = 0;
+        ByteBuffer own = ownPayload(other.length);
+        int pos = 0;
+        for (int i = 0; i < other.payloadCount; i++) {
+            own.put(pos, other.payloadBuffers[i], other.payloadOffsets[i], other.payloadLengths[i]);
+            pos += other.payloadLengths[i];
+        }
+        addPayload(own, 0, other.length);
+    }
+
+    /** Returns the frame to its pool; any thread; the frame must not be used afterwards. */
+    public void release() {
+        for (int i = 0; i < payloadCount; i++) {
+            payloadBuffers[i] = null;
+        }
+        payloadCount = 0;
+        route = null;
+        sourceRoute = null;
+        pool.giveBack(this);
+    }
+
+    @Override
+    public String toString() {
+        return "frame{" + type + ", qp " + sourceQpn + "->" + destinationQpn + ", psn=" + psn + ", len=" + length
+            + (type == FrameType.NAK ? ", " + status : "") + "}";
+    }
+}

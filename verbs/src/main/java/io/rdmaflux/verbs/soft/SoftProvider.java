@@ -1,0 +1,313 @@
+package io.rdmaflux.verbs.soft;
+
+import io.rdmaflux.verbs.ConnectionManager;
+import io.rdmaflux.verbs.Device;
+import io.rdmaflux.verbs.RdmaProvider;
+import io.rdmaflux.verbs.ThreadingMode;
+import io.rdmaflux.verbs.VerbsException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The embedded software RDMA provider ({@code soft}): one or more {@link SoftDevice}s (software
+ * NICs) on a {@link SoftFabric}.
+ *
+ * <h2>Two nodes in one JVM</h2>
+ * Build two providers on one fabric (each is a host; they connect through its transport and its
+ * connection-manager registry), give both the same {@link io.rdmaflux.verbs.VirtualClock} and
+ * {@link ThreadingMode#INVOKER}, and drive both with {@link #progress(long)}:
+ * <pre>{@code
+ * VirtualClock clock = new VirtualClock();
+ * SoftFabric fabric = SoftFabric.mem("test");
+ * SoftProvider a = SoftProvider.builder().name("a").fabric(fabric).clock(clock).threadingMode(ThreadingMode.INVOKER).build();
+ * SoftProvider b = SoftProvider.builder().name("b").fabric(fabric).clock(clock).threadingMode(ThreadingMode.INVOKER).build();
+ * }</pre>
+ * (One provider with two devices also works: its devices are two NICs on the same fabric.)
+ *
+ * <h2>Threading</h2>
+ * {@link ThreadingMode#DEDICATED} (default) runs every device's engine on one thread named
+ * {@code rdmaflux-soft-<name>}, started by {@link Builder#build()} and stopped by {@link #close()};
+ * it idles with an Agrona {@link BackoffIdleStrategy}. {@link ThreadingMode#INVOKER} starts no
+ * thread: the caller drives {@link #progress(long)}, one thread at a time.
+ * {@link ThreadingMode#SHARED} is not offered (rejected with a clear error).
+ *
+ * <h2>Accounting</h2>
+ * {@link #liveMemoryRegions()} and {@link #allocatedBytes()} per provider, {@link SoftResources} for
+ * the whole JVM; both fall to 0 when everything is closed.
+ *
+ * <p><b>Concurrency:</b> thread-safe; {@link #close()} is idempotent.
+ */
+public final class SoftProvider implements RdmaProvider {
+    /** The provider name used with {@code RdmaProviders.open}. */
+    public static final String NAME = "soft";
+
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    private final String instanceName;
+    private final SoftFabric fabric;
+    private final NanoClock clock;
+    private final ThreadingMode threadingMode;
+    private final List<Device> devices;
+    private final SoftDevice[] deviceArray;
+    private final SoftConnectionManager connectionManager;
+    private final @Nullable AgentRunner runner;
+    private volatile @Nullable Throwable lastError;
+    final AtomicInteger liveRegions = new AtomicInteger();
+    final AtomicLong allocatedBytes = new AtomicLong();
+    private volatile boolean closed;
+
+    private SoftProvider(Builder b) {
+        this.instanceName = b.name != null ? b.name : "soft" + INSTANCES.getAndIncrement();
+        this.fabric = b.fabric != null ? b.fabric : SoftFabric.shared(SoftFabric.DEFAULT_NAME);
+        this.clock = b.clock;
+        this.threadingMode = b.threadingMode;
+        List<Device> list = new ArrayList<>();
+        try {
+            for (int i = 0; i < b.devices; i++) {
+                String deviceName = i < b.deviceNames.size() ? b.deviceNames.get(i) : fabric.nextDeviceName();
+                list.add(new SoftDevice(this, deviceName, b.portsPerDevice, b.rail, fabric));
+            }
+        } catch (RuntimeException e) {
+            list.forEach(Device::close);
+            throw e;
+        }
+        this.devices = List.copyOf(list);
+        this.deviceArray = list.toArray(new SoftDevice[0]);
+        this.connectionManager = new SoftConnectionManager(this, fabric);
+        SoftResources.LIVE_PROVIDERS.incrementAndGet();
+        if (threadingMode == ThreadingMode.DEDICATED) {
+            AgentRunner r = new AgentRunner(b.idleStrategy, t -> lastError = t, null, new EngineAgent());
+            this.runner = r;
+            AgentRunner.startOnThread(r);
+        } else {
+            this.runner = null;
+        }
+    }
+
+    /** A builder; defaults: one device with one unshaped port, DEDICATED, system clock, the shared default fabric. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    /** This instance's name (thread name suffix, messages). */
+    public String instanceName() {
+        return instanceName;
+    }
+
+    /** The fabric this provider's devices are attached to. */
+    public SoftFabric fabric() {
+        return fabric;
+    }
+
+    /** The clock all of this provider's timing uses. */
+    public NanoClock clock() {
+        return clock;
+    }
+
+    @Override
+    public List<Device> devices() {
+        return devices;
+    }
+
+    /** Device {@code index} (0-based) as a {@link SoftDevice}. */
+    public SoftDevice softDevice(int index) {
+        if (index < 0 || index >= deviceArray.length) {
+            throw new VerbsException("device index " + index + " outside [0, " + deviceArray.length + ")");
+        }
+        return deviceArray[index];
+    }
+
+    @Override
+    public ConnectionManager connectionManager() {
+        return connectionManager;
+    }
+
+    @Override
+    public ThreadingMode threadingMode() {
+        return threadingMode;
+    }
+
+    /**
+     * Runs every device's engine once ({@link ThreadingMode#INVOKER} only).
+     *
+     * @param nowNs current time in ns of {@link #clock()}
+     * @return work done; 0 when idle
+     * @throws VerbsException in DEDICATED mode (the provider's thread progresses it), or after close
+     */
+    @Override
+    public int progress(long nowNs) {
+        if (threadingMode != ThreadingMode.INVOKER) {
+            throw new VerbsException("provider '" + instanceName + "' runs in " + threadingMode
+                + " mode on its own thread; progress(nowNs) is for INVOKER mode (build with threadingMode(INVOKER))");
+        }
+        if (closed) {
+            throw new VerbsException("provider '" + instanceName + "' is closed");
+        }
+        return doWork(nowNs);
+    }
+
+    private int doWork(long nowNs) {
+        int work = 0;
+        for (SoftDevice d : deviceArray) {
+            work += d.doWork(nowNs);
+        }
+        return work + connectionManager.doWork(nowNs);
+    }
+
+    /** Memory regions of this provider registered and not deregistered. */
+    public int liveMemoryRegions() {
+        return liveRegions.get();
+    }
+
+    /** Bytes allocated by this provider's {@code allocateMemory} and not yet deregistered. */
+    public long allocatedBytes() {
+        return allocatedBytes.get();
+    }
+
+    /** The last error the DEDICATED thread caught (the engine does not throw by design), or null. */
+    public @Nullable Throwable lastError() {
+        return lastError;
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        AgentRunner r = runner;
+        if (r != null) {
+            r.close();
+        }
+        connectionManager.close();
+        for (SoftDevice d : deviceArray) {
+            d.close();
+        }
+        SoftResources.LIVE_PROVIDERS.decrementAndGet();
+    }
+
+    @Override
+    public String toString() {
+        return "SoftProvider{" + instanceName + ", " + threadingMode + ", fabric=" + fabric.name() + ", devices="
+            + devices.stream().map(Device::name).toList() + "}";
+    }
+
+    private final class EngineAgent implements Agent {
+        @Override
+        public int doWork() {
+            return SoftProvider.this.doWork(clock.nanoTime());
+        }
+
+        @Override
+        public String roleName() {
+            return "rdmaflux-soft-" + instanceName;
+        }
+    }
+
+    /** Builder of a {@link SoftProvider}; every value is checked with a message naming it. */
+    public static final class Builder {
+        private @Nullable String name;
+        private @Nullable SoftFabric fabric;
+        private NanoClock clock = new SystemNanoClock();
+        private ThreadingMode threadingMode = ThreadingMode.DEDICATED;
+        private int devices = 1;
+        private int portsPerDevice = 1;
+        private RailConfig rail = RailConfig.UNSHAPED;
+        private List<String> deviceNames = List.of();
+        private IdleStrategy idleStrategy = new BackoffIdleStrategy(64, 64, 1_000, 200_000);
+
+        private Builder() {
+        }
+
+        /** Instance name; the DEDICATED thread is {@code rdmaflux-soft-<name>}. */
+        public Builder name(String name) {
+            if (name.isBlank()) {
+                throw new VerbsException("provider name must not be blank");
+            }
+            this.name = name;
+            return this;
+        }
+
+        /** The fabric to attach to (default: {@code SoftFabric.shared("default")}). */
+        public Builder fabric(SoftFabric fabric) {
+            this.fabric = Objects.requireNonNull(fabric, "fabric");
+            return this;
+        }
+
+        /** The clock for shaping, latency, timers (default: system nano clock); tests pass a VirtualClock. */
+        public Builder clock(NanoClock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** DEDICATED (default) or INVOKER. */
+        public Builder threadingMode(ThreadingMode mode) {
+            if (mode == ThreadingMode.SHARED) {
+                throw new VerbsException("the soft provider offers DEDICATED (one thread per provider) or INVOKER "
+                    + "(caller drives progress(nowNs)), not SHARED");
+            }
+            this.threadingMode = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /** Number of devices (NICs), in [1, 64]. */
+        public Builder devices(int count) {
+            if (count < 1 || count > 64) {
+                throw new VerbsException("devices must be in [1, 64] but it was " + count);
+            }
+            this.devices = count;
+            return this;
+        }
+
+        /** Explicit device names (unique on the fabric); devices beyond the list get {@code soft<n>} names. */
+        public Builder deviceNames(List<String> names) {
+            this.deviceNames = List.copyOf(names);
+            if (deviceNames.size() > devices) {
+                devices = deviceNames.size();
+            }
+            return this;
+        }
+
+        /** Ports (rails) per device, in [1, 16]. */
+        public Builder portsPerDevice(int count) {
+            if (count < 1 || count > 16) {
+                throw new VerbsException("portsPerDevice must be in [1, 16] but it was " + count);
+            }
+            this.portsPerDevice = count;
+            return this;
+        }
+
+        /** The rail model every port starts with (each port can be changed later with {@link SoftPort#setRail}). */
+        public Builder rail(RailConfig rail) {
+            this.rail = Objects.requireNonNull(rail, "rail");
+            return this;
+        }
+
+        /** Idle strategy of the DEDICATED thread. */
+        public Builder idleStrategy(IdleStrategy idleStrategy) {
+            this.idleStrategy = Objects.requireNonNull(idleStrategy, "idleStrategy");
+            return this;
+        }
+
+        public SoftProvider build() {
+            return new SoftProvider(this);
+        }
+    }
+}

@@ -1,0 +1,1078 @@
+package io.rdmaflux.verbs.soft;
+
+import io.rdmaflux.verbs.Access;
+import io.rdmaflux.verbs.AddressHandle;
+import io.rdmaflux.verbs.Port;
+import io.rdmaflux.verbs.QpEndpoint;
+import io.rdmaflux.verbs.QpInitAttributes;
+import io.rdmaflux.verbs.QpState;
+import io.rdmaflux.verbs.QpType;
+import io.rdmaflux.verbs.QueuePair;
+import io.rdmaflux.verbs.ReceiveWorkRequest;
+import io.rdmaflux.verbs.ScatterGatherEntry;
+import io.rdmaflux.verbs.SendWorkRequest;
+import io.rdmaflux.verbs.VerbsException;
+import io.rdmaflux.verbs.WcOpcode;
+import io.rdmaflux.verbs.WcStatus;
+import io.rdmaflux.verbs.WrOpcode;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A soft queue pair: the verbs QP semantics of the soft NIC, independent of how frames travel.
+ *
+ * <h2>Send queue</h2>
+ * A preallocated ring of parallel arrays. {@link #postSend} copies the work request into the next
+ * slot (and, for inline sends, its payload into the slot's inline area) under the QP's monitor and
+ * publishes it with a release store; the engine consumes it. Per slot, three engine indices move
+ * forward: {@code txIndex} (next to transmit), {@code ackedIndex} (acknowledged by the responder)
+ * and {@code head} (completed to the CQ; the slot is free again).
+ *
+ * <h2>RC requester</h2>
+ * One frame per work request, PSN = {@code startPsn + index} (24 bits). Requests are pipelined up
+ * to the rail's token bucket. Responses: a cumulative ACK, a READ response (which also acknowledges
+ * everything before it), or a NAK. A receiver-not-ready NAK rewinds transmission to that PSN and
+ * retries after {@code rnrTimeoutNs}, up to {@code rnrRetryCount} times (7 = forever), then
+ * completes the work request with RNR_RETRY_EXC_ERR. When nothing is acknowledged within
+ * {@code retryTimeoutNs} of when the last frame should have arrived (port down, peer gone),
+ * transmission rewinds to the oldest unacknowledged request (go-back-N), up to {@code retryCount}
+ * times, then RETRY_EXC_ERR. Any error moves the QP to ERROR.
+ *
+ * <h2>RC responder</h2>
+ * Accepts only the expected PSN; a duplicate (PSN before it) is acknowledged again (a READ is
+ * executed again), a PSN after it is dropped (a gap after a NAK). SEND consumes the oldest posted
+ * receive (own queue or SRQ) or answers RNR; RDMA WRITE checks rkey, bounds, protection domain and
+ * REMOTE_WRITE, RDMA READ the same with REMOTE_READ, and answers REM_ACCESS_ERR otherwise; a receive
+ * too small for a SEND completes with LOC_LEN_ERR and the requester gets REM_INV_REQ_ERR; a receive
+ * with a bad lkey completes with LOC_PROT_ERR and the requester gets REM_OP_ERR. A responder-side
+ * error moves the responder QP to ERROR too.
+ *
+ * <h2>UD</h2>
+ * A datagram leaves at once and its send completes when it leaves; above the port MTU it completes
+ * with LOC_LEN_ERR, and the QP stays in RTS (hardware would put the send queue in an error state;
+ * keeping the QP usable is what a datagram layer above wants and does not hide the error). The
+ * receiver drops it silently when no receive is posted, the Q_Key differs, or the QP is not ready.
+ * Receive completions carry the source QPN; byte length is the payload (no 40-byte GRH is prepended).
+ *
+ * <h2>ERROR</h2>
+ * Acknowledged work requests complete with SUCCESS, the failed one with its error status, every
+ * later one (and every one posted afterwards, and every receive on the QP's own receive queue) with
+ * WR_FLUSH_ERR, signaled or not.
+ */
+final class SoftQueuePair implements QueuePair {
+    static final int PSN_MASK = 0xFFFFFF;
+    private static final int SGES = SendWorkRequest.MAX_SGE;
+    private static final WrOpcode[] WR_OPCODES = WrOpcode.values();
+    private static final WcStatus[] WC_STATUSES = WcStatus.values();
+    private static final byte NO_ERROR = -1;
+
+    private final SoftDevice device;
+    private final SoftProtectionDomain pd;
+    private final QpInitAttributes attributes;
+    private final QpType type;
+    private final SoftPort port;
+    final int qpn;
+    final SoftCompletionQueue sendCq;
+    final SoftCompletionQueue receiveCq;
+    private final @Nullable SoftSharedReceiveQueue srq;
+    private final @Nullable ReceiveRing rq;
+    private final int startPsn;
+    private volatile QpState state = QpState.RESET;
+    private volatile boolean closed;
+
+    // connection (RC), set at RTR before the QP can send or receive
+    private @Nullable Route route;
+    private int remoteQpn;
+    private @Nullable QpEndpoint remote;
+
+    // send ring
+    private final int sqCapacity;
+    private final long[] sWrId;
+    private final byte[] sOpcode;
+    private final boolean[] sSignaled;
+    private final boolean[] sHasImm;
+    private final int[] sImm;
+    private final long[] sRemoteAddress;
+    private final int[] sRkey;
+    private final int[] sLength;
+    private final @Nullable SoftAddressHandle[] sAh;
+    private final int[] sRemoteQpn;
+    private final int[] sRemoteQkey;
+    private final int[] sNumSge;
+    private final long[] sSgeAddress;
+    private final int[] sSgeLength;
+    private final int[] sSgeLkey;
+    private final boolean[] sInline;
+    private final boolean[] sReadDone;
+    private final byte[] sError;
+    private final @Nullable String[] sErrorDetail;
+    private final @Nullable ByteBuffer inlineData;
+    private final int inlineStride;
+    private final AtomicLong sqTail = new AtomicLong();
+    private final AtomicLong sqHead = new AtomicLong();
+
+    // requester, engine only
+    private long head;
+    private long ackedIndex;
+    private long txIndex;
+    private long highestTx;
+    private long rnrWaitUntilNs;
+    private boolean rnrWaiting;
+    private int rnrRetries;
+    private int transportRetries;
+    private long ackDeadlineNs;
+    private long errorIndex = -1;
+    private WcStatus errorStatus = WcStatus.SUCCESS;
+    private String errorDetail = "";
+
+    // responder, engine only
+    private int expectedPsn;
+    private int ackPsn;
+    boolean ackQueued;
+
+    SoftQueuePair(SoftDevice device, SoftProtectionDomain pd, QpInitAttributes a, @Nullable SoftSharedReceiveQueue srq, int qpn) {
+        this.device = device;
+        this.pd = pd;
+        this.attributes = a;
+        this.type = a.type();
+        this.port = (SoftPort) a.port();
+        this.qpn = qpn;
+        this.sendCq = (SoftCompletionQueue) a.sendCq();
+        this.receiveCq = (SoftCompletionQueue) a.receiveCq();
+        this.srq = srq;
+        this.rq = srq == null ? new ReceiveRing(a.maxReceiveWr()) : null;
+        this.startPsn = (qpn * 0x9E3779B1) & PSN_MASK;
+        int cap = a.maxSendWr();
+        this.sqCapacity = cap;
+        sWrId = new long[cap];
+        sOpcode = new byte[cap];
+        sSignaled = new boolean[cap];
+        sHasImm = new boolean[cap];
+        sImm = new int[cap];
+        sRemoteAddress = new long[cap];
+        sRkey = new int[cap];
+        sLength = new int[cap];
+        sAh = new SoftAddressHandle[cap];
+        sRemoteQpn = new int[cap];
+        sRemoteQkey = new int[cap];
+        sNumSge = new int[cap];
+        sSgeAddress = new long[cap * SGES];
+        sSgeLength = new int[cap * SGES];
+        sSgeLkey = new int[cap * SGES];
+        sInline = new boolean[cap];
+        sReadDone = new boolean[cap];
+        sError = new byte[cap];
+        sErrorDetail = new String[cap];
+        this.inlineStride = a.maxInlineBytes();
+        this.inlineData = inlineStride > 0 ? ByteBuffer.allocateDirect(cap * inlineStride) : null;
+    }
+
+    // ------------------------------------------------------------------ public API
+
+    @Override
+    public int qpNumber() {
+        return qpn;
+    }
+
+    @Override
+    public QpType type() {
+        return type;
+    }
+
+    @Override
+    public QpState state() {
+        return state;
+    }
+
+    @Override
+    public Port port() {
+        return port;
+    }
+
+    @Override
+    public QpInitAttributes attributes() {
+        return attributes;
+    }
+
+    @Override
+    public QpEndpoint localEndpoint() {
+        return new QpEndpoint(port.address(), qpn, startPsn, port.mtuBytes());
+    }
+
+    @Override
+    public synchronized void init() {
+        checkOpen("init()");
+        requireState(QpState.RESET, "init()");
+        state = QpState.INIT;
+    }
+
+    @Override
+    public synchronized void readyToReceive(QpEndpoint remoteEndpoint) {
+        checkOpen("readyToReceive(remote)");
+        if (type != QpType.RC) {
+            throw new VerbsException("QP " + qpn + " is UD; call readyToReceive() without a remote endpoint");
+        }
+        requireState(QpState.INIT, "readyToReceive(remote)");
+        Route r = device.attachment().resolve(remoteEndpoint.address());
+        this.route = r;
+        this.remoteQpn = remoteEndpoint.qpn();
+        this.remote = remoteEndpoint;
+        this.expectedPsn = remoteEndpoint.startPsn() & PSN_MASK;
+        this.ackPsn = (expectedPsn - 1) & PSN_MASK;
+        state = QpState.RTR;
+    }
+
+    @Override
+    public synchronized void readyToReceive() {
+        checkOpen("readyToReceive()");
+        if (type != QpType.UD) {
+            throw new VerbsException("QP " + qpn + " is RC; call readyToReceive(remoteEndpoint) with the peer's QpEndpoint");
+        }
+        requireState(QpState.INIT, "readyToReceive()");
+        state = QpState.RTR;
+    }
+
+    @Override
+    public synchronized void readyToSend() {
+        checkOpen("readyToSend()");
+        requireState(QpState.RTR, "readyToSend()");
+        state = QpState.RTS;
+    }
+
+    @Override
+    public synchronized void toError() {
+        checkOpen("toError()");
+        state = QpState.ERROR;
+    }
+
+    private void requireState(QpState expected, String call) {
+        if (state != expected) {
+            throw new VerbsException("QP " + qpn + " is in " + state + " but " + call + " needs " + expected
+                + "; transitions are RESET -> INIT -> RTR -> RTS");
+        }
+    }
+
+    private void checkOpen(String what) {
+        if (closed) {
+            throw new VerbsException("QP " + qpn + " is closed; cannot " + what + " (create a new queue pair)");
+        }
+    }
+
+    @Override
+    public boolean postSend(SendWorkRequest wr) {
+        synchronized (this) {
+            checkOpen("post a send");
+            QpState s = state;
+            if (s != QpState.RTS && s != QpState.ERROR) {
+                throw new VerbsException("QP " + qpn + " is in " + s + "; sends may be posted from RTS on "
+                    + "(call readyToSend() or connect(remote))");
+            }
+            WrOpcode op = wr.opcode();
+            SoftAddressHandle ah = null;
+            if (type == QpType.UD) {
+                if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
+                    throw new VerbsException("UD QP " + qpn + " cannot post " + op + "; UD supports SEND and SEND_WITH_IMM only");
+                }
+                AddressHandle a = wr.addressHandle();
+                if (a == null) {
+                    throw new VerbsException("a UD send needs a destination; call wr.ud(addressHandle, remoteQpn, remoteQkey)");
+                }
+                if (!(a instanceof SoftAddressHandle sa) || sa.pd() != pd || sa.isClosed()) {
+                    throw new VerbsException("address handle " + a + " is closed or from another protection domain; "
+                        + "create it with this QP's protection domain");
+                }
+                ah = sa;
+            }
+            int n = wr.numSge();
+            long total = 0;
+            for (int k = 0; k < n; k++) {
+                int len = wr.sge(k).length();
+                if (len < 0) {
+                    throw new VerbsException("SGE " + k + " of " + wr + " has negative length " + len);
+                }
+                total += len;
+            }
+            if (wr.inline()) {
+                if (op == WrOpcode.RDMA_READ) {
+                    throw new VerbsException("RDMA_READ cannot be inline: the read data lands in the SGEs; clear inline(false)");
+                }
+                if (total > inlineStride) {
+                    throw new VerbsException("inline payload of " + total + " bytes exceeds QP " + qpn + "'s maxInlineBytes "
+                        + inlineStride + "; send it without inline or raise maxInlineBytes");
+                }
+            }
+            long t = sqTail.get();
+            if (t - sqHead.get() >= sqCapacity) {
+                return false;
+            }
+            int slot = (int) (t % sqCapacity);
+            sWrId[slot] = wr.wrId();
+            sOpcode[slot] = (byte) op.ordinal();
+            sSignaled[slot] = wr.signaled();
+            sHasImm[slot] = op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.RDMA_WRITE_WITH_IMM;
+            sImm[slot] = wr.immediate();
+            sRemoteAddress[slot] = wr.remoteAddress();
+            sRkey[slot] = wr.rkey();
+            sAh[slot] = ah;
+            sRemoteQpn[slot] = wr.remoteQpn();
+            sRemoteQkey[slot] = wr.remoteQkey();
+            sNumSge[slot] = n;
+            sInline[slot] = wr.inline();
+            sReadDone[slot] = false;
+            sError[slot] = NO_ERROR;
+            sErrorDetail[slot] = null;
+            if (total > device.capabilities().maxMessageBytes()) {
+                markError(slot, WcStatus.LOC_LEN_ERR, "message of " + total + " bytes exceeds the device limit of "
+                    + device.capabilities().maxMessageBytes() + " bytes");
+            }
+            sLength[slot] = (int) Math.min(total, Integer.MAX_VALUE);
+            for (int k = 0; k < n; k++) {
+                ScatterGatherEntry e = wr.sge(k);
+                sSgeAddress[slot * SGES + k] = e.address();
+                sSgeLength[slot * SGES + k] = e.length();
+                sSgeLkey[slot * SGES + k] = e.lkey();
+            }
+            if (wr.inline() && sError[slot] == NO_ERROR) {
+                copyInline(slot);
+            }
+            sqTail.lazySet(t + 1);
+            return true;
+        }
+    }
+
+    private void markError(int slot, WcStatus status, String detail) {
+        sError[slot] = (byte) status.ordinal();
+        sErrorDetail[slot] = detail;
+    }
+
+    /** Copies an inline payload at post time: verbs lets the caller reuse the memory as soon as post returns. */
+    private void copyInline(int slot) {
+        ByteBuffer dst = inlineData;
+        int pos = slot * inlineStride;
+        for (int k = 0; k < sNumSge[slot]; k++) {
+            int i = slot * SGES + k;
+            int len = sSgeLength[i];
+            SoftMemoryRegion mr = device.lookupLocal(sSgeLkey[i]);
+            String problem = checkLocal(mr, sSgeLkey[i], sSgeAddress[i], len, false);
+            if (problem != null) {
+                markError(slot, WcStatus.LOC_PROT_ERR, "inline SGE " + k + ": " + problem);
+                return;
+            }
+            if (len > 0 && dst != null) {
+                dst.put(pos, mr.base, (int) (sSgeAddress[i] - mr.address()), len);
+            }
+            pos += len;
+        }
+    }
+
+    @Override
+    public boolean postReceive(ReceiveWorkRequest wr) {
+        checkOpen("post a receive");
+        ReceiveRing ring = rq;
+        if (ring == null) {
+            throw new VerbsException("QP " + qpn + " uses a shared receive queue; post receives to the SRQ");
+        }
+        if (state == QpState.RESET) {
+            throw new VerbsException("QP " + qpn + " is in RESET; receives may be posted from INIT on (call init())");
+        }
+        return ring.post(wr);
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        device.removeQp(this);
+        pd.forget(this);
+        SoftResources.LIVE_QUEUE_PAIRS.decrementAndGet();
+    }
+
+    @Override
+    public String toString() {
+        return type + " QP " + qpn + " " + state + " on " + port.address() + (remote != null ? " -> " + remote.address() + "/" + remote.qpn() : "");
+    }
+
+    // ------------------------------------------------------------------ checks
+
+    /** Null when {@code [addr, addr+len)} is usable locally through {@code lkey}, else the reason. */
+    private @Nullable String checkLocal(@Nullable SoftMemoryRegion mr, int lkey, long addr, int len, boolean write) {
+        if (mr == null || mr.lkey() != lkey || !mr.isValid()) {
+            return "lkey 0x" + Integer.toHexString(lkey) + " names no registered memory region (wrong key or deregistered)";
+        }
+        if (mr.pd() != pd) {
+            return "lkey 0x" + Integer.toHexString(lkey) + " belongs to another protection domain";
+        }
+        if (!mr.contains(addr, len)) {
+            return "[0x" + Long.toHexString(addr) + ", +" + len + ") lies outside its region [0x"
+                + Long.toHexString(mr.address()) + ", +" + mr.length() + ")";
+        }
+        if (write && (mr.access() & Access.LOCAL_WRITE) == 0) {
+            return "region lkey 0x" + Integer.toHexString(lkey) + " lacks LOCAL_WRITE (registered "
+                + Access.toString(mr.access()) + ")";
+        }
+        return null;
+    }
+
+    private @Nullable String checkRemote(@Nullable SoftMemoryRegion mr, int rkey, long addr, int len, int right) {
+        if (mr == null || mr.rkey() != rkey || !mr.isValid()) {
+            return "rkey 0x" + Integer.toHexString(rkey) + " names no registered memory region (wrong key or deregistered)";
+        }
+        if (mr.pd() != pd) {
+            return "rkey 0x" + Integer.toHexString(rkey) + " belongs to another protection domain than the responder QP's";
+        }
+        if (!mr.contains(addr, len)) {
+            return "remote [0x" + Long.toHexString(addr) + ", +" + len + ") lies outside the region [0x"
+                + Long.toHexString(mr.address()) + ", +" + mr.length() + ")";
+        }
+        if ((mr.access() & right) == 0) {
+            return "region rkey 0x" + Integer.toHexString(rkey) + " lacks " + Access.toString(right)
+                + " (registered " + Access.toString(mr.access()) + ")";
+        }
+        return null;
+    }
+
+    static int psnDiff(int a, int b) {
+        return ((a - b) << 8) >> 8;
+    }
+
+    private int psnOf(long index) {
+        return (int) ((startPsn + index) & PSN_MASK);
+    }
+
+    // ------------------------------------------------------------------ engine: requester
+
+    /** Engine: transmit, timers, completions, flush. */
+    int doSendWork(long nowNs) {
+        QpState s = state;
+        if (s == QpState.ERROR) {
+            return flush();
+        }
+        if (s != QpState.RTS) {
+            return 0;
+        }
+        return type == QpType.UD ? doUdSends(nowNs) : doRcSends(nowNs);
+    }
+
+    private int doRcSends(long nowNs) {
+        int work = completeAcked();
+        if (state == QpState.ERROR) {
+            return work + flush();
+        }
+        if (txIndex > ackedIndex && nowNs - ackDeadlineNs >= 0) {
+            if (++transportRetries > attributes.retryCount()) {
+                failAt(ackedIndex, WcStatus.RETRY_EXC_ERR, "no acknowledgement from " + destination() + " after "
+                    + attributes.retryCount() + " retries of " + attributes.retryTimeoutNs() + " ns (port down or peer gone)");
+                return work + 1 + flush();
+            }
+            txIndex = ackedIndex;
+            ackDeadlineNs = nowNs + attributes.retryTimeoutNs();
+            work++;
+        }
+        if (rnrWaiting) {
+            if (nowNs - rnrWaitUntilNs < 0) {
+                return work;
+            }
+            rnrWaiting = false;
+        }
+        long tail = sqTail.get();
+        Route r = route;
+        while (txIndex < tail) {
+            int slot = (int) (txIndex % sqCapacity);
+            if (sError[slot] == NO_ERROR && !sInline[slot]) {
+                validateSges(slot, sOpcode[slot] == WrOpcode.RDMA_READ.ordinal());
+            }
+            if (sError[slot] != NO_ERROR) {
+                if (txIndex == ackedIndex) {
+                    failAt(txIndex, WC_STATUSES[sError[slot]], sErrorDetail[slot]);
+                    return work + 1 + flush();
+                }
+                break;
+            }
+            if (!port.mayTransmit(nowNs)) {
+                break;
+            }
+            WrOpcode op = WR_OPCODES[sOpcode[slot]];
+            int len = sLength[slot];
+            long arrival = op == WrOpcode.RDMA_READ ? port.controlArrival(nowNs) : port.depart(nowNs, len);
+            if (port.isUp() && r != null) {
+                SoftFrame f = device.claimFrame();
+                f.route = r;
+                f.sourceQpn = qpn;
+                f.destinationQpn = remoteQpn;
+                f.psn = psnOf(txIndex);
+                f.hasImmediate = sHasImm[slot];
+                f.immediate = sImm[slot];
+                f.remoteAddress = sRemoteAddress[slot];
+                f.rkey = sRkey[slot];
+                f.length = len;
+                f.sentAtNs = nowNs;
+                f.deliverAtNs = device.monotoneArrival(port, arrival);
+                switch (op) {
+                    case SEND, SEND_WITH_IMM -> f.type = FrameType.SEND;
+                    case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> f.type = FrameType.RDMA_WRITE;
+                    default -> f.type = FrameType.RDMA_READ_REQUEST;
+                }
+                if (op != WrOpcode.RDMA_READ) {
+                    gather(slot, f);
+                }
+                device.attachment().transmit(f);
+            }
+            long deadline = arrival + port.engineRail().latencyNs() + attributes.retryTimeoutNs();
+            if (txIndex == ackedIndex || deadline - ackDeadlineNs > 0) {
+                ackDeadlineNs = deadline;
+            }
+            txIndex++;
+            if (txIndex > highestTx) {
+                highestTx = txIndex;
+            }
+            work++;
+        }
+        return work;
+    }
+
+    private @Nullable String destination() {
+        return remote == null ? "(unconnected)" : remote.address() + " QP " + remote.qpn();
+    }
+
+    /** Checks a slot's SGEs at transmit; marks the slot with LOC_PROT_ERR when one is bad. */
+    private void validateSges(int slot, boolean write) {
+        for (int k = 0; k < sNumSge[slot]; k++) {
+            int i = slot * SGES + k;
+            String problem = checkLocal(device.lookupLocal(sSgeLkey[i]), sSgeLkey[i], sSgeAddress[i], sSgeLength[i], write);
+            if (problem != null) {
+                markError(slot, WcStatus.LOC_PROT_ERR, "SGE " + k + ": " + problem);
+                return;
+            }
+        }
+    }
+
+    private void gather(int slot, SoftFrame f) {
+        if (sInline[slot]) {
+            if (sLength[slot] > 0) {
+                f.addPayload(inlineData, slot * inlineStride, sLength[slot]);
+            }
+            return;
+        }
+        for (int k = 0; k < sNumSge[slot]; k++) {
+            int i = slot * SGES + k;
+            int len = sSgeLength[i];
+            if (len > 0) {
+                SoftMemoryRegion mr = device.lookupLocal(sSgeLkey[i]);
+                f.addPayload(mr.base, (int) (sSgeAddress[i] - mr.address()), len);
+            }
+        }
+    }
+
+    /** Completes acknowledged work requests while the CQ has room. */
+    private int completeAcked() {
+        int n = 0;
+        while (head < ackedIndex) {
+            int slot = (int) (head % sqCapacity);
+            if (sSignaled[slot]) {
+                if (!sendCq.hasRoom()) {
+                    break;
+                }
+                WrOpcode op = WR_OPCODES[sOpcode[slot]];
+                sendCq.add(sWrId[slot], WcStatus.SUCCESS, wcOpcode(op), sLength[slot], false, 0, qpn, 0, "");
+            }
+            sAh[slot] = null;
+            head++;
+            n++;
+        }
+        if (n > 0) {
+            sqHead.lazySet(head);
+        }
+        return n;
+    }
+
+    private static WcOpcode wcOpcode(WrOpcode op) {
+        return switch (op) {
+            case SEND, SEND_WITH_IMM -> WcOpcode.SEND;
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> WcOpcode.RDMA_WRITE;
+            case RDMA_READ -> WcOpcode.RDMA_READ;
+        };
+    }
+
+    private void failAt(long index, WcStatus status, @Nullable String detail) {
+        errorIndex = index;
+        errorStatus = status;
+        errorDetail = detail == null ? status.name() : detail;
+        state = QpState.ERROR;
+    }
+
+    /** Engine, in ERROR: completes everything outstanding (see the class Javadoc). */
+    private int flush() {
+        int n = 0;
+        long tail = sqTail.get();
+        while (head < tail) {
+            int slot = (int) (head % sqCapacity);
+            WcStatus st;
+            String detail;
+            if (head < ackedIndex) {
+                st = WcStatus.SUCCESS;
+                detail = "";
+            } else if (head == errorIndex) {
+                st = errorStatus;
+                detail = errorDetail;
+            } else {
+                st = WcStatus.WR_FLUSH_ERR;
+                detail = "flushed: QP " + qpn + " is in ERROR";
+            }
+            if (st != WcStatus.SUCCESS || sSignaled[slot]) {
+                if (!sendCq.hasRoom()) {
+                    break;
+                }
+                sendCq.add(sWrId[slot], st, wcOpcode(WR_OPCODES[sOpcode[slot]]), sLength[slot], false, 0, qpn, 0, detail);
+            }
+            sAh[slot] = null;
+            head++;
+            n++;
+        }
+        if (n > 0) {
+            sqHead.lazySet(head);
+        }
+        txIndex = Math.max(txIndex, head);
+        ackedIndex = Math.max(ackedIndex, head);
+        ReceiveRing ring = rq;
+        if (ring != null) {
+            int slot;
+            while ((slot = ring.peek()) >= 0 && receiveCq.hasRoom()) {
+                receiveCq.add(ring.wrIds[slot], WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, qpn, 0,
+                    "flushed: QP " + qpn + " is in ERROR");
+                ring.consume();
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private int doUdSends(long nowNs) {
+        long tail = sqTail.get();
+        int n = 0;
+        while (txIndex < tail) {
+            int slot = (int) (txIndex % sqCapacity);
+            if (sError[slot] == NO_ERROR && !sInline[slot]) {
+                validateSges(slot, false);
+            }
+            int len = sLength[slot];
+            int mtu = port.engineRail().mtuBytes();
+            if (sError[slot] == NO_ERROR && len > mtu) {
+                markError(slot, WcStatus.LOC_LEN_ERR, "UD datagram of " + len + " bytes exceeds the port MTU of " + mtu
+                    + " bytes; fragment it");
+            }
+            boolean error = sError[slot] != NO_ERROR;
+            if ((error || sSignaled[slot]) && !sendCq.hasRoom()) {
+                break;
+            }
+            if (!error) {
+                if (!port.mayTransmit(nowNs)) {
+                    break;
+                }
+                transmitDatagram(slot, len, nowNs);
+            }
+            if (error) {
+                sendCq.add(sWrId[slot], WC_STATUSES[sError[slot]], WcOpcode.SEND, len, false, 0, qpn, 0, sErrorDetail[slot]);
+            } else if (sSignaled[slot]) {
+                sendCq.add(sWrId[slot], WcStatus.SUCCESS, WcOpcode.SEND, len, false, 0, qpn, 0, "");
+            }
+            sAh[slot] = null;
+            txIndex++;
+            n++;
+        }
+        if (n > 0) {
+            head = txIndex;
+            ackedIndex = txIndex;
+            sqHead.lazySet(head);
+        }
+        return n;
+    }
+
+    private void transmitDatagram(int slot, int len, long nowNs) {
+        long arrival = port.depart(nowNs, len);
+        SoftAddressHandle ah = sAh[slot];
+        if (!port.isUp() || ah == null || port.udLost(nowNs, len)) {
+            return;
+        }
+        SoftFrame f = device.claimFrame();
+        f.type = FrameType.UD_SEND;
+        f.route = ah.route;
+        f.sourceQpn = qpn;
+        f.destinationQpn = sRemoteQpn[slot];
+        f.qkey = sRemoteQkey[slot];
+        f.hasImmediate = sHasImm[slot];
+        f.immediate = sImm[slot];
+        f.length = len;
+        f.sentAtNs = nowNs;
+        ByteBuffer own = f.ownPayload(len);
+        int pos = 0;
+        if (sInline[slot]) {
+            if (len > 0) {
+                own.put(0, inlineData, slot * inlineStride, len);
+            }
+        } else {
+            for (int k = 0; k < sNumSge[slot]; k++) {
+                int i = slot * SGES + k;
+                int l = sSgeLength[i];
+                if (l > 0) {
+                    SoftMemoryRegion mr = device.lookupLocal(sSgeLkey[i]);
+                    own.put(pos, mr.base, (int) (sSgeAddress[i] - mr.address()), l);
+                }
+                pos += l;
+            }
+        }
+        if (len > 0) {
+            f.addPayload(own, 0, len);
+        }
+        int corrupt = port.udCorruptOffset(len);
+        if (corrupt >= 0) {
+            own.put(corrupt, (byte) (own.get(corrupt) ^ 0x5A));
+        }
+        boolean reorder = port.udReorder();
+        f.deliverAtNs = reorder ? arrival + port.engineRail().reorderDelayNs() : device.monotoneArrival(port, arrival);
+        SoftFrame dup = port.udDuplicate() ? device.claimFrame() : null;
+        if (dup != null) {
+            dup.copyFrom(f);
+            dup.deliverAtNs = device.monotoneArrival(port, arrival);
+        }
+        device.attachment().transmit(f);
+        if (dup != null) {
+            device.attachment().transmit(dup);
+        }
+    }
+
+    // ------------------------------------------------------------------ engine: inbound
+
+    /** Engine: a response (ACK, NAK, READ response) for this QP as requester. */
+    void onResponse(SoftFrame f, long nowNs) {
+        if (state != QpState.RTS || type != QpType.RC || f.sourceQpn != remoteQpn) {
+            return;
+        }
+        long index = head + psnDiff(f.psn, psnOf(head));
+        if (index < ackedIndex || index >= highestTx) {
+            return;
+        }
+        switch (f.type) {
+            case ACK -> {
+                long upTo = index + 1;
+                long i = ackedIndex;
+                while (i < upTo) {
+                    int slot = (int) (i % sqCapacity);
+                    if (sOpcode[slot] == WrOpcode.RDMA_READ.ordinal() && !sReadDone[slot]) {
+                        break;
+                    }
+                    i++;
+                }
+                progress(i, nowNs);
+            }
+            case RDMA_READ_RESPONSE -> {
+                int slot = (int) (index % sqCapacity);
+                if (sOpcode[slot] != WrOpcode.RDMA_READ.ordinal()) {
+                    return;
+                }
+                progress(index, nowNs);
+                String problem = scatterReadResponse(slot, f);
+                if (problem != null) {
+                    failAt(index, WcStatus.LOC_PROT_ERR, problem);
+                    return;
+                }
+                sReadDone[slot] = true;
+                progress(index + 1, nowNs);
+            }
+            case NAK -> {
+                progress(index, nowNs);
+                if (f.status == WcStatus.RNR_RETRY_EXC_ERR) {
+                    int limit = attributes.rnrRetryCount();
+                    if (limit != 7 && ++rnrRetries > limit) {
+                        failAt(index, WcStatus.RNR_RETRY_EXC_ERR, "receiver not ready: " + destination()
+                            + " had no receive posted after " + limit + " RNR retries of " + attributes.rnrTimeoutNs() + " ns");
+                        return;
+                    }
+                    txIndex = index;
+                    rnrWaitUntilNs = nowNs + attributes.rnrTimeoutNs();
+                    rnrWaiting = true;
+                    ackDeadlineNs = rnrWaitUntilNs + attributes.retryTimeoutNs();
+                } else {
+                    failAt(index, f.status, "responder " + destination() + " answered " + f.status
+                        + describeNak(f.status, (int) (index % sqCapacity)));
+                }
+            }
+            default -> {
+            }
+        }
+    }
+
+    private String describeNak(WcStatus status, int slot) {
+        return switch (status) {
+            case REM_ACCESS_ERR -> " for remote address 0x" + Long.toHexString(sRemoteAddress[slot]) + " rkey 0x"
+                + Integer.toHexString(sRkey[slot]) + " length " + sLength[slot] + " (wrong rkey, out of bounds or missing access right)";
+            case REM_INV_REQ_ERR -> ": the posted receive is smaller than the " + sLength[slot] + "-byte message";
+            default -> "";
+        };
+    }
+
+    private void progress(long newAcked, long nowNs) {
+        if (newAcked > ackedIndex) {
+            ackedIndex = newAcked;
+            transportRetries = 0;
+            rnrRetries = 0;
+            if (txIndex < ackedIndex) {
+                txIndex = ackedIndex;
+            }
+            ackDeadlineNs = nowNs + attributes.retryTimeoutNs() + 2 * port.engineRail().latencyNs();
+        }
+    }
+
+    private @Nullable String scatterReadResponse(int slot, SoftFrame f) {
+        SoftDevice.Scratch s = device.scratch;
+        int count = 0;
+        for (int k = 0; k < sNumSge[slot]; k++) {
+            int i = slot * SGES + k;
+            SoftMemoryRegion mr = device.lookupLocal(sSgeLkey[i]);
+            String problem = checkLocal(mr, sSgeLkey[i], sSgeAddress[i], sSgeLength[i], true);
+            if (problem != null) {
+                return "RDMA READ target SGE " + k + ": " + problem;
+            }
+            s.buffers[count] = mr.base;
+            s.offsets[count] = (int) (sSgeAddress[i] - mr.address());
+            s.lengths[count] = sSgeLength[i];
+            count++;
+        }
+        int len = Math.min(f.length, sLength[slot]);
+        NativeMemory.scatterGather(f.payloadBuffers, f.payloadOffsets, f.payloadLengths, f.payloadCount,
+            s.buffers, s.offsets, s.lengths, count, len);
+        s.clear(count);
+        return null;
+    }
+
+    /** Engine: an RC request for this QP as responder. */
+    void onRequest(SoftFrame f, long nowNs) {
+        QpState s = state;
+        if ((s != QpState.RTR && s != QpState.RTS) || type != QpType.RC || f.sourceQpn != remoteQpn) {
+            return;
+        }
+        int d = psnDiff(f.psn, expectedPsn);
+        if (d > 0) {
+            return;
+        }
+        if (d < 0) {
+            if (f.type == FrameType.RDMA_READ_REQUEST) {
+                executeRead(f, nowNs);
+            } else {
+                device.queueAck(this);
+            }
+            return;
+        }
+        switch (f.type) {
+            case SEND -> executeSend(f, nowNs, false);
+            case RDMA_WRITE -> {
+                SoftMemoryRegion mr = device.lookupRemote(f.rkey);
+                String problem = checkRemote(mr, f.rkey, f.remoteAddress, f.length, Access.REMOTE_WRITE);
+                if (problem != null) {
+                    responderError(f, nowNs, WcStatus.REM_ACCESS_ERR);
+                    return;
+                }
+                if (f.hasImmediate) {
+                    executeSend(f, nowNs, true);
+                    return;
+                }
+                writeInto(mr, f);
+                accepted(f);
+            }
+            case RDMA_READ_REQUEST -> {
+                SoftMemoryRegion mr = device.lookupRemote(f.rkey);
+                if (checkRemote(mr, f.rkey, f.remoteAddress, f.length, Access.REMOTE_READ) != null) {
+                    responderError(f, nowNs, WcStatus.REM_ACCESS_ERR);
+                    return;
+                }
+                flushAck(nowNs);
+                executeRead(f, nowNs);
+                expectedPsn = (expectedPsn + 1) & PSN_MASK;
+                ackPsn = f.psn;
+            }
+            default -> {
+            }
+        }
+    }
+
+    private void accepted(SoftFrame f) {
+        expectedPsn = (expectedPsn + 1) & PSN_MASK;
+        ackPsn = f.psn;
+        device.queueAck(this);
+    }
+
+    private void writeInto(SoftMemoryRegion mr, SoftFrame f) {
+        SoftDevice.Scratch s = device.scratch;
+        s.buffers[0] = mr.base;
+        s.offsets[0] = (int) (f.remoteAddress - mr.address());
+        s.lengths[0] = f.length;
+        NativeMemory.scatterGather(f.payloadBuffers, f.payloadOffsets, f.payloadLengths, f.payloadCount,
+            s.buffers, s.offsets, s.lengths, 1, f.length);
+        s.clear(1);
+    }
+
+    /** SEND, SEND_WITH_IMM, or (withWrite) RDMA_WRITE_WITH_IMM whose rkey was checked. */
+    private void executeSend(SoftFrame f, long nowNs, boolean withWrite) {
+        ReceiveRing ring = srq != null ? srq.ring : rq;
+        int slot = ring == null ? -1 : ring.peek();
+        if (slot < 0 || !receiveCq.hasRoom()) {
+            flushAck(nowNs);
+            sendControl(FrameType.NAK, f.psn, WcStatus.RNR_RETRY_EXC_ERR, nowNs);
+            return;
+        }
+        if (withWrite) {
+            writeInto(device.lookupRemote(f.rkey), f);
+            ring.consume();
+            receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 0, true, f.immediate, qpn, 0, "");
+            accepted(f);
+            return;
+        }
+        SoftDevice.Scratch s = device.scratch;
+        String problem = resolveReceive(ring, slot, s);
+        if (problem != null) {
+            ring.consume();
+            receiveCq.add(ring.wrIds[slot], WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0, qpn, 0, problem);
+            responderError(f, nowNs, WcStatus.REM_OP_ERR);
+            return;
+        }
+        long capacity = ring.capacityBytes(slot);
+        if (f.length > capacity) {
+            ring.consume();
+            s.clear(ring.numSges[slot]);
+            receiveCq.add(ring.wrIds[slot], WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0, qpn, 0,
+                "message of " + f.length + " bytes does not fit the posted receive of " + capacity + " bytes");
+            responderError(f, nowNs, WcStatus.REM_INV_REQ_ERR);
+            return;
+        }
+        NativeMemory.scatterGather(f.payloadBuffers, f.payloadOffsets, f.payloadLengths, f.payloadCount,
+            s.buffers, s.offsets, s.lengths, ring.numSges[slot], f.length);
+        s.clear(ring.numSges[slot]);
+        ring.consume();
+        receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV, f.length, f.hasImmediate, f.immediate, qpn, 0, "");
+        accepted(f);
+    }
+
+    /** Fills the scratch scatter list from a posted receive; null when every SGE is usable. */
+    private @Nullable String resolveReceive(ReceiveRing ring, int slot, SoftDevice.Scratch s) {
+        int n = ring.numSges[slot];
+        for (int k = 0; k < n; k++) {
+            int i = slot * ReceiveRing.SGES + k;
+            SoftMemoryRegion mr = device.lookupLocal(ring.sgeLkeys[i]);
+            String problem = checkLocal(mr, ring.sgeLkeys[i], ring.sgeAddresses[i], ring.sgeLengths[i], true);
+            if (problem != null) {
+                s.clear(k);
+                return "receive SGE " + k + ": " + problem;
+            }
+            s.buffers[k] = mr.base;
+            s.offsets[k] = (int) (ring.sgeAddresses[i] - mr.address());
+            s.lengths[k] = ring.sgeLengths[i];
+        }
+        return null;
+    }
+
+    private void executeRead(SoftFrame request, long nowNs) {
+        SoftMemoryRegion mr = device.lookupRemote(request.rkey);
+        if (checkRemote(mr, request.rkey, request.remoteAddress, request.length, Access.REMOTE_READ) != null) {
+            return;
+        }
+        long arrival = port.depart(nowNs, request.length);
+        if (!port.isUp() || route == null) {
+            return;
+        }
+        SoftFrame f = device.claimFrame();
+        f.type = FrameType.RDMA_READ_RESPONSE;
+        f.route = route;
+        f.sourceQpn = qpn;
+        f.destinationQpn = remoteQpn;
+        f.psn = request.psn;
+        f.length = request.length;
+        f.sentAtNs = nowNs;
+        f.deliverAtNs = device.monotoneArrival(port, arrival);
+        if (request.length > 0) {
+            f.addPayload(mr.base, (int) (request.remoteAddress - mr.address()), request.length);
+        }
+        device.attachment().transmit(f);
+    }
+
+    private void responderError(SoftFrame f, long nowNs, WcStatus status) {
+        flushAck(nowNs);
+        sendControl(FrameType.NAK, f.psn, status, nowNs);
+        state = QpState.ERROR;
+    }
+
+    /** Engine: sends the pending cumulative ACK now, if any (before a NAK or READ response, to keep order). */
+    void flushAck(long nowNs) {
+        if (ackQueued) {
+            ackQueued = false;
+            sendControl(FrameType.ACK, ackPsn, WcStatus.SUCCESS, nowNs);
+        }
+    }
+
+    private void sendControl(FrameType t, int psn, WcStatus status, long nowNs) {
+        Route r = route;
+        if (!port.isUp() || r == null) {
+            return;
+        }
+        SoftFrame f = device.claimFrame();
+        f.type = t;
+        f.route = r;
+        f.sourceQpn = qpn;
+        f.destinationQpn = remoteQpn;
+        f.psn = psn;
+        f.status = status;
+        f.length = 0;
+        f.sentAtNs = nowNs;
+        f.deliverAtNs = device.monotoneArrival(port, port.controlArrival(nowNs));
+        device.attachment().transmit(f);
+    }
+
+    /** Engine: a UD datagram for this QP. */
+    void onDatagram(SoftFrame f) {
+        QpState s = state;
+        if ((s != QpState.RTR && s != QpState.RTS) || type != QpType.UD || f.qkey != attributes.qkey()) {
+            device.udDropped++;
+            return;
+        }
+        ReceiveRing ring = srq != null ? srq.ring : rq;
+        int slot = ring == null ? -1 : ring.peek();
+        if (slot < 0 || !receiveCq.hasRoom()) {
+            device.udDropped++;
+            return;
+        }
+        ring.consume();
+        SoftDevice.Scratch sc = device.scratch;
+        String problem = resolveReceive(ring, slot, sc);
+        if (problem != null) {
+            receiveCq.add(ring.wrIds[slot], WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0, qpn, f.sourceQpn, problem);
+            return;
+        }
+        long capacity = ring.capacityBytes(slot);
+        if (f.length > capacity) {
+            sc.clear(ring.numSges[slot]);
+            receiveCq.add(ring.wrIds[slot], WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0, qpn, f.sourceQpn,
+                "datagram of " + f.length + " bytes does not fit the posted receive of " + capacity + " bytes");
+            return;
+        }
+        NativeMemory.scatterGather(f.payloadBuffers, f.payloadOffsets, f.payloadLengths, f.payloadCount,
+            sc.buffers, sc.offsets, sc.lengths, ring.numSges[slot], f.length);
+        sc.clear(ring.numSges[slot]);
+        receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV, f.length, f.hasImmediate, f.immediate, qpn, f.sourceQpn, "");
+    }
+
+    /** Engine: moves the QP to ERROR because one of its CQs overran. */
+    void cqOverrun() {
+        state = QpState.ERROR;
+    }
+
+    boolean usesCq(SoftCompletionQueue cq) {
+        return sendCq == cq || receiveCq == cq;
+    }
+}
