@@ -529,6 +529,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     private void offerInOrder(int psn, RdmaMessage m) {
+        for (RcSubchannel sc : subchannels) {
+            sc.receiveCredits().onMessageQueued();
+        }
         try {
             if (reorder.offer(psn, m, toReady) == 0) {
                 outOfOrder++;

@@ -7,8 +7,10 @@ package io.rdmaflux.core.credit;
  * outstanding subscriber demand (seed 001 &sect;3.1: credit-based flow control keeps receives posted
  * for every message; &sect;4.4: a buffer frees when the application releases it, out of order). In
  * numbers, after every event the peer may hold at most
- * {@code min(capacity - held, demand)} credits, where {@code held} counts buffers holding data the
- * application has not released and {@code demand} is the Reactive Streams demand not yet satisfied.
+ * {@code min(capacity - held, demand - undelivered)} credits, where {@code held} counts buffers
+ * holding data the application has not released, {@code demand} is the Reactive Streams demand
+ * not yet satisfied and {@code undelivered} the messages arrived but not yet handed to the
+ * subscriber (unbounded demand stays unbounded).
  * A message that spans several fragments consumes one credit per fragment but one unit of demand;
  * fragments are copied out and their buffers freed as they arrive, so demand of 1 still streams a
  * large message, one credit at a time.
@@ -28,6 +30,7 @@ public final class ReceiveCredits {
     private int peerHolds;
     private int pending;
     private long demand;
+    private long undelivered;
 
     /**
      * @param capacity  DATA receive buffers posted for this subchannel, &gt; 0
@@ -53,8 +56,19 @@ public final class ReceiveCredits {
         demand = d < 0 ? Long.MAX_VALUE : d;
     }
 
+    /**
+     * A whole message arrived and waits for delivery: it will use one unit of demand, so that unit
+     * no longer covers new credits.
+     */
+    public void onMessageQueued() {
+        undelivered++;
+    }
+
     /** A whole message was delivered to the subscriber: one unit of demand is used. */
     public void onDelivered() {
+        if (undelivered > 0) {
+            undelivered--;
+        }
         if (demand != Long.MAX_VALUE && demand > 0) {
             demand--;
         }
@@ -63,6 +77,7 @@ public final class ReceiveCredits {
     /** The subscriber is gone: no demand covers new credits any more. */
     public void onNoDemand() {
         demand = 0;
+        undelivered = 0;
     }
 
     /**
@@ -93,7 +108,7 @@ public final class ReceiveCredits {
      * @return the credits newly added to {@link #pending()}
      */
     public int grant() {
-        long cover = Math.min((long) capacity - held, demand);
+        long cover = Math.min((long) capacity - held, demand == Long.MAX_VALUE ? demand : demand - undelivered);
         long extra = cover - peerHolds;
         if (extra <= 0) {
             return 0;

@@ -90,6 +90,26 @@ class ReceiveCreditsTest {
     }
 
     @Test
+    void arrivedButUndeliveredMessagesUseUpTheirDemand() {
+        ReceiveCredits c = new ReceiveCredits(8, 1);
+        c.onDemand(5);
+        assertEquals(5, c.grant());
+        c.takePending();
+        for (int i = 0; i < 5; i++) {
+            assertTrue(c.onDataArrived());
+            c.onMessageQueued();
+            c.onBufferFreed();
+        }
+        assertEquals(0, c.grant(), "five messages wait for delivery: demand 5 is used up");
+        for (int i = 0; i < 5; i++) {
+            c.onDelivered();
+        }
+        assertEquals(0, c.grant());
+        c.onDemand(2);
+        assertEquals(2, c.grant());
+    }
+
+    @Test
     void constructorAndDemandRejectBadValues() {
         assertThrows(IllegalArgumentException.class, () -> new ReceiveCredits(0, 1));
         assertThrows(IllegalArgumentException.class, () -> new ReceiveCredits(4, 5));
