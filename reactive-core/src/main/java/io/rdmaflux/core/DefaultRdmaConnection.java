@@ -696,8 +696,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         }
         if (error != null) {
             terminateReceive(error);
-            for (RcSubchannel sc : subchannels) {
-                sc.abort();
+            if (!(error instanceof ConnectionClosedException)) {
+                // a transport or protocol failure: flush whatever is outstanding; a close lets its CLOSE frame go out
+                for (RcSubchannel sc : subchannels) {
+                    sc.abort();
+                }
             }
         } else if (!receiveTerminated) {
             terminateReceive(new ConnectionClosedException(name + " closed before receive() was subscribed", false));
@@ -718,6 +721,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             m.subchannel().releaseReceiveBuffer(m.slot());
         }
         if (!resourcesFreed && buffersOutstandingOnRails() == 0) {
+            for (RcSubchannel sc : subchannels) {
+                if (sc.sendBuffersInUse() > 0 && !sc.isFailed()) {
+                    return;
+                }
+            }
             freeResources();
         }
     }

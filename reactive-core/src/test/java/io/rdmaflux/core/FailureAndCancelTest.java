@@ -1,0 +1,143 @@
+package io.rdmaflux.core;
+
+import io.rdmaflux.core.channel.Subchannel;
+import io.rdmaflux.verbs.PortState;
+import io.rdmaflux.verbs.soft.SoftPort;
+import io.rdmaflux.verbs.testing.VerbsLeakCheck;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class FailureAndCancelTest {
+    private VerbsLeakCheck leaks;
+
+    @BeforeEach
+    void begin() {
+        leaks = VerbsLeakCheck.begin();
+    }
+
+    @AfterEach
+    void noLeaks() {
+        leaks.assertClean();
+    }
+
+    @Test
+    void peerPortDownErrorsBothTheSendMonoAndTheReceiveFlux() {
+        try (InvokerPair p = InvokerPair.open()) {
+            p.server.receive().subscribe(RdmaMessage::release);
+            AtomicReference<Throwable> sendError = new AtomicReference<>();
+            AtomicReference<Throwable> receiveError = new AtomicReference<>();
+            p.client.receive().subscribe(RdmaMessage::release, receiveError::set);
+            p.drive();
+            // the client holds credits from the server's demand; the server's link then dies
+            ((SoftPort) p.soft.b().devices().get(0).port(1)).setState(PortState.DOWN);
+            p.client.send(Flux.range(0, 1000).map(i -> RdmaMessage.of(new byte[16]))).subscribe(null, sendError::set);
+            p.runUntil(() -> sendError.get() != null && receiveError.get() != null);
+            assertInstanceOf(RdmaTransportException.class, sendError.get());
+            assertTrue(((RdmaException) sendError.get()).status() != null, "the verbs status is carried");
+            assertTrue(receiveError.get() instanceof RdmaException, receiveError.get().toString());
+            assertTrue(p.client.isDisposed());
+        }
+    }
+
+    @Test
+    void abortErrorsThePeerWithConnectionClosedByPeer() {
+        try (InvokerPair p = InvokerPair.open()) {
+            AtomicReference<Throwable> peerReceive = new AtomicReference<>();
+            AtomicReference<Throwable> localReceive = new AtomicReference<>();
+            p.server.receive().subscribe(RdmaMessage::release, peerReceive::set);
+            p.client.receive().subscribe(RdmaMessage::release, localReceive::set);
+            p.drive();
+            p.client.abort();
+            p.runUntil(() -> peerReceive.get() != null && localReceive.get() != null);
+            ConnectionClosedException e = assertInstanceOf(ConnectionClosedException.class, peerReceive.get());
+            assertTrue(e.byPeer());
+            assertInstanceOf(ConnectionClosedException.class, localReceive.get());
+            AtomicReference<Throwable> late = new AtomicReference<>();
+            p.client.send(Flux.just(RdmaMessage.of("late"))).subscribe(null, late::set);
+            p.drive();
+            assertInstanceOf(ConnectionClosedException.class, late.get());
+        }
+    }
+
+    @Test
+    void cancellingReceiveClosesTheInboundSideAndReleasesQueuedBuffers() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(8))) {
+            List<RdmaMessage> held = new ArrayList<>();
+            AtomicInteger arrived = new AtomicInteger();
+            Disposable d = p.server.receive().doOnNext(m -> arrived.incrementAndGet()).subscribe(held::add);
+            AtomicReference<Throwable> sendError = new AtomicReference<>();
+            AtomicInteger emitted = new AtomicInteger();
+            p.client.send(Flux.range(0, 100).doOnNext(i -> emitted.incrementAndGet()).map(i -> RdmaMessage.of("m" + i)))
+                .subscribe(null, sendError::set);
+            p.drive();
+            assertEquals(8, held.size(), "unbounded demand: every receive buffer fills");
+            d.dispose();
+            held.forEach(RdmaMessage::release);
+            for (int i = 0; i < 20; i++) {
+                p.drive();
+            }
+            assertEquals(8, arrived.get(), "nothing is delivered after cancel");
+            assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+            assertTrue(emitted.get() <= 8 + 16, "the sender stays bounded: " + emitted.get());
+            assertThrows(IllegalReferenceCountException.class, () -> held.get(0).release());
+        }
+    }
+
+    @Test
+    void secondReceiveSubscriberIsRejected() {
+        try (InvokerPair p = InvokerPair.open()) {
+            p.server.receive().subscribe(RdmaMessage::release);
+            AtomicReference<Throwable> e = new AtomicReference<>();
+            p.server.receive().subscribe(null, e::set);
+            IllegalStateException ise = assertInstanceOf(IllegalStateException.class, e.get());
+            assertTrue(ise.getMessage().contains("one subscriber"));
+        }
+    }
+
+    @Test
+    void twoRailsCarryMessagesInPsnOrder() {
+        try (InvokerPair p = InvokerPair.open(2, ConnectionSpec.rails(2), b -> b.receiveBuffers(4))) {
+            List<Integer> got = new ArrayList<>();
+            AtomicBoolean sent = new AtomicBoolean();
+            p.server.receive().subscribe(m -> {
+                got.add(m.content().getInt(0));
+                m.release();
+            });
+            p.client.send(Flux.range(0, 500).map(i -> RdmaMessage.write(4, (buf, off, len) -> buf.putInt(off, i))))
+                .subscribe(null, null, () -> sent.set(true));
+            p.runUntil(() -> sent.get() && got.size() == 500);
+            for (int i = 0; i < 500; i++) {
+                assertEquals(i, got.get(i));
+            }
+            List<? extends Subchannel> rails = p.client.subchannels();
+            assertEquals(2, rails.size());
+            assertTrue(rails.get(0).bytesSent() > 0 && rails.get(1).bytesSent() > 0, "round robin uses both rails");
+        }
+    }
+
+    @Test
+    void connectWithMoreRailsThanPortsFailsWithAClearMessage() {
+        try (InvokerPair p = InvokerPair.open()) {
+            AtomicReference<Throwable> e = new AtomicReference<>();
+            p.clientNode.connect(p.client.subchannels().get(0).port().address(), ConnectionSpec.rails(3)).subscribe(null, e::set);
+            IllegalArgumentException iae = assertInstanceOf(IllegalArgumentException.class, e.get());
+            assertTrue(iae.getMessage().contains("3 rails") && iae.getMessage().contains("1 ports"), iae.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> ConnectionSpec.rails(0));
+            assertThrows(IllegalArgumentException.class, () -> RdmaNode.builder().receiveBuffers(0));
+        }
+    }
+}
