@@ -61,6 +61,16 @@ final class SoftMemFixture implements TckFixture {
     }
 
     @Override
+    public boolean canSetRail() {
+        return true;
+    }
+
+    @Override
+    public void setRail(Port port, RailConfig rail) {
+        ((SoftPort) port).setRail(rail);
+    }
+
+    @Override
     public void assertNoLeaks() {
         leaks.assertClean();
     }

@@ -44,6 +44,20 @@ public interface TckFixture extends AutoCloseable {
         throw new UnsupportedOperationException("this fixture cannot change port state");
     }
 
+    /** Whether {@link #setRail} works (per-port rail model). */
+    default boolean canSetRail() {
+        return false;
+    }
+
+    /**
+     * Replaces one port's rail model (bandwidth, latency, MTU, loss, UD faults).
+     *
+     * @throws UnsupportedOperationException when {@link #canSetRail()} is false
+     */
+    default void setRail(Port port, io.rdmaflux.verbs.soft.RailConfig rail) {
+        throw new UnsupportedOperationException("this fixture has no rail model");
+    }
+
     /** Asserts the provider under test leaked nothing (called after {@link #close()}). */
     void assertNoLeaks();
 
