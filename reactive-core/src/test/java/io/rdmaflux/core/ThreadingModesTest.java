@@ -1,0 +1,62 @@
+package io.rdmaflux.core;
+
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.ThreadingMode;
+import io.rdmaflux.verbs.soft.SoftFabric;
+import io.rdmaflux.verbs.soft.SoftProvider;
+import io.rdmaflux.verbs.testing.VerbsLeakCheck;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import reactor.core.publisher.Flux;
+
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** DEDICATED and SHARED run on named threads that stop on close; signals come from them. */
+class ThreadingModesTest {
+    @ParameterizedTest
+    @EnumSource(value = ThreadingMode.class, names = {"DEDICATED", "SHARED"})
+    void signalsComeFromTheNamedProgressThreadWhichStopsOnClose(ThreadingMode mode) {
+        VerbsLeakCheck leaks = VerbsLeakCheck.begin();
+        SoftFabric fabric = SoftFabric.mem("threads-" + mode);
+        try (SoftProvider pa = SoftProvider.builder().name("ta-" + mode).fabric(fabric).build();
+             SoftProvider pb = SoftProvider.builder().name("tb-" + mode).fabric(fabric).build();
+             RdmaNode a = RdmaNode.builder().provider(pa).name("a").threadingMode(mode).build();
+             RdmaNode b = RdmaNode.builder().provider(pb).name("b").threadingMode(mode).build()) {
+            RdmaServer server = b.bind(new PortAddress("mem", pb.devices().get(0).name(), 0));
+            Set<String> threads = ConcurrentHashMap.newKeySet();
+            RdmaConnection c = a.connect(server.address(), ConnectionSpec.defaults()).block(Duration.ofSeconds(10));
+            RdmaConnection s = server.accept().blockFirst(Duration.ofSeconds(10));
+            Flux<Integer> received = s.receive().map(m -> {
+                threads.add(Thread.currentThread().getName());
+                int v = m.content().getInt(0);
+                m.release();
+                return v;
+            }).take(1000);
+            c.send(Flux.range(0, 1000).map(i -> RdmaMessage.write(4, (buf, off, len) -> buf.putInt(off, i)))).subscribe();
+            assertEquals(1000, received.count().block(Duration.ofSeconds(30)));
+            String expected = mode == ThreadingMode.SHARED ? "rdmaflux-progress-shared" : "rdmaflux-progress-b";
+            assertEquals(Set.of(expected), threads);
+            c.close();
+            c.onClose().block(Duration.ofSeconds(10));
+        }
+        leaks.assertClean();
+    }
+
+    @Test
+    void invokeOutsideInvokerModeNamesTheMode() {
+        VerbsLeakCheck leaks = VerbsLeakCheck.begin();
+        try (SoftProvider p = SoftProvider.builder().name("inv").fabric(SoftFabric.mem("inv")).build();
+             RdmaNode n = RdmaNode.builder().provider(p).threadingMode(ThreadingMode.DEDICATED).build()) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, n::invoke);
+            assertTrue(e.getMessage().contains("DEDICATED"), e.getMessage());
+        }
+        leaks.assertClean();
+    }
+}
