@@ -70,8 +70,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private long demand;
     private boolean inboundClosed;
     private boolean receiveTerminated;
-    private boolean terminalSignalled;
-    private @Nullable Throwable receiveError;
+    private final AtomicBoolean terminalSent = new AtomicBoolean();
+    private volatile boolean receiveTerminalReady;
+    private volatile @Nullable Throwable receiveError;
     private int peerClosedRails;
     private int peerNextPsn = -1;
     private @Nullable Throwable failure;
@@ -91,7 +92,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private int nextPsn;
     private boolean localCloseSent;
     private boolean terminated;
-    private boolean resourcesFreed;
+    private volatile boolean resourcesFreed;
 
     // counters
     private volatile long messagesSent;
@@ -310,7 +311,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private void closeInbound() {
         inboundClosed = true;
         receiveTerminated = true;
-        terminalSignalled = true;
+        terminalSent.set(true);
+        receiver = null;
         demand = 0;
         for (RcSubchannel sc : subchannels) {
             sc.receiveCredits().onNoDemand();
@@ -599,9 +601,10 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     private void signalReceiveTerminal() {
+        receiveTerminalReady = true;
         CoreSubscriber<? super RdmaMessage> r = receiver;
-        if (r != null && !terminalSignalled) {
-            terminalSignalled = true;
+        if (r != null && terminalSent.compareAndSet(false, true)) {
+            receiver = null;
             Throwable e = receiveError;
             if (e != null) {
                 r.onError(e);
@@ -793,9 +796,16 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 @Override
                 public void cancel() {
                     receiveCancelled = true;
+                    receiver = null;
                 }
             });
-            receiver = actual;
+            if (!receiveCancelled) {
+                receiver = actual;
+            }
+            if (receiveTerminalReady && resourcesFreed) {
+                // terminated before this subscriber came and no progress thread will look again
+                signalReceiveTerminal();
+            }
         }
     }
 }

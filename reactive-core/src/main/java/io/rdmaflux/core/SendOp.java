@@ -43,6 +43,7 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
 
     @Override
     public void onSubscribe(Subscription s) {
+        java.util.Objects.requireNonNull(s, "onSubscribe(null) violates Reactive Streams rule 2.13");
         if (Operators.validate(subscription, s)) {
             subscription = s;
             if (cancelled) {
@@ -54,6 +55,7 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
 
     @Override
     public void onNext(RdmaMessage m) {
+        java.util.Objects.requireNonNull(m, "onNext(null) violates Reactive Streams rule 2.13");
         if (cancelled || publisherDone) {
             Operators.onDiscard(m, currentContext());
             if (m.refCnt() > 0) {
@@ -74,6 +76,7 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
 
     @Override
     public void onError(Throwable t) {
+        java.util.Objects.requireNonNull(t, "onError(null) violates Reactive Streams rule 2.13");
         if (publisherDone) {
             Operators.onErrorDropped(t, currentContext());
             return;
