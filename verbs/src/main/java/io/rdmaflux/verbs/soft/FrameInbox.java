@@ -20,6 +20,18 @@ final class FrameInbox {
         } while (!stack.compareAndSet(head, f));
     }
 
+    /**
+     * Any thread: pushes a chain linked newest-first ({@code newest -> ... -> oldest}) with one CAS;
+     * {@link #drain()} yields it oldest first.
+     */
+    void pushChain(SoftFrame newest, SoftFrame oldest) {
+        SoftFrame head;
+        do {
+            head = stack.get();
+            oldest.next = head;
+        } while (!stack.compareAndSet(head, newest));
+    }
+
     /** Consumer only: every pushed frame, oldest first, linked through {@code next}; null if none. */
     @Nullable SoftFrame drain() {
         SoftFrame f = stack.get();

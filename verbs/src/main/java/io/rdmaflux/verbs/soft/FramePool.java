@@ -38,6 +38,15 @@ final class FramePool {
         } while (!returned.compareAndSet(head, f));
     }
 
+    /** Any thread: gives back a chain {@code first -> ... -> last} (linked through next) with one CAS. */
+    void giveBackChain(SoftFrame first, SoftFrame last) {
+        SoftFrame head;
+        do {
+            head = returned.get();
+            last.next = head;
+        } while (!returned.compareAndSet(head, first));
+    }
+
     /** Frames ever created (for tests of the no-allocation steady state). */
     int created() {
         return created;

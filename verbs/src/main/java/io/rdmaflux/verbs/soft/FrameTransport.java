@@ -33,8 +33,10 @@ import io.rdmaflux.verbs.VerbsException;
  *       already copied into the frame's own buffer.</li>
  *   <li><b>Deliver.</b> {@link Attachment#poll(long, int)} is called by the receiving NIC's engine
  *       thread; it hands every frame that has arrived to {@link SoftDevice#onFrameArrived(SoftFrame, long)}
- *       (up to the limit), in arrival order, and must not call it from any other thread. Frames
- *       handed to the NIC belong to the NIC. A wire transport builds received frames from its own
+ *       (up to the limit), in arrival order, and must not call it from any other thread. When that
+ *       returns true the transport releases the frame (it may collect releases and return them in
+ *       one batch); when false the NIC kept the frame (held until its arrival time) and will release
+ *       it itself. A wire transport builds received frames from its own
  *       pool ({@link SoftDevice#claimFrame()}) with a single-entry gather list over its receive
  *       buffer.</li>
  *   <li><b>Time.</b> {@link SoftFrame#deliverAtNs} is set by the sending NIC from its own clock
@@ -66,8 +68,18 @@ public interface FrameTransport {
          */
         Route resolve(PortAddress address);
 
-        /** Sends a frame along {@link SoftFrame#route}; takes ownership; never blocks. */
+        /**
+         * Sends a frame along {@link SoftFrame#route}; takes ownership; never blocks. A transport may
+         * hold frames back until {@link #flush()} to hand them over in batches.
+         */
         void transmit(SoftFrame frame);
+
+        /**
+         * Hands over whatever {@link #transmit} held back; the NIC calls it at the end of every engine
+         * pass. The default holds nothing back.
+         */
+        default void flush() {
+        }
 
         /**
          * Hands arrived frames to the NIC.

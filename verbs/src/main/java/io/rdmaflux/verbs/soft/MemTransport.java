@@ -52,6 +52,9 @@ public final class MemTransport implements FrameTransport {
         private final FrameInbox inbox = new FrameInbox();
         private volatile boolean closed;
         private @Nullable SoftFrame backlog;
+        private @Nullable MemAttachment pendingTarget;
+        private @Nullable SoftFrame pendingNewest;
+        private @Nullable SoftFrame pendingOldest;
 
         MemAttachment(SoftDevice nic) {
             this.nic = nic;
@@ -87,7 +90,27 @@ public final class MemTransport implements FrameTransport {
                 frame.release();
                 return;
             }
-            r.target.inbox.push(frame);
+            MemAttachment target = r.target;
+            if (target != pendingTarget) {
+                flush();
+                pendingTarget = target;
+                pendingOldest = frame;
+                frame.next = null;
+            } else {
+                frame.next = pendingNewest;
+            }
+            pendingNewest = frame;
+        }
+
+        @Override
+        public void flush() {
+            MemAttachment target = pendingTarget;
+            if (target != null) {
+                target.inbox.pushChain(pendingNewest, pendingOldest);
+                pendingTarget = null;
+                pendingNewest = null;
+                pendingOldest = null;
+            }
         }
 
         @Override
@@ -100,12 +123,31 @@ public final class MemTransport implements FrameTransport {
                 }
             }
             int n = 0;
+            FramePool chainPool = null;
+            SoftFrame chainFirst = null;
+            SoftFrame chainLast = null;
             while (f != null && n < limit) {
                 SoftFrame next = f.next;
                 f.next = null;
-                nic.onFrameArrived(f, nowNs);
+                if (nic.onFrameArrived(f, nowNs)) {
+                    f.clearReferences();
+                    if (f.pool != chainPool) {
+                        if (chainPool != null) {
+                            chainPool.giveBackChain(chainFirst, chainLast);
+                        }
+                        chainPool = f.pool;
+                        chainFirst = f;
+                        chainLast = f;
+                    } else {
+                        f.next = chainFirst;
+                        chainFirst = f;
+                    }
+                }
                 n++;
                 f = next;
+            }
+            if (chainPool != null) {
+                chainPool.giveBackChain(chainFirst, chainLast);
             }
             backlog = f;
             return n;
@@ -118,6 +160,7 @@ public final class MemTransport implements FrameTransport {
             }
             closed = true;
             nics.remove(nic.name(), this);
+            flush();
             SoftFrame f = backlog;
             backlog = null;
             releaseChain(f);

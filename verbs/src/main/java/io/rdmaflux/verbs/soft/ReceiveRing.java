@@ -14,6 +14,10 @@ final class ReceiveRing {
     static final int SGES = ReceiveWorkRequest.MAX_SGE;
 
     final int capacity;
+    private final int mask;
+    private long producerCachedHead;
+    private long consumerHead;
+    private long consumerCachedTail;
     final long[] wrIds;
     final int[] numSges;
     final long[] sgeAddresses;
@@ -24,57 +28,57 @@ final class ReceiveRing {
 
     ReceiveRing(int capacity) {
         this.capacity = capacity;
-        this.wrIds = new long[capacity];
-        this.numSges = new int[capacity];
-        this.sgeAddresses = new long[capacity * SGES];
-        this.sgeLengths = new int[capacity * SGES];
-        this.sgeLkeys = new int[capacity * SGES];
+        int slots = Integer.highestOneBit(Math.max(1, capacity - 1)) << 1;
+        this.mask = slots - 1;
+        this.wrIds = new long[slots];
+        this.numSges = new int[slots];
+        this.sgeAddresses = new long[slots * SGES];
+        this.sgeLengths = new int[slots * SGES];
+        this.sgeLkeys = new int[slots * SGES];
     }
 
     /** Any thread. @return false when full */
     synchronized boolean post(ReceiveWorkRequest wr) {
         long t = tail.get();
-        if (t - head.get() >= capacity) {
-            return false;
-        }
-        int n = wr.numSge();
-        for (int k = 0; k < n; k++) {
-            if (wr.sge(k).length() < 0) {
-                throw new VerbsException("receive SGE " + k + " has negative length " + wr.sge(k).length()
-                    + "; lengths are byte counts >= 0");
+        if (t - producerCachedHead >= capacity) {
+            producerCachedHead = head.get();
+            if (t - producerCachedHead >= capacity) {
+                return false;
             }
         }
-        int slot = (int) (t % capacity);
-        wrIds[slot] = wr.wrId();
-        numSges[slot] = n;
+        int n = wr.numSge();
+        int slot = (int) t & mask;
         for (int k = 0; k < n; k++) {
             ScatterGatherEntry s = wr.sge(k);
+            if (s.length() < 0) {
+                throw new VerbsException("receive SGE " + k + " has negative length " + s.length()
+                    + "; lengths are byte counts >= 0");
+            }
             sgeAddresses[slot * SGES + k] = s.address();
             sgeLengths[slot * SGES + k] = s.length();
             sgeLkeys[slot * SGES + k] = s.lkey();
         }
+        wrIds[slot] = wr.wrId();
+        numSges[slot] = n;
         tail.lazySet(t + 1);
         return true;
     }
 
     /** Engine: the slot of the oldest posted receive, or -1 if none. */
     int peek() {
-        long h = head.get();
-        return h == tail.get() ? -1 : (int) (h % capacity);
+        long h = consumerHead;
+        if (h == consumerCachedTail) {
+            consumerCachedTail = tail.get();
+            if (h == consumerCachedTail) {
+                return -1;
+            }
+        }
+        return (int) h & mask;
     }
 
     /** Engine: consumes the receive {@link #peek()} returned. */
     void consume() {
-        head.lazySet(head.get() + 1);
-    }
-
-    /** Total bytes the receive in {@code slot} can hold. */
-    long capacityBytes(int slot) {
-        long total = 0;
-        for (int k = 0; k < numSges[slot]; k++) {
-            total += sgeLengths[slot * SGES + k];
-        }
-        return total;
+        head.lazySet(++consumerHead);
     }
 
     int outstanding() {

@@ -23,6 +23,8 @@ final class SoftCompletionQueue implements CompletionQueue {
 
     private final SoftDevice device;
     private final int capacity;
+    private final int mask;
+    private long cachedHead;
     private final long[] wrIds;
     private final byte[] statuses;
     private final byte[] opcodes;
@@ -42,15 +44,17 @@ final class SoftCompletionQueue implements CompletionQueue {
     SoftCompletionQueue(SoftDevice device, int capacity) {
         this.device = device;
         this.capacity = capacity;
-        this.wrIds = new long[capacity];
-        this.statuses = new byte[capacity];
-        this.opcodes = new byte[capacity];
-        this.byteLengths = new int[capacity];
-        this.immediates = new int[capacity];
-        this.hasImmediates = new boolean[capacity];
-        this.qpNumbers = new int[capacity];
-        this.sourceQpns = new int[capacity];
-        this.details = new String[capacity];
+        int slots = Integer.highestOneBit(Math.max(1, capacity - 1)) << 1;
+        this.mask = slots - 1;
+        this.wrIds = new long[slots];
+        this.statuses = new byte[slots];
+        this.opcodes = new byte[slots];
+        this.byteLengths = new int[slots];
+        this.immediates = new int[slots];
+        this.hasImmediates = new boolean[slots];
+        this.qpNumbers = new int[slots];
+        this.sourceQpns = new int[slots];
+        this.details = new String[slots];
     }
 
     SoftDevice device() {
@@ -64,7 +68,11 @@ final class SoftCompletionQueue implements CompletionQueue {
 
     /** Engine: room for one more completion? Sets {@link #overrun} when not. */
     boolean hasRoom() {
-        if (producerTail - head.get() < capacity) {
+        if (producerTail - cachedHead < capacity) {
+            return true;
+        }
+        cachedHead = head.get();
+        if (producerTail - cachedHead < capacity) {
             return true;
         }
         if (!closed) {
@@ -76,7 +84,7 @@ final class SoftCompletionQueue implements CompletionQueue {
     /** Engine: adds a completion; the caller checked {@link #hasRoom()}. Visible to poll at once. */
     void add(long wrId, WcStatus status, WcOpcode opcode, int byteLength, boolean hasImmediate, int immediate,
              int qpNumber, int sourceQpn, String detail) {
-        int i = (int) (producerTail % capacity);
+        int i = (int) producerTail & mask;
         wrIds[i] = wrId;
         statuses[i] = (byte) status.ordinal();
         opcodes[i] = (byte) opcode.ordinal();
@@ -102,10 +110,12 @@ final class SoftCompletionQueue implements CompletionQueue {
         }
         try {
             for (int k = 0; k < n; k++) {
-                int i = (int) ((h + k) % capacity);
+                int i = (int) (h + k) & mask;
                 wc.set(wrIds[i], STATUSES[statuses[i]], OPCODES[opcodes[i]], byteLengths[i], hasImmediates[i],
                     immediates[i], qpNumbers[i], sourceQpns[i], details[i]);
-                details[i] = null;
+                if (details[i] != "") {
+                    details[i] = "";
+                }
                 sink.onCompletion(wc);
             }
         } finally {

@@ -271,20 +271,23 @@ public final class SoftDevice implements Device, ProgressAgent {
     }
 
     /**
-     * Called by the transport, on this NIC's engine thread, for each frame that arrived. The NIC
-     * takes ownership; a frame due later than {@code nowNs} is held until then.
+     * Called by the transport, on this NIC's engine thread, for each frame that arrived. A frame due
+     * later than {@code nowNs} is held until then (the NIC then owns it and releases it itself).
+     *
+     * @return true when the frame was processed and the transport must {@link SoftFrame#release()}
+     *     it (it may batch releases); false when the NIC kept it
      */
-    public void onFrameArrived(SoftFrame frame, long nowNs) {
+    public boolean onFrameArrived(SoftFrame frame, long nowNs) {
         if (frame.deliverAtNs - nowNs > 0 || !delayed.isEmpty()) {
             frame.arrivalSeq = arrivalSeq++;
             delayed.add(frame);
-            if (frame.deliverAtNs - nowNs > 0) {
-                return;
+            if (frame.deliverAtNs - nowNs <= 0) {
+                drainDelayed(nowNs);
             }
-            drainDelayed(nowNs);
-            return;
+            return false;
         }
         dispatch(frame, nowNs);
+        return true;
     }
 
     private int drainDelayed(long nowNs) {
@@ -293,6 +296,7 @@ public final class SoftDevice implements Device, ProgressAgent {
         while ((f = delayed.peek()) != null && f.deliverAtNs - nowNs <= 0) {
             delayed.poll();
             dispatch(f, nowNs);
+            f.release();
             n++;
         }
         return n;
@@ -311,7 +315,6 @@ public final class SoftDevice implements Device, ProgressAgent {
         } else if (f.type == FrameType.UD_SEND) {
             udDropped++;
         }
-        f.release();
     }
 
     void queueAck(SoftQueuePair qp) {
@@ -340,6 +343,7 @@ public final class SoftDevice implements Device, ProgressAgent {
             work += qp.doSendWork(nowNs);
         }
         work += flushAcks(nowNs);
+        attachment.flush();
         for (SoftCompletionQueue cq : cqList) {
             if (cq.overrun) {
                 cq.overrun = false;
@@ -395,14 +399,10 @@ public final class SoftDevice implements Device, ProgressAgent {
 
     /** Engine-thread scratch scatter list (no allocation per work request). */
     static final class Scratch {
+        // Not cleared after use: at most 16 stale buffer references, overwritten by the next copy.
         final ByteBuffer[] buffers = new ByteBuffer[16];
         final int[] offsets = new int[16];
         final int[] lengths = new int[16];
-
-        void clear(int n) {
-            for (int i = 0; i < n; i++) {
-                buffers[i] = null;
-            }
-        }
+        long total;
     }
 }

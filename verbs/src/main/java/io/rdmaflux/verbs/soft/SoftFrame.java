@@ -117,13 +117,18 @@ public final class SoftFrame {
 
     /** Returns the frame to its pool; any thread; the frame must not be used afterwards. */
     public void release() {
+        clearReferences();
+        pool.giveBack(this);
+    }
+
+    /** Drops the references a pooled frame must not keep alive. */
+    void clearReferences() {
         for (int i = 0; i < payloadCount; i++) {
             payloadBuffers[i] = null;
         }
         payloadCount = 0;
         route = null;
         sourceRoute = null;
-        pool.giveBack(this);
     }
 
     @Override

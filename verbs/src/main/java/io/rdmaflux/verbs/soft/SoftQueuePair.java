@@ -88,6 +88,9 @@ final class SoftQueuePair implements QueuePair {
 
     // send ring
     private final int sqCapacity;
+    private final int sqMask;
+    private long sqCachedHead;
+    private final java.util.concurrent.atomic.AtomicBoolean postLock = new java.util.concurrent.atomic.AtomicBoolean();
     private final long[] sWrId;
     private final byte[] sOpcode;
     private final boolean[] sSignaled;
@@ -143,8 +146,9 @@ final class SoftQueuePair implements QueuePair {
         this.srq = srq;
         this.rq = srq == null ? new ReceiveRing(a.maxReceiveWr()) : null;
         this.startPsn = (qpn * 0x9E3779B1) & PSN_MASK;
-        int cap = a.maxSendWr();
-        this.sqCapacity = cap;
+        this.sqCapacity = a.maxSendWr();
+        int cap = Integer.highestOneBit(Math.max(1, sqCapacity - 1)) << 1;
+        this.sqMask = cap - 1;
         sWrId = new long[cap];
         sOpcode = new byte[cap];
         sSignaled = new boolean[cap];
@@ -261,7 +265,12 @@ final class SoftQueuePair implements QueuePair {
 
     @Override
     public boolean postSend(SendWorkRequest wr) {
-        synchronized (this) {
+        // A spin lock rather than a monitor: one CAS to take it, a release store to drop it, and it is
+        // only ever held for the copy into the ring (never across a blocking call).
+        while (!postLock.compareAndSet(false, true)) {
+            Thread.onSpinWait();
+        }
+        try {
             checkOpen("post a send");
             QpState s = state;
             if (s != QpState.RTS && s != QpState.ERROR) {
@@ -303,10 +312,13 @@ final class SoftQueuePair implements QueuePair {
                 }
             }
             long t = sqTail.get();
-            if (t - sqHead.get() >= sqCapacity) {
-                return false;
+            if (t - sqCachedHead >= sqCapacity) {
+                sqCachedHead = sqHead.get();
+                if (t - sqCachedHead >= sqCapacity) {
+                    return false;
+                }
             }
-            int slot = (int) (t % sqCapacity);
+            int slot = (int) t & sqMask;
             sWrId[slot] = wr.wrId();
             sOpcode[slot] = (byte) op.ordinal();
             sSignaled[slot] = wr.signaled();
@@ -338,6 +350,8 @@ final class SoftQueuePair implements QueuePair {
             }
             sqTail.lazySet(t + 1);
             return true;
+        } finally {
+            postLock.lazySet(false);
         }
     }
 
@@ -485,11 +499,11 @@ final class SoftQueuePair implements QueuePair {
         }
         long tail = sqTail.get();
         Route r = route;
+        RailConfig rail = port.engineRail();
+        boolean unshaped = rail.isUnshaped();
+        boolean up = port.isUp();
         while (txIndex < tail) {
-            int slot = (int) (txIndex % sqCapacity);
-            if (sError[slot] == NO_ERROR && !sInline[slot]) {
-                validateSges(slot, sOpcode[slot] == WrOpcode.RDMA_READ.ordinal());
-            }
+            int slot = (int) txIndex & sqMask;
             if (sError[slot] != NO_ERROR) {
                 if (txIndex == ackedIndex) {
                     failAt(txIndex, WC_STATUSES[sError[slot]], sErrorDetail[slot]);
@@ -497,14 +511,19 @@ final class SoftQueuePair implements QueuePair {
                 }
                 break;
             }
-            if (!port.mayTransmit(nowNs)) {
+            if (!unshaped && !port.mayTransmit(nowNs)) {
                 break;
             }
             WrOpcode op = WR_OPCODES[sOpcode[slot]];
+            SoftFrame f = device.claimFrame();
+            if (op != WrOpcode.RDMA_READ ? !gather(slot, f) : !checkReadTargets(slot)) {
+                f.release();
+                continue;
+            }
             int len = sLength[slot];
-            long arrival = op == WrOpcode.RDMA_READ ? port.controlArrival(nowNs) : port.depart(nowNs, len);
-            if (port.isUp() && r != null) {
-                SoftFrame f = device.claimFrame();
+            long arrival = unshaped ? nowNs
+                : device.monotoneArrival(port, op == WrOpcode.RDMA_READ ? port.controlArrival(nowNs) : port.depart(nowNs, len));
+            if (up && r != null) {
                 f.route = r;
                 f.sourceQpn = qpn;
                 f.destinationQpn = remoteQpn;
@@ -515,18 +534,17 @@ final class SoftQueuePair implements QueuePair {
                 f.rkey = sRkey[slot];
                 f.length = len;
                 f.sentAtNs = nowNs;
-                f.deliverAtNs = device.monotoneArrival(port, arrival);
-                switch (op) {
-                    case SEND, SEND_WITH_IMM -> f.type = FrameType.SEND;
-                    case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> f.type = FrameType.RDMA_WRITE;
-                    default -> f.type = FrameType.RDMA_READ_REQUEST;
-                }
-                if (op != WrOpcode.RDMA_READ) {
-                    gather(slot, f);
-                }
+                f.deliverAtNs = arrival;
+                f.type = switch (op) {
+                    case SEND, SEND_WITH_IMM -> FrameType.SEND;
+                    case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> FrameType.RDMA_WRITE;
+                    default -> FrameType.RDMA_READ_REQUEST;
+                };
                 device.attachment().transmit(f);
+            } else {
+                f.release();
             }
-            long deadline = arrival + port.engineRail().latencyNs() + attributes.retryTimeoutNs();
+            long deadline = arrival + rail.latencyNs() + attributes.retryTimeoutNs();
             if (txIndex == ackedIndex || deadline - ackDeadlineNs > 0) {
                 ackDeadlineNs = deadline;
             }
@@ -555,28 +573,45 @@ final class SoftQueuePair implements QueuePair {
         }
     }
 
-    private void gather(int slot, SoftFrame f) {
+    /** RDMA READ: the local SGEs receive data, so they need LOCAL_WRITE. */
+    private boolean checkReadTargets(int slot) {
+        validateSges(slot, true);
+        return sError[slot] == NO_ERROR;
+    }
+
+    /**
+     * Puts a slot's payload into the frame's gather list, checking each SGE (one key lookup per SGE);
+     * on a bad SGE marks the slot LOC_PROT_ERR and returns false.
+     */
+    private boolean gather(int slot, SoftFrame f) {
         if (sInline[slot]) {
             if (sLength[slot] > 0) {
                 f.addPayload(inlineData, slot * inlineStride, sLength[slot]);
             }
-            return;
+            return true;
         }
         for (int k = 0; k < sNumSge[slot]; k++) {
             int i = slot * SGES + k;
             int len = sSgeLength[i];
+            int lkey = sSgeLkey[i];
+            long addr = sSgeAddress[i];
+            SoftMemoryRegion mr = device.lookupLocal(lkey);
+            if (mr == null || mr.lkey() != lkey || !mr.isValid() || mr.pd() != pd || !mr.contains(addr, len)) {
+                markError(slot, WcStatus.LOC_PROT_ERR, "SGE " + k + ": " + checkLocal(mr, lkey, addr, len, false));
+                return false;
+            }
             if (len > 0) {
-                SoftMemoryRegion mr = device.lookupLocal(sSgeLkey[i]);
-                f.addPayload(mr.base, (int) (sSgeAddress[i] - mr.address()), len);
+                f.addPayload(mr.base, (int) (addr - mr.address()), len);
             }
         }
+        return true;
     }
 
     /** Completes acknowledged work requests while the CQ has room. */
     private int completeAcked() {
         int n = 0;
         while (head < ackedIndex) {
-            int slot = (int) (head % sqCapacity);
+            int slot = (int) head & sqMask;
             if (sSignaled[slot]) {
                 if (!sendCq.hasRoom()) {
                     break;
@@ -614,7 +649,7 @@ final class SoftQueuePair implements QueuePair {
         int n = 0;
         long tail = sqTail.get();
         while (head < tail) {
-            int slot = (int) (head % sqCapacity);
+            int slot = (int) head & sqMask;
             WcStatus st;
             String detail;
             if (head < ackedIndex) {
@@ -659,7 +694,7 @@ final class SoftQueuePair implements QueuePair {
         long tail = sqTail.get();
         int n = 0;
         while (txIndex < tail) {
-            int slot = (int) (txIndex % sqCapacity);
+            int slot = (int) txIndex & sqMask;
             if (sError[slot] == NO_ERROR && !sInline[slot]) {
                 validateSges(slot, false);
             }
@@ -765,7 +800,7 @@ final class SoftQueuePair implements QueuePair {
                 long upTo = index + 1;
                 long i = ackedIndex;
                 while (i < upTo) {
-                    int slot = (int) (i % sqCapacity);
+                    int slot = (int) i & sqMask;
                     if (sOpcode[slot] == WrOpcode.RDMA_READ.ordinal() && !sReadDone[slot]) {
                         break;
                     }
@@ -774,7 +809,7 @@ final class SoftQueuePair implements QueuePair {
                 progress(i, nowNs);
             }
             case RDMA_READ_RESPONSE -> {
-                int slot = (int) (index % sqCapacity);
+                int slot = (int) index & sqMask;
                 if (sOpcode[slot] != WrOpcode.RDMA_READ.ordinal()) {
                     return;
                 }
@@ -802,7 +837,7 @@ final class SoftQueuePair implements QueuePair {
                     ackDeadlineNs = rnrWaitUntilNs + attributes.retryTimeoutNs();
                 } else {
                     failAt(index, f.status, "responder " + destination() + " answered " + f.status
-                        + describeNak(f.status, (int) (index % sqCapacity)));
+                        + describeNak(f.status, (int) index & sqMask));
                 }
             }
             default -> {
@@ -849,7 +884,6 @@ final class SoftQueuePair implements QueuePair {
         int len = Math.min(f.length, sLength[slot]);
         NativeMemory.scatterGather(f.payloadBuffers, f.payloadOffsets, f.payloadLengths, f.payloadCount,
             s.buffers, s.offsets, s.lengths, count, len);
-        s.clear(count);
         return null;
     }
 
@@ -916,7 +950,6 @@ final class SoftQueuePair implements QueuePair {
         s.lengths[0] = f.length;
         NativeMemory.scatterGather(f.payloadBuffers, f.payloadOffsets, f.payloadLengths, f.payloadCount,
             s.buffers, s.offsets, s.lengths, 1, f.length);
-        s.clear(1);
     }
 
     /** SEND, SEND_WITH_IMM, or (withWrite) RDMA_WRITE_WITH_IMM whose rkey was checked. */
@@ -943,10 +976,9 @@ final class SoftQueuePair implements QueuePair {
             responderError(f, nowNs, WcStatus.REM_OP_ERR);
             return;
         }
-        long capacity = ring.capacityBytes(slot);
+        long capacity = s.total;
         if (f.length > capacity) {
             ring.consume();
-            s.clear(ring.numSges[slot]);
             receiveCq.add(ring.wrIds[slot], WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0, qpn, 0,
                 "message of " + f.length + " bytes does not fit the posted receive of " + capacity + " bytes");
             responderError(f, nowNs, WcStatus.REM_INV_REQ_ERR);
@@ -954,7 +986,6 @@ final class SoftQueuePair implements QueuePair {
         }
         NativeMemory.scatterGather(f.payloadBuffers, f.payloadOffsets, f.payloadLengths, f.payloadCount,
             s.buffers, s.offsets, s.lengths, ring.numSges[slot], f.length);
-        s.clear(ring.numSges[slot]);
         ring.consume();
         receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV, f.length, f.hasImmediate, f.immediate, qpn, 0, "");
         accepted(f);
@@ -963,18 +994,20 @@ final class SoftQueuePair implements QueuePair {
     /** Fills the scratch scatter list from a posted receive; null when every SGE is usable. */
     private @Nullable String resolveReceive(ReceiveRing ring, int slot, SoftDevice.Scratch s) {
         int n = ring.numSges[slot];
+        long total = 0;
         for (int k = 0; k < n; k++) {
             int i = slot * ReceiveRing.SGES + k;
             SoftMemoryRegion mr = device.lookupLocal(ring.sgeLkeys[i]);
             String problem = checkLocal(mr, ring.sgeLkeys[i], ring.sgeAddresses[i], ring.sgeLengths[i], true);
             if (problem != null) {
-                s.clear(k);
                 return "receive SGE " + k + ": " + problem;
             }
             s.buffers[k] = mr.base;
             s.offsets[k] = (int) (ring.sgeAddresses[i] - mr.address());
             s.lengths[k] = ring.sgeLengths[i];
+            total += ring.sgeLengths[i];
         }
+        s.total = total;
         return null;
     }
 
@@ -1054,16 +1087,14 @@ final class SoftQueuePair implements QueuePair {
             receiveCq.add(ring.wrIds[slot], WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0, qpn, f.sourceQpn, problem);
             return;
         }
-        long capacity = ring.capacityBytes(slot);
+        long capacity = sc.total;
         if (f.length > capacity) {
-            sc.clear(ring.numSges[slot]);
             receiveCq.add(ring.wrIds[slot], WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0, qpn, f.sourceQpn,
                 "datagram of " + f.length + " bytes does not fit the posted receive of " + capacity + " bytes");
             return;
         }
         NativeMemory.scatterGather(f.payloadBuffers, f.payloadOffsets, f.payloadLengths, f.payloadCount,
             sc.buffers, sc.offsets, sc.lengths, ring.numSges[slot], f.length);
-        sc.clear(ring.numSges[slot]);
         receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV, f.length, f.hasImmediate, f.immediate, qpn, f.sourceQpn, "");
     }
 
