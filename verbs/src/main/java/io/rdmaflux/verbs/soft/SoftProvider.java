@@ -2,6 +2,7 @@ package io.rdmaflux.verbs.soft;
 
 import io.rdmaflux.verbs.ConnectionManager;
 import io.rdmaflux.verbs.Device;
+import io.rdmaflux.verbs.ProgressAgent;
 import io.rdmaflux.verbs.RdmaProvider;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.VerbsException;
@@ -10,6 +11,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
@@ -59,7 +61,8 @@ public final class SoftProvider implements RdmaProvider {
     private final ThreadingMode threadingMode;
     private final List<Device> devices;
     private final SoftDevice[] deviceArray;
-    private final SoftConnectionManager connectionManager;
+    private final ConnectionManager connectionManager;
+    private final @Nullable ProgressAgent connectionManagerAgent;
     private final @Nullable AgentRunner runner;
     private volatile @Nullable Throwable lastError;
     final AtomicInteger liveRegions = new AtomicInteger();
@@ -83,7 +86,24 @@ public final class SoftProvider implements RdmaProvider {
         }
         this.devices = List.copyOf(list);
         this.deviceArray = list.toArray(new SoftDevice[0]);
-        this.connectionManager = new SoftConnectionManager(this, fabric);
+        if (b.connectionManagerFactory != null) {
+            this.connectionManager = Objects.requireNonNull(b.connectionManagerFactory.apply(this), "connection manager");
+            this.connectionManagerAgent = connectionManager instanceof ProgressAgent agent ? agent : null;
+        } else {
+            SoftConnectionManager cm = new SoftConnectionManager(this, fabric);
+            this.connectionManager = cm;
+            this.connectionManagerAgent = new ProgressAgent() {
+                @Override
+                public int doWork(long nowNs) {
+                    return cm.doWork(nowNs);
+                }
+
+                @Override
+                public String roleName() {
+                    return "soft-cm-" + instanceName;
+                }
+            };
+        }
         SoftResources.LIVE_PROVIDERS.incrementAndGet();
         if (threadingMode == ThreadingMode.DEDICATED) {
             AgentRunner r = new AgentRunner(b.idleStrategy, t -> lastError = t, null, new EngineAgent());
@@ -166,7 +186,8 @@ public final class SoftProvider implements RdmaProvider {
         for (SoftDevice d : deviceArray) {
             work += d.doWork(nowNs);
         }
-        return work + connectionManager.doWork(nowNs);
+        ProgressAgent cm = connectionManagerAgent;
+        return cm == null ? work : work + cm.doWork(nowNs);
     }
 
     /** Memory regions of this provider registered and not deregistered. */
@@ -232,6 +253,7 @@ public final class SoftProvider implements RdmaProvider {
         private RailConfig rail = RailConfig.UNSHAPED;
         private List<String> deviceNames = List.of();
         private IdleStrategy idleStrategy = new BackoffIdleStrategy(64, 64, 1_000, 200_000);
+        private @Nullable Function<SoftProvider, ConnectionManager> connectionManagerFactory;
 
         private Builder() {
         }
@@ -303,6 +325,16 @@ public final class SoftProvider implements RdmaProvider {
         /** Idle strategy of the DEDICATED thread. */
         public Builder idleStrategy(IdleStrategy idleStrategy) {
             this.idleStrategy = Objects.requireNonNull(idleStrategy, "idleStrategy");
+            return this;
+        }
+
+        /**
+         * Builds the provider's connection manager (default: the in-JVM one, on the fabric's listener
+         * registry). The IP fabric passes {@code NetConnectionManager::new}. A manager that is also a
+         * {@link ProgressAgent} is run on every engine pass.
+         */
+        public Builder connectionManager(Function<SoftProvider, ConnectionManager> factory) {
+            this.connectionManagerFactory = Objects.requireNonNull(factory, "factory");
             return this;
         }
 

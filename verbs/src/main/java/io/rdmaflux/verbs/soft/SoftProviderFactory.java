@@ -4,6 +4,8 @@ import io.rdmaflux.verbs.RdmaProvider;
 import io.rdmaflux.verbs.RdmaProviderFactory;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.VerbsException;
+import io.rdmaflux.verbs.soft.net.NetProviders;
+import io.rdmaflux.verbs.soft.net.NetTransportConfig;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -18,7 +20,9 @@ import java.util.Set;
  *   <caption>soft provider options</caption>
  *   <tr><th>key</th><th>value</th><th>default</th></tr>
  *   <tr><td>{@code name}</td><td>instance name (thread {@code rdmaflux-soft-<name>})</td><td>{@code soft<n>}</td></tr>
- *   <tr><td>{@code fabric}</td><td>name of the JVM-wide in-JVM fabric to join</td><td>{@code default}</td></tr>
+ *   <tr><td>{@code fabric}</td><td>name of the JVM-wide in-JVM fabric to join, or {@code net} for the IP fabric</td><td>{@code default}</td></tr>
+ *   <tr><td>{@code addresses}</td><td>(net) comma-separated local IPs, one port (rail) each</td><td>127.0.0.1</td></tr>
+ *   <tr><td>{@code basePort}</td><td>(net) UDP/TCP port of port 1, the next ports following; 0 = any free</td><td>0</td></tr>
  *   <tr><td>{@code devices}</td><td>number of devices, 1..64</td><td>1</td></tr>
  *   <tr><td>{@code ports}</td><td>ports (rails) per device, 1..16</td><td>1</td></tr>
  *   <tr><td>{@code bandwidth}</td><td>bytes/s per port, or {@code unshaped}</td><td>unshaped</td></tr>
@@ -29,7 +33,7 @@ import java.util.Set;
  */
 public final class SoftProviderFactory implements RdmaProviderFactory {
     /** The option keys this factory understands. */
-    public static final Set<String> OPTIONS = Set.of("name", "fabric", "devices", "ports", "bandwidth", "latency", "mtu", "threading");
+    public static final Set<String> OPTIONS = Set.of("name", "fabric", "addresses", "basePort", "devices", "ports", "bandwidth", "latency", "mtu", "threading");
 
     @Override
     public String name() {
@@ -58,9 +62,22 @@ public final class SoftProviderFactory implements RdmaProviderFactory {
         if (name != null) {
             b.name(name);
         }
-        b.fabric(SoftFabric.shared(options.getOrDefault("fabric", SoftFabric.DEFAULT_NAME)));
+        String fabric = options.getOrDefault("fabric", SoftFabric.DEFAULT_NAME);
+        int defaultPorts = 1;
+        if ("net".equals(fabric)) {
+            NetTransportConfig net = NetProviders.config(options.get("addresses"), options.get("basePort"));
+            b = NetProviders.builder(net);
+            if (name != null) {
+                b.name(name);
+            }
+            defaultPorts = net.addresses().size();
+        } else if (options.containsKey("addresses") || options.containsKey("basePort")) {
+            throw new VerbsException("soft provider options addresses/basePort apply to fabric=net only, but fabric='" + fabric + "'");
+        } else {
+            b.fabric(SoftFabric.shared(fabric));
+        }
         b.devices((int) number(options, "devices", 1));
-        b.portsPerDevice((int) number(options, "ports", 1));
+        b.portsPerDevice((int) number(options, "ports", defaultPorts));
         RailConfig.Builder rail = RailConfig.builder();
         String bw = options.get("bandwidth");
         if (bw != null && !bw.equalsIgnoreCase("unshaped")) {

@@ -1,0 +1,369 @@
+package io.rdmaflux.verbs.soft.net;
+
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.VerbsException;
+import io.rdmaflux.verbs.soft.FrameTransport;
+import io.rdmaflux.verbs.soft.FrameType;
+import io.rdmaflux.verbs.soft.Route;
+import io.rdmaflux.verbs.soft.SoftDevice;
+import io.rdmaflux.verbs.soft.SoftFrame;
+import io.rdmaflux.verbs.soft.SoftPort;
+import java.io.IOException;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One NIC's view of a {@link NetTransport}: its ports' sockets, its RC streams, and one
+ * {@link Selector} over all of them, polled with {@code selectNow} (one system call per engine
+ * pass). Engine thread only, except {@code bind}, {@code resolve} (setup) and {@code close}.
+ */
+final class NetAttachment implements FrameTransport.Attachment {
+    private final NetTransport transport;
+    private final SoftDevice nic;
+    private final Selector selector;
+    private final List<BoundPort> ports = new ArrayList<>();
+    private final List<RcStream> outbound = new ArrayList<>();
+    private final List<InboundStream> inbound = new ArrayList<>();
+    private final ByteBuffer udpTx = NetFrameCodec.direct(NetFrameCodec.HEADER_BYTES + SoftFrame.MAX_OWN_PAYLOAD);
+    private final ByteBuffer udpRx = NetFrameCodec.direct(NetFrameCodec.HEADER_BYTES + SoftFrame.MAX_OWN_PAYLOAD + 1);
+    private final Consumer<SelectionKey> onReady = this::onReady;
+    private final ArrayList<InboundStream> backlogged = new ArrayList<>();
+    private final ArrayList<RcStream> dirty = new ArrayList<>();
+    private long nowNs;
+    private int budget;
+    private volatile boolean closed;
+
+    NetAttachment(NetTransport transport, SoftDevice nic) {
+        this.transport = transport;
+        this.nic = nic;
+        try {
+            this.selector = Selector.open();
+        } catch (IOException e) {
+            throw new VerbsException("cannot open a selector for device '" + nic.name() + "' on the net fabric: " + e, e);
+        }
+    }
+
+    /** One bound NIC port: its UDP socket and TCP listener. */
+    private static final class BoundPort {
+        final int number;
+        final InetAddress ip;
+        final DatagramChannel udp;
+        final ServerSocketChannel tcp;
+        final PortAddress address;
+
+        BoundPort(int number, InetAddress ip, DatagramChannel udp, ServerSocketChannel tcp, PortAddress address) {
+            this.number = number;
+            this.ip = ip;
+            this.udp = udp;
+            this.tcp = tcp;
+            this.address = address;
+        }
+    }
+
+    @Override
+    public synchronized PortAddress bind(SoftPort port) {
+        NetTransportConfig cfg = transport.config;
+        InetAddress ip = cfg.addressOfPort(port.number());
+        int wanted = cfg.basePort() == 0 ? 0 : cfg.basePort() + port.number() - 1;
+        if (wanted > 65535) {
+            throw new VerbsException("port " + port.number() + " of device '" + nic.name() + "' would bind UDP/TCP port " + wanted
+                + " (basePort " + cfg.basePort() + " + " + (port.number() - 1) + "), above 65535; lower basePort");
+        }
+        IOException last = null;
+        for (int attempt = 0; attempt < (wanted == 0 ? 16 : 1); attempt++) {
+            ServerSocketChannel tcp = null;
+            DatagramChannel udp = null;
+            try {
+                tcp = ServerSocketChannel.open();
+                tcp.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+                tcp.bind(new InetSocketAddress(ip, wanted), 64);
+                int actual = ((InetSocketAddress) tcp.getLocalAddress()).getPort();
+                udp = DatagramChannel.open(ip instanceof java.net.Inet6Address
+                    ? java.net.StandardProtocolFamily.INET6 : java.net.StandardProtocolFamily.INET);
+                udp.setOption(StandardSocketOptions.SO_RCVBUF, cfg.udpReceiveBufferBytes());
+                udp.setOption(StandardSocketOptions.SO_SNDBUF, cfg.udpSendBufferBytes());
+                udp.bind(new InetSocketAddress(ip, actual));
+                tcp.configureBlocking(false);
+                udp.configureBlocking(false);
+                BoundPort bp = new BoundPort(port.number(), ip, udp, tcp, new PortAddress(NetTransport.FABRIC, ip.getHostAddress(), actual));
+                tcp.register(selector, SelectionKey.OP_ACCEPT, bp);
+                udp.register(selector, SelectionKey.OP_READ, bp);
+                ports.add(bp);
+                return bp.address;
+            } catch (IOException e) {
+                closeQuietly(tcp);
+                closeQuietly(udp);
+                last = e;
+                if (!(e instanceof BindException)) {
+                    break;
+                }
+            }
+        }
+        String where = "net://" + ip.getHostAddress() + ":" + wanted;
+        if (last instanceof BindException) {
+            throw new VerbsException("cannot bind port " + port.number() + " of device '" + nic.name() + "' at " + where + ": "
+                + last.getMessage() + " (address in use, or " + ip.getHostAddress() + " is not an address of this host); "
+                + "pick a free basePort, 0 for any, or a local IP", last);
+        }
+        throw new VerbsException("cannot bind port " + port.number() + " of device '" + nic.name() + "' at " + where + ": " + last, last);
+    }
+
+    @Override
+    public Route resolve(PortAddress address) {
+        return new NetTransport.NetRoute(address, NetTransport.socketAddress(address), this);
+    }
+
+    @Override
+    public void transmit(SoftFrame frame) {
+        Route r = frame.route;
+        if (closed || !(r instanceof NetTransport.NetRoute route) || route.owner != this) {
+            frame.release();
+            return;
+        }
+        if (frame.type == FrameType.UD_SEND) {
+            sendDatagram(route, frame);
+            return;
+        }
+        RcStream s = route.stream;
+        if (s == null) {
+            s = new RcStream(transport, this, route.socketAddress, route.destination);
+            route.stream = s;
+            outbound.add(s);
+            s.open(localAddressFor(route.socketAddress.getAddress()));
+        }
+        s.transmit(frame);
+    }
+
+    void markDirty(RcStream s) {
+        dirty.add(s);
+    }
+
+    @Override
+    public void flush() {
+        ArrayList<RcStream> d = dirty;
+        for (int i = 0; i < d.size(); i++) {
+            d.get(i).flushQueued();
+        }
+        d.clear();
+    }
+
+    Selector selector() {
+        return selector;
+    }
+
+    private void sendDatagram(NetTransport.NetRoute route, SoftFrame f) {
+        ByteBuffer b = udpTx;
+        int payload = f.length;
+        NetFrameCodec.encodeHeader(f, b, 0);
+        int pos = NetFrameCodec.HEADER_BYTES;
+        for (int i = 0; i < f.payloadCount; i++) {
+            b.put(pos, f.payloadBuffers[i], f.payloadOffsets[i], f.payloadLengths[i]);
+            pos += f.payloadLengths[i];
+        }
+        f.release();
+        b.limit(NetFrameCodec.HEADER_BYTES + payload).position(0);
+        BoundPort from = portFor(route.socketAddress.getAddress());
+        try {
+            if (from.udp.send(b, route.socketAddress) == 0) {
+                transport.datagramsDroppedAtSend.incrementAndGet();
+            }
+        } catch (IOException e) {
+            // UD is unreliable: an unreachable destination loses the datagram, as a fabric would.
+            transport.datagramsDroppedAtSend.incrementAndGet();
+        } finally {
+            b.clear();
+        }
+    }
+
+    /** The bound port whose IP shares the longest prefix with {@code destination} (the rail towards it). */
+    private BoundPort portFor(InetAddress destination) {
+        byte[] d = destination.getAddress();
+        BoundPort best = ports.get(0);
+        int bestBits = -1;
+        for (BoundPort p : ports) {
+            byte[] a = p.ip.getAddress();
+            if (a.length != d.length) {
+                continue;
+            }
+            int bits = 0;
+            for (int i = 0; i < a.length; i++) {
+                int x = (a[i] ^ d[i]) & 0xFF;
+                if (x == 0) {
+                    bits += 8;
+                    continue;
+                }
+                bits += Integer.numberOfLeadingZeros(x) - 24;
+                break;
+            }
+            if (bits > bestBits) {
+                bestBits = bits;
+                best = p;
+            }
+        }
+        return best;
+    }
+
+    private InetAddress localAddressFor(InetAddress destination) {
+        return portFor(destination).ip;
+    }
+
+    @Override
+    public int poll(long nowNs, int limit) {
+        if (closed) {
+            return 0;
+        }
+        this.nowNs = nowNs;
+        this.budget = limit;
+        int before = limit;
+        if (!backlogged.isEmpty()) {
+            for (int i = 0; i < backlogged.size() && budget > 0; i++) {
+                InboundStream s = backlogged.get(i);
+                s.backlogged = false;
+                budget -= s.deliver(nowNs, budget);
+            }
+            backlogged.removeIf(s -> !s.backlogged);
+        }
+        try {
+            if (budget > 0) {
+                selector.selectNow(onReady);
+            }
+        } catch (IOException e) {
+            throw new VerbsException("selector of device '" + nic.name() + "' failed: " + e, e);
+        }
+        return before - budget;
+    }
+
+    private void onReady(SelectionKey key) {
+        Object a = key.attachment();
+        if (!key.isValid()) {
+            return;
+        }
+        if (a instanceof InboundStream s) {
+            if (budget <= 0) {
+                return;
+            }
+            budget -= s.onReadable(nowNs, budget);
+            if (s.backlogged) {
+                backlogged.add(s);
+            }
+        } else if (a instanceof RcStream s) {
+            s.onReady(key);
+        } else if (a instanceof BoundPort p) {
+            if (key.isAcceptable()) {
+                accept(p);
+            }
+            if (key.isValid() && key.isReadable()) {
+                receiveDatagrams(p);
+            }
+        }
+    }
+
+    private void accept(BoundPort p) {
+        try {
+            SocketChannel ch;
+            while ((ch = p.tcp.accept()) != null) {
+                ch.configureBlocking(false);
+                ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                if (transport.config.tcpBufferBytes() > 0) {
+                    ch.setOption(StandardSocketOptions.SO_RCVBUF, transport.config.tcpBufferBytes());
+                }
+                InboundStream s = new InboundStream(transport, nic, ch, this);
+                ch.register(selector, SelectionKey.OP_READ, s);
+                inbound.add(s);
+            }
+        } catch (IOException e) {
+            // a connection reset before accept completed; the listener itself stays usable
+            transport.streamsBroken.incrementAndGet();
+        }
+    }
+
+    void forget(InboundStream s) {
+        inbound.remove(s);
+        backlogged.remove(s);
+    }
+
+    private void receiveDatagrams(BoundPort p) {
+        ByteBuffer b = udpRx;
+        while (budget > 0) {
+            b.clear();
+            try {
+                if (p.udp.receive(b) == null) {
+                    return;
+                }
+            } catch (IOException e) {
+                return;
+            }
+            int n = b.position();
+            if (n < NetFrameCodec.HEADER_BYTES
+                || NetFrameCodec.validate(b, 0, NetFrameCodec.HEADER_BYTES + SoftFrame.MAX_OWN_PAYLOAD) != NetFrameCodec.Verdict.OK
+                || NetFrameCodec.frameLength(b, 0) != n
+                || b.get(NetFrameCodec.TYPE_OFFSET) != FrameType.UD_SEND.ordinal()) {
+                transport.framesRejected.incrementAndGet();
+                continue;
+            }
+            SoftFrame f = nic.claimFrame();
+            long delay = NetFrameCodec.decodeHeader(b, 0, f);
+            int len = n - NetFrameCodec.HEADER_BYTES;
+            if (len > 0) {
+                ByteBuffer own = f.ownPayload(len);
+                own.put(0, b, NetFrameCodec.HEADER_BYTES, len);
+                f.addPayload(own, 0, len);
+            }
+            f.deliverAtNs = nowNs + delay;
+            budget--;
+            if (nic.onFrameArrived(f, nowNs)) {
+                f.release();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        for (RcStream s : outbound) {
+            s.close();
+        }
+        outbound.clear();
+        for (InboundStream s : new ArrayList<>(inbound)) {
+            s.close();
+        }
+        inbound.clear();
+        for (BoundPort p : ports) {
+            closeQuietly(p.tcp);
+            closeQuietly(p.udp);
+        }
+        closeQuietly(selector);
+    }
+
+    static void closeQuietly(@Nullable AutoCloseable c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (Exception ignored) {
+                // closing on a teardown path: nothing left to report to
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "net attachment of " + nic.name() + " " + ports.stream().map(p -> p.address).toList();
+    }
+}

@@ -1,0 +1,172 @@
+package io.rdmaflux.verbs.soft.net;
+
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.VerbsException;
+import io.rdmaflux.verbs.soft.FrameTransport;
+import io.rdmaflux.verbs.soft.Route;
+import io.rdmaflux.verbs.soft.SoftDevice;
+import io.rdmaflux.verbs.soft.SoftFabric;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The IP {@link FrameTransport} ({@code net://<ip>:<port>}): each soft NIC port binds one UDP
+ * socket and one TCP listener on the same IP and port number. UD frames travel as one UDP datagram
+ * each; RC frames travel over TCP, one stream per RC route, i.e. per connected QP and direction.
+ *
+ * <h2>Why one TCP stream per QP (and direction)</h2>
+ * The NIC resolves a route once per RC QP (at RTR), and the transport's only ordering duty is per
+ * route, so a stream per route is the natural unit: a QP's requests and acknowledgements keep their
+ * order with no demultiplexing; a stalled or broken stream (a slow reader, a peer that died) stalls
+ * or breaks only the QPs that used it, as a broken iWARP connection terminates its own QP; and each
+ * side opens its own stream on its first frame, so there is no handshake and no race over who
+ * connects. The cost is one socket per QP and direction, which suits the few QPs (one per rail and
+ * peer) rdmaflux opens. A stream per port pair would share one socket among QPs but put every QP
+ * behind the head-of-line blocking of the largest message of any of them.
+ *
+ * <h2>Data path</h2>
+ * RC: small frames are copied into a per-stream staging buffer and written together (several
+ * frames per system call); a frame above 16 KiB is written by reference from the sender's
+ * registered memory, with its header, in one gathering write, so an RDMA WRITE is copied once
+ * into the kernel at the sender. The receiver reads frames into a per-stream buffer and hands them
+ * to its NIC, which checks rkey, bounds and access and copies the data into the registered region
+ * itself. Nothing blocks: a stream that cannot take more keeps the rest queued and is flushed when
+ * writable. UD: header and payload are copied into one datagram and sent at once; a datagram the
+ * socket cannot take is dropped (UD is unreliable), and counted.
+ *
+ * <h2>Broken streams</h2>
+ * A stream whose peer closes it, resets it, or cannot be reached is broken: its queued frames are
+ * released and later frames for its route are dropped (counted). The NIC's transport retry then
+ * fails the QP's outstanding work requests with RETRY_EXC_ERR and flushes the rest, after
+ * {@code (retryCount + 1) * retryTimeoutNs} of the QP's {@link io.rdmaflux.verbs.QpInitAttributes}:
+ * the bound is the QP's own, configurable per QP. A new QP to the same peer gets a new stream.
+ * Because TCP does not lose frames, a QP on the net fabric should set {@code retryTimeoutNs} above
+ * the time its outstanding requests take on the wire (seconds on slow links); a shorter timeout is
+ * safe but retransmits.
+ *
+ * <h2>Foreign and broken senders</h2>
+ * A datagram or stream frame with a wrong magic or version, an unknown type or a length that does
+ * not match is dropped and counted ({@link #framesRejected()}); a stream that sent one is closed,
+ * since its framing cannot be trusted. Frames for a QPN that does not exist are dropped by the
+ * NIC (counted by it for UD, {@link SoftDevice#udDatagramsDropped()}).
+ *
+ * <h2>Time</h2>
+ * The receiver rebases each frame's delivery time on its own clock: {@code arrival + (deliverAt -
+ * sentAt)} of the sender, kept monotone per stream so RC frames never overtake each other.
+ *
+ * <p><b>Concurrency:</b> as {@link FrameTransport}: one {@link Attachment} per NIC, whose
+ * {@code transmit}/{@code poll} run on that NIC's engine thread only; counters are thread-safe.
+ * Starts no threads: all I/O is non-blocking and done in {@code transmit} and {@code poll}.
+ */
+public final class NetTransport implements FrameTransport {
+    /** The fabric name in addresses. */
+    public static final String FABRIC = "net";
+
+    final NetTransportConfig config;
+    final AtomicLong framesRejected = new AtomicLong();
+    final AtomicLong framesDroppedOnBrokenStreams = new AtomicLong();
+    final AtomicLong datagramsDroppedAtSend = new AtomicLong();
+    final AtomicLong streamsBroken = new AtomicLong();
+    final AtomicLong streamsOpened = new AtomicLong();
+
+    /** A transport binding its ports as {@code config} says. */
+    public NetTransport(NetTransportConfig config) {
+        this.config = java.util.Objects.requireNonNull(config, "config");
+    }
+
+    /** A fabric (no in-JVM registry needed) over a new transport. */
+    public static SoftFabric fabric(String name, NetTransportConfig config) {
+        return SoftFabric.over(name, new NetTransport(config));
+    }
+
+    @Override
+    public String fabric() {
+        return FABRIC;
+    }
+
+    /** The configuration. */
+    public NetTransportConfig config() {
+        return config;
+    }
+
+    @Override
+    public Attachment attach(SoftDevice nic) {
+        return new NetAttachment(this, nic);
+    }
+
+    /** Frames and datagrams dropped because their header was malformed (magic, version, type, length). */
+    public long framesRejected() {
+        return framesRejected.get();
+    }
+
+    /** RC frames dropped because their stream had broken. */
+    public long framesDroppedOnBrokenStreams() {
+        return framesDroppedOnBrokenStreams.get();
+    }
+
+    /** UD datagrams the local socket could not take (send buffer full). */
+    public long datagramsDroppedAtSend() {
+        return datagramsDroppedAtSend.get();
+    }
+
+    /** RC streams that broke (peer closed or reset them, connect failed, or they sent garbage). */
+    public long streamsBroken() {
+        return streamsBroken.get();
+    }
+
+    /** RC streams opened by this transport's NICs. */
+    public long streamsOpened() {
+        return streamsOpened.get();
+    }
+
+    /**
+     * Checks and resolves a {@code net://host:port} address (setup path).
+     *
+     * @throws VerbsException naming the address if it is not on the net fabric or its host is unknown
+     */
+    static InetSocketAddress socketAddress(PortAddress address) {
+        return socketAddress(address, false);
+    }
+
+    /** As {@link #socketAddress(PortAddress)}; {@code anyPort} allows port 0 (listen on any free port). */
+    static InetSocketAddress socketAddress(PortAddress address, boolean anyPort) {
+        if (!FABRIC.equals(address.fabric())) {
+            throw new VerbsException("address " + address + " is not on the net fabric; use net://<ip>:<port>");
+        }
+        if (address.port() == 0 && !anyPort) {
+            throw new VerbsException("address " + address + " has port 0; a net address needs the peer's UDP/TCP port");
+        }
+        try {
+            return new InetSocketAddress(InetAddress.getByName(address.host()), address.port());
+        } catch (UnknownHostException e) {
+            throw new VerbsException("unknown host '" + address.host() + "' in address " + address
+                + ": not an IP address and not resolvable; use the peer's IP address", e);
+        }
+    }
+
+    /** The route type of this transport. */
+    static final class NetRoute implements Route {
+        final PortAddress destination;
+        final InetSocketAddress socketAddress;
+        final NetAttachment owner;
+        @org.jspecify.annotations.Nullable RcStream stream;
+
+        NetRoute(PortAddress destination, InetSocketAddress socketAddress, NetAttachment owner) {
+            this.destination = destination;
+            this.socketAddress = socketAddress;
+            this.owner = owner;
+        }
+
+        @Override
+        public PortAddress destination() {
+            return destination;
+        }
+
+        @Override
+        public String toString() {
+            return "route to " + destination;
+        }
+    }
+}

@@ -1,0 +1,172 @@
+package io.rdmaflux.verbs.soft.net;
+
+import io.rdmaflux.verbs.VerbsException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * How a {@link NetTransport} binds and sizes its sockets. Build with {@link #builder()}; every value
+ * is checked with a message naming it.
+ *
+ * <ul>
+ *   <li>{@code addresses}: the local IP of each port, in port order (port {@code i} binds
+ *       {@code addresses[(i - 1) % size]}), e.g. one address per rail; default {@code 127.0.0.1}.</li>
+ *   <li>{@code basePort}: port {@code i} binds UDP and TCP port {@code basePort + i - 1};
+ *       0 (default) takes any free port (the same number for UDP and TCP).</li>
+ *   <li>{@code udpReceiveBufferBytes}/{@code udpSendBufferBytes}: SO_RCVBUF/SO_SNDBUF of each
+ *       port's UDP socket (default 4 MiB each, so that loopback at full rate does not overflow the
+ *       kernel queue; Linux caps them at {@code net.core.rmem_max}/{@code wmem_max}).</li>
+ *   <li>{@code tcpBufferBytes}: SO_SNDBUF/SO_RCVBUF of RC streams; 0 (default) keeps the kernel's
+ *       autotuning.</li>
+ *   <li>{@code maxFrameBytes}: largest RC frame (header + message) a stream accepts; a longer one
+ *       is a broken sender and closes the stream (default 64 MiB + header).</li>
+ * </ul>
+ *
+ * <p>Immutable, thread-safe.
+ */
+public final class NetTransportConfig {
+    /** Default largest RC frame: a 64 MiB message plus its header. */
+    public static final int DEFAULT_MAX_FRAME_BYTES = (64 << 20) + NetFrameCodec.HEADER_BYTES;
+
+    private final List<InetAddress> addresses;
+    private final int basePort;
+    private final int udpReceiveBufferBytes;
+    private final int udpSendBufferBytes;
+    private final int tcpBufferBytes;
+    private final int maxFrameBytes;
+
+    private NetTransportConfig(Builder b) {
+        this.addresses = List.copyOf(b.addresses.isEmpty() ? List.of(InetAddress.getLoopbackAddress()) : b.addresses);
+        this.basePort = b.basePort;
+        this.udpReceiveBufferBytes = b.udpReceiveBufferBytes;
+        this.udpSendBufferBytes = b.udpSendBufferBytes;
+        this.tcpBufferBytes = b.tcpBufferBytes;
+        this.maxFrameBytes = b.maxFrameBytes;
+    }
+
+    /** A builder with the defaults above. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Loopback, any free ports, default buffers. */
+    public static NetTransportConfig loopback() {
+        return builder().build();
+    }
+
+    public List<InetAddress> addresses() {
+        return addresses;
+    }
+
+    public int basePort() {
+        return basePort;
+    }
+
+    public int udpReceiveBufferBytes() {
+        return udpReceiveBufferBytes;
+    }
+
+    public int udpSendBufferBytes() {
+        return udpSendBufferBytes;
+    }
+
+    public int tcpBufferBytes() {
+        return tcpBufferBytes;
+    }
+
+    public int maxFrameBytes() {
+        return maxFrameBytes;
+    }
+
+    /** Local address of port {@code number} (1-based). */
+    InetAddress addressOfPort(int number) {
+        return addresses.get((number - 1) % addresses.size());
+    }
+
+    @Override
+    public String toString() {
+        return "NetTransportConfig{addresses=" + addresses.stream().map(InetAddress::getHostAddress).toList() + ", basePort=" + basePort
+            + ", udpReceiveBufferBytes=" + udpReceiveBufferBytes + ", maxFrameBytes=" + maxFrameBytes + "}";
+    }
+
+    /** Builder of a {@link NetTransportConfig}. */
+    public static final class Builder {
+        private final List<InetAddress> addresses = new ArrayList<>();
+        private int basePort;
+        private int udpReceiveBufferBytes = 4 << 20;
+        private int udpSendBufferBytes = 4 << 20;
+        private int tcpBufferBytes;
+        private int maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
+
+        private Builder() {
+        }
+
+        /** Adds the local IP of the next port (a literal IP or a host name resolved now). */
+        public Builder address(String ipOrHost) {
+            Objects.requireNonNull(ipOrHost, "ipOrHost");
+            try {
+                addresses.add(InetAddress.getByName(ipOrHost.trim()));
+            } catch (UnknownHostException e) {
+                throw new VerbsException("local address '" + ipOrHost + "' of the net fabric is not a known host or IP; "
+                    + "give an IP address of a local interface, e.g. 127.0.0.1 or 10.77.1.1", e);
+            }
+            return this;
+        }
+
+        /** Adds the local IP of the next port. */
+        public Builder address(InetAddress address) {
+            addresses.add(Objects.requireNonNull(address, "address"));
+            return this;
+        }
+
+        /** First UDP/TCP port, in [0, 65535]; 0 = any free port. */
+        public Builder basePort(int port) {
+            if (port < 0 || port > 65535) {
+                throw new VerbsException("basePort must be in [0, 65535] but it was " + port);
+            }
+            this.basePort = port;
+            return this;
+        }
+
+        /** SO_RCVBUF of UD sockets, bytes, >= 65536. */
+        public Builder udpReceiveBufferBytes(int bytes) {
+            this.udpReceiveBufferBytes = atLeast("udpReceiveBufferBytes", bytes, 65536);
+            return this;
+        }
+
+        /** SO_SNDBUF of UD sockets, bytes, >= 65536. */
+        public Builder udpSendBufferBytes(int bytes) {
+            this.udpSendBufferBytes = atLeast("udpSendBufferBytes", bytes, 65536);
+            return this;
+        }
+
+        /** SO_SNDBUF/SO_RCVBUF of RC streams, bytes; 0 keeps kernel autotuning. */
+        public Builder tcpBufferBytes(int bytes) {
+            if (bytes != 0) {
+                atLeast("tcpBufferBytes", bytes, 4096);
+            }
+            this.tcpBufferBytes = bytes;
+            return this;
+        }
+
+        /** Largest RC frame a stream accepts (header included), bytes, >= 65536. */
+        public Builder maxFrameBytes(int bytes) {
+            this.maxFrameBytes = atLeast("maxFrameBytes", bytes, 65536);
+            return this;
+        }
+
+        private static int atLeast(String name, int value, int min) {
+            if (value < min) {
+                throw new VerbsException(name + " must be >= " + min + " but it was " + value);
+            }
+            return value;
+        }
+
+        public NetTransportConfig build() {
+            return new NetTransportConfig(this);
+        }
+    }
+}

@@ -1,0 +1,287 @@
+package io.rdmaflux.verbs.soft.net;
+
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.SendWorkRequest;
+import io.rdmaflux.verbs.soft.SoftFrame;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The outbound TCP stream of one RC route: frames in transmission order, written without
+ * blocking. Frames of at most {@value #SMALL_FRAME_PAYLOAD} payload bytes are copied into a staging
+ * buffer (several per write); a larger one is written by reference from the sender's registered
+ * memory, after its header, in one gathering write, and released once fully written. The stream
+ * never reads data; it watches for EOF or reset, which break it. Engine thread only.
+ */
+final class RcStream {
+    static final int SMALL_FRAME_PAYLOAD = 16 << 10;
+    private static final int STAGING_BYTES = 256 << 10;
+    private static final int MAX_SGE = SendWorkRequest.MAX_SGE;
+
+    private final NetTransport transport;
+    private final NetAttachment owner;
+    private final InetSocketAddress remote;
+    private final PortAddress destination;
+    private final ArrayDeque<SoftFrame> queue = new ArrayDeque<>();
+    private final ByteBuffer staging = NetFrameCodec.direct(STAGING_BYTES);
+    private final ByteBuffer[] gather = new ByteBuffer[1 + MAX_SGE];
+    private final @Nullable ByteBuffer[] viewSource = new ByteBuffer[MAX_SGE];
+    private final @Nullable ByteBuffer[] views = new ByteBuffer[MAX_SGE];
+    private final ByteBuffer probe = ByteBuffer.allocateDirect(64);
+    private @Nullable SocketChannel channel;
+    private @Nullable SelectionKey key;
+    private @Nullable SoftFrame large;
+    private int largeViews;
+    private int stageEnd;
+    private int stageSent;
+    private boolean connected;
+    private boolean writeBlocked;
+    private boolean broken;
+    private boolean dirty;
+    private @Nullable String brokenReason;
+
+    RcStream(NetTransport transport, NetAttachment owner, InetSocketAddress remote, PortAddress destination) {
+        this.transport = transport;
+        this.owner = owner;
+        this.remote = remote;
+        this.destination = destination;
+        gather[0] = staging;
+    }
+
+    /** Starts the non-blocking connect from {@code local}. */
+    void open(InetAddress local) {
+        try {
+            SocketChannel ch = SocketChannel.open();
+            channel = ch;
+            ch.configureBlocking(false);
+            ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            int buf = transport.config.tcpBufferBytes();
+            if (buf > 0) {
+                ch.setOption(StandardSocketOptions.SO_SNDBUF, buf);
+            }
+            ch.bind(new InetSocketAddress(local, 0));
+            transport.streamsOpened.incrementAndGet();
+            if (ch.connect(remote)) {
+                connected = true;
+                key = ch.register(owner.selector(), SelectionKey.OP_READ, this);
+            } else {
+                key = ch.register(owner.selector(), SelectionKey.OP_CONNECT, this);
+            }
+        } catch (IOException | RuntimeException e) {
+            breakStream("connect to " + destination + " failed: " + e);
+        }
+    }
+
+    boolean isBroken() {
+        return broken;
+    }
+
+    @Nullable String brokenReason() {
+        return brokenReason;
+    }
+
+    void transmit(SoftFrame f) {
+        if (broken) {
+            transport.framesDroppedOnBrokenStreams.incrementAndGet();
+            f.release();
+            return;
+        }
+        queue.add(f);
+        if (!dirty) {
+            dirty = true;
+            owner.markDirty(this);
+        }
+    }
+
+    /** Writes what {@link #transmit} queued, as far as the socket takes it (called at the end of an engine pass). */
+    void flushQueued() {
+        dirty = false;
+        if (connected && !writeBlocked && !broken) {
+            flush();
+        }
+    }
+
+    void onReady(SelectionKey k) {
+        if (broken) {
+            return;
+        }
+        SocketChannel ch = channel;
+        try {
+            if (k.isConnectable()) {
+                if (!ch.finishConnect()) {
+                    return;
+                }
+                connected = true;
+                k.interestOps(SelectionKey.OP_READ);
+                flush();
+                return;
+            }
+            if (k.isReadable()) {
+                probe.clear();
+                int n = ch.read(probe);
+                if (n < 0) {
+                    breakStream("peer " + destination + " closed the stream");
+                    return;
+                }
+                if (n > 0) {
+                    breakStream("peer " + destination + " sent data on a send-only stream");
+                    return;
+                }
+            }
+            if (k.isValid() && k.isWritable()) {
+                writeBlocked = false;
+                flush();
+            }
+        } catch (IOException e) {
+            breakStream("stream to " + destination + " failed: " + e);
+        }
+    }
+
+    /** Writes as much as the socket takes. */
+    private void flush() {
+        SocketChannel ch = channel;
+        try {
+            while (true) {
+                if (stageEnd == stageSent && large == null) {
+                    stageEnd = 0;
+                    stageSent = 0;
+                    if (!fill()) {
+                        return;
+                    }
+                }
+                staging.limit(stageEnd).position(stageSent);
+                int count = 1;
+                if (large != null) {
+                    for (int i = 0; i < largeViews; i++) {
+                        gather[1 + i] = views[i];
+                    }
+                    count += largeViews;
+                }
+                ch.write(gather, 0, count);
+                stageSent = staging.position();
+                boolean done = stageSent == stageEnd;
+                SoftFrame l = large;
+                if (l != null) {
+                    for (int i = 0; i < largeViews && done; i++) {
+                        done = !views[i].hasRemaining();
+                    }
+                    if (done) {
+                        large = null;
+                        l.release();
+                    }
+                }
+                if (!done) {
+                    if (!writeBlocked) {
+                        writeBlocked = true;
+                        key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+                    }
+                    return;
+                }
+                if (queue.isEmpty()) {
+                    stageEnd = 0;
+                    stageSent = 0;
+                    if (writeBlocked) {
+                        writeBlocked = false;
+                    }
+                    key.interestOps(SelectionKey.OP_READ);
+                    return;
+                }
+            }
+        } catch (IOException e) {
+            breakStream("stream to " + destination + " failed: " + e);
+        }
+    }
+
+    /** Moves queued frames into the staging buffer (and at most one large frame behind it); false when none. */
+    private boolean fill() {
+        boolean any = false;
+        staging.clear();
+        SoftFrame f;
+        while ((f = queue.peek()) != null) {
+            int payload = NetFrameCodec.payloadBytes(f);
+            if (payload <= SMALL_FRAME_PAYLOAD) {
+                if (STAGING_BYTES - stageEnd < NetFrameCodec.HEADER_BYTES + payload) {
+                    break;
+                }
+                NetFrameCodec.encodeHeader(f, staging, stageEnd);
+                int pos = stageEnd + NetFrameCodec.HEADER_BYTES;
+                for (int i = 0; i < f.payloadCount && payload > 0; i++) {
+                    staging.put(pos, f.payloadBuffers[i], f.payloadOffsets[i], f.payloadLengths[i]);
+                    pos += f.payloadLengths[i];
+                }
+                stageEnd = pos;
+                queue.poll();
+                f.release();
+                any = true;
+                continue;
+            }
+            if (STAGING_BYTES - stageEnd < NetFrameCodec.HEADER_BYTES) {
+                break;
+            }
+            NetFrameCodec.encodeHeader(f, staging, stageEnd);
+            stageEnd += NetFrameCodec.HEADER_BYTES;
+            for (int i = 0; i < f.payloadCount; i++) {
+                ByteBuffer src = f.payloadBuffers[i];
+                ByteBuffer v = views[i];
+                if (viewSource[i] != src || v == null) {
+                    v = src.duplicate();
+                    views[i] = v;
+                    viewSource[i] = src;
+                }
+                v.clear();
+                v.position(f.payloadOffsets[i]);
+                v.limit(f.payloadOffsets[i] + f.payloadLengths[i]);
+            }
+            largeViews = f.payloadCount;
+            large = queue.poll();
+            return true;
+        }
+        return any;
+    }
+
+    private void breakStream(String reason) {
+        if (broken) {
+            return;
+        }
+        broken = true;
+        brokenReason = reason;
+        transport.streamsBroken.incrementAndGet();
+        releaseAll();
+        NetAttachment.closeQuietly(channel);
+    }
+
+    private void releaseAll() {
+        SoftFrame l = large;
+        large = null;
+        if (l != null) {
+            l.release();
+        }
+        SoftFrame f;
+        while ((f = queue.poll()) != null) {
+            transport.framesDroppedOnBrokenStreams.incrementAndGet();
+            f.release();
+        }
+        for (int i = 0; i < MAX_SGE; i++) {
+            viewSource[i] = null;
+            views[i] = null;
+        }
+    }
+
+    void close() {
+        broken = true;
+        releaseAll();
+        NetAttachment.closeQuietly(channel);
+    }
+
+    @Override
+    public String toString() {
+        return "RC stream to " + destination + (broken ? " (broken: " + brokenReason + ")" : "");
+    }
+}
