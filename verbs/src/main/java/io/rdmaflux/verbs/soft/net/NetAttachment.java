@@ -112,6 +112,8 @@ final class NetAttachment implements FrameTransport.Attachment {
             }
         }
         String where = "net://" + ip.getHostAddress() + ":" + wanted;
+        // the NIC does not come up when a port fails to bind, and nothing else would close us
+        close();
         if (last instanceof BindException) {
             throw new VerbsException("cannot bind port " + port.number() + " of device '" + nic.name() + "' at " + where + ": "
                 + last.getMessage() + " (address in use, or " + ip.getHostAddress() + " is not an address of this host); "
