@@ -40,9 +40,16 @@ final class VirtualTimeLoop {
         nowNs = Math.max(nowNs, timeNs);
     }
 
-    /** Runs until no event is left or {@code limitNs} is reached; returns whether it went idle. */
+    /**
+     * Runs until no event is left or the next one lies after {@code limitNs}; the clock stays at
+     * the last event. Returns whether it went idle.
+     */
     boolean runToIdle(long limitNs) {
-        runUntil(limitNs);
+        while (!events.isEmpty() && events.peek().timeNs <= limitNs) {
+            Event e = events.poll();
+            nowNs = e.timeNs;
+            e.action.run();
+        }
         return events.isEmpty();
     }
 

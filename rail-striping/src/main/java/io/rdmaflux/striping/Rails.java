@@ -1,0 +1,59 @@
+package io.rdmaflux.striping;
+
+import java.util.List;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import java.util.function.ToLongFunction;
+import reactor.core.publisher.Flux;
+
+/**
+ * Façade of the rail operators: schedule a {@code Flux} of messages over several subchannels
+ * (seed 000 §4) with {@code flux.transform(Rails.stripe(...))} or
+ * {@code flux.transform(Rails.multiplex(...))}.
+ *
+ * <p>The resulting {@code Flux} emits each message once every stripe of it completed on its
+ * subchannel (the completion filter of seed 000 §4.1), in upstream order. If a rail fails its
+ * unacknowledged stripes are re-sent on the others; the {@code Flux} errors with
+ * {@link NoRailException} only when no rail remains.
+ *
+ * <p><b>Discard support:</b> on cancel or error, messages received from upstream and not yet
+ * emitted — queued or in flight — are passed to the discard hook
+ * ({@code Flux#doOnDiscard}) after the subchannels were stopped, so their buffers can be released.
+ *
+ * <p><b>Scannable:</b> the operator's subscriber answers {@link RailAttributes} (weights, per-rail
+ * bytes and messages, out-of-order count, full {@link StripingMetrics}).
+ */
+public final class Rails {
+    private Rails() {
+    }
+
+    /**
+     * Schedules messages over {@code subchannels} as {@code spec} says: multiplexed below its
+     * switchover threshold, striped at or above it.
+     *
+     * @param subchannels one per rail, in rail order
+     * @param lengthOf    a message's length in bytes
+     * @param clockNs     the clock stripes are timed with, in ns (a virtual clock in tests)
+     * @throws IllegalArgumentException if the subchannel count differs from the spec's rail count
+     */
+    public static <T> Function<Flux<T>, Flux<T>> stripe(RailsSpec spec, List<? extends RailSubchannel<T>> subchannels,
+                                                        ToLongFunction<? super T> lengthOf, LongSupplier clockNs) {
+        if (subchannels.size() != spec.railCount()) {
+            throw new IllegalArgumentException("one subchannel per rail required: spec has " + spec.railCount()
+                + " rails but " + subchannels.size() + " subchannels were given");
+        }
+        return flux -> new FluxRailSchedule<>(flux, spec, subchannels, lengthOf, clockNs);
+    }
+
+    /**
+     * Multiplexes whole messages over {@code subchannels} with {@code policy}; nothing is striped.
+     *
+     * @see #stripe
+     */
+    public static <T> Function<Flux<T>, Flux<T>> multiplex(MultiplexingPolicy.Factory policy,
+                                                           List<? extends RailSubchannel<T>> subchannels,
+                                                           ToLongFunction<? super T> lengthOf, LongSupplier clockNs) {
+        RailsSpec spec = RailsSpec.rails(subchannels.size()).multiplexing(policy).switchoverThresholdBytes(Long.MAX_VALUE);
+        return stripe(spec, subchannels, lengthOf, clockNs);
+    }
+}
