@@ -4,6 +4,7 @@ import io.rdmaflux.core.channel.RcSubchannel;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.channel.SubchannelListener;
 import io.rdmaflux.core.channel.SubchannelScheduler;
+import io.rdmaflux.core.credit.MessageCredits;
 import io.rdmaflux.core.credit.SendCredits;
 import io.rdmaflux.core.reorder.ReorderWindow;
 import io.rdmaflux.core.reorder.ReorderWindowOverflowException;
@@ -81,6 +82,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private final ArrayDeque<SendOp> sendOps = new ArrayDeque<>();
     private final ArrayDeque<SendOp> inflightOps = new ArrayDeque<>();
     private final SendCredits sendCredits;
+    private final MessageCredits messageCredits;
     private final long[] messageStartNs;
     private final int[] messageLength;
     private final int inflightMask;
@@ -101,7 +103,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private volatile long outOfOrder;
 
     DefaultRdmaConnection(RdmaNode node, String name, RcSubchannel[] subchannels, SubchannelScheduler scheduler,
-                          int peerMaxMessageBytes, int localMaxMessageBytes, int sendQueue, int reorderWindow) {
+                          int peerMaxMessageBytes, int localMaxMessageBytes, int sendQueue, int reorderWindow,
+                          int creditThreshold) {
         this.node = node;
         this.name = name;
         this.subchannels = subchannels;
@@ -111,6 +114,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         this.localMaxMessageBytes = localMaxMessageBytes;
         this.sendQueue = sendQueue;
         this.sendCredits = new SendCredits(sendQueue);
+        this.messageCredits = new MessageCredits(creditThreshold);
         this.reorder = new ReorderWindow<>(0, reorderWindow);
         this.partial = new AssembledMessage[subchannels.length];
         this.receivedMessages = new ReceivedMessage[subchannels.length][];
@@ -119,6 +123,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         int peerBuffers = 0;
         for (RcSubchannel sc : subchannels) {
             sc.listener(this);
+            sc.connectionCredits(messageCredits, sendCredits);
+            // buffer credits of a rail cover all its free buffers; demand is covered once, by message credits
+            sc.receiveCredits().onDemand(Long.MAX_VALUE);
             ReceivedMessage[] msgs = new ReceivedMessage[sc.receiveSlots()];
             for (int i = 0; i < msgs.length; i++) {
                 msgs[i] = new ReceivedMessage(this, sc, i);
@@ -201,12 +208,10 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     @Override
     public ConnectionMetrics metrics() {
         int held = 0;
-        long credits = 0;
         for (RcSubchannel sc : subchannels) {
             held += sc.receiveBuffersHeld();
-            credits += sc.sendCredits();
         }
-        return new ConnectionMetrics(messagesSent, messagesDelivered, messagesReceived, held, credits,
+        return new ConnectionMetrics(messagesSent, messagesDelivered, messagesReceived, held, sendCredits.credits(),
             sendCredits.maxOutstandingSeen(), outOfOrder);
     }
 
@@ -254,13 +259,37 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         }
         work += deliver();
         if (!terminated) {
-            for (RcSubchannel sc : subchannels) {
-                work += sc.flushCredits();
-            }
+            work += flushCredits();
             work += progressClose();
         }
         if (terminated) {
             maybeFree();
+        }
+        return work;
+    }
+
+    /**
+     * Grants message credits (connection demand covered by free buffers over all rails), then lets
+     * every rail grant its buffer credits; an explicit CREDIT frame goes on the first rail able to
+     * send one when message credits are due and no rail's frame carried them.
+     */
+    private int flushCredits() {
+        long free = 0;
+        for (RcSubchannel sc : subchannels) {
+            free += sc.freeReceiveBuffers();
+        }
+        messageCredits.grant(free);
+        int work = 0;
+        for (RcSubchannel sc : subchannels) {
+            work += sc.flushCredits();
+        }
+        if (messageCredits.explicitCreditDue()) {
+            for (RcSubchannel sc : subchannels) {
+                if (sc.sendCreditFrame()) {
+                    work++;
+                    break;
+                }
+            }
         }
         return work;
     }
@@ -286,9 +315,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         long d = newDemand.getAndSet(0);
         if (d != 0 && !inboundClosed) {
             demand = demand + d < 0 ? Long.MAX_VALUE : demand + d;
-            for (RcSubchannel sc : subchannels) {
-                sc.receiveCredits().onDemand(d);
-            }
+            messageCredits.onDemand(d);
             work++;
         }
         if (badRequest && !receiveTerminated) {
@@ -314,9 +341,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         terminalSent.set(true);
         receiver = null;
         demand = 0;
-        for (RcSubchannel sc : subchannels) {
-            sc.receiveCredits().onNoDemand();
-        }
+        messageCredits.onNoDemand();
         releaseQueued();
     }
 
@@ -386,6 +411,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                     work++;
                     continue;
                 }
+                if (!sendCredits.hasCredits(1)) {
+                    return work;
+                }
                 int rail = scheduler.select(nextPsn, len, subchannels);
                 if (rail < 0) {
                     return work;
@@ -395,6 +423,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 }
                 op.queue.poll();
                 sendCredits.onTaken();
+                sendCredits.consume();
                 op.taken++;
                 current = next;
                 currentOp = op;
@@ -431,11 +460,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (op == null || op.publisherDone || op.subscription == null || op.firstPsn < 0) {
             return 0;
         }
-        long credits = 0;
-        for (RcSubchannel sc : subchannels) {
-            credits += sc.sendCredits();
-        }
-        long n = sendCredits.toRequest(credits);
+        long n = sendCredits.toRequest();
         if (n > 0) {
             op.request(n);
             return 1;
@@ -490,6 +515,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     @Override
     public void onData(RcSubchannel sc, int slot, DirectBuffer buffer, int payloadOffset, int payloadLength, int psn,
                        boolean first, boolean last, int messageLength) {
+        if (first && !messageCredits.onMessageArrived()) {
+            sc.releaseReceiveBuffer(slot);
+            protocolFailure("peer started message PSN " + psn + " on rail " + sc.rail() + " without holding a message credit");
+            return;
+        }
         if (inboundClosed || terminated) {
             sc.releaseReceiveBuffer(slot);
             return;
@@ -531,9 +561,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     private void offerInOrder(int psn, RdmaMessage m) {
-        for (RcSubchannel sc : subchannels) {
-            sc.receiveCredits().onMessageQueued();
-        }
+        messageCredits.onMessageQueued();
         try {
             if (reorder.offer(psn, m, toReady) == 0) {
                 outOfOrder++;
@@ -566,9 +594,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             if (demand != Long.MAX_VALUE) {
                 demand--;
             }
-            for (RcSubchannel sc : subchannels) {
-                sc.receiveCredits().onDelivered();
-            }
+            messageCredits.onDelivered();
             messagesReceived++;
             r.onNext(m);
             work++;

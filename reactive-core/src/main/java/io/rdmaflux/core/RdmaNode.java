@@ -1,6 +1,7 @@
 package io.rdmaflux.core;
 
 import io.rdmaflux.core.channel.ChannelFactory;
+import io.rdmaflux.core.channel.QpTimeouts;
 import io.rdmaflux.core.channel.RcSubchannel;
 import io.rdmaflux.core.engine.ProgressEngine;
 import io.rdmaflux.core.frame.FrameHeader;
@@ -76,6 +77,7 @@ public final class RdmaNode implements AutoCloseable {
     private final int creditThreshold;
     private final int maxMessageBytes;
     private final ChannelFactory acceptChannelFactory;
+    private final QpTimeouts qpTimeouts;
     private final Set<DefaultRdmaConnection> connections = ConcurrentHashMap.newKeySet();
     private final List<RdmaServer> servers = new ArrayList<>();
     private final AtomicLong connectionIds = new AtomicLong();
@@ -101,6 +103,7 @@ public final class RdmaNode implements AutoCloseable {
         }
         this.maxMessageBytes = b.maxMessageBytes;
         this.acceptChannelFactory = b.acceptChannelFactory;
+        this.qpTimeouts = new QpTimeouts(b.qpRetryTimeoutNs, b.qpRetryCount, b.qpRnrTimeoutNs, b.qpRnrRetryCount);
         this.pd = device.allocateProtectionDomain();
         this.engine = new ProgressEngine(name, b.threadingMode, clock, b.idleStrategy, Throwable::printStackTrace);
         boolean drive = b.driveProvider != null ? b.driveProvider : provider.threadingMode() == ThreadingMode.INVOKER;
@@ -254,7 +257,7 @@ public final class RdmaNode implements AutoCloseable {
     }
 
     private RcSubchannel newSubchannel(int rail) {
-        return new RcSubchannel(rail, pd, ports[rail], bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold);
+        return new RcSubchannel(rail, pd, ports[rail], bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold, qpTimeouts);
     }
 
     private DefaultRdmaConnection register(List<RcSubchannel> subchannels, ChannelFactory factory, int peerMaxMessageBytes,
@@ -262,7 +265,7 @@ public final class RdmaNode implements AutoCloseable {
         RcSubchannel[] scs = subchannels.toArray(new RcSubchannel[0]);
         int window = subchannels.size() * (receiveBuffers + 1) + 1;
         DefaultRdmaConnection c = new DefaultRdmaConnection(this, name + "/conn" + connectionIds.incrementAndGet() + " (" + description + ")",
-            scs, factory.create(List.of(scs)), peerMaxMessageBytes, maxMessageBytes, sendQueue, window);
+            scs, factory.create(List.of(scs)), peerMaxMessageBytes, maxMessageBytes, sendQueue, window, creditThreshold);
         connections.add(c);
         engine.add(c);
         return c;
@@ -357,6 +360,10 @@ public final class RdmaNode implements AutoCloseable {
         private IdleStrategy idleStrategy = new BackoffIdleStrategy();
         private @Nullable Boolean driveProvider;
         private ChannelFactory acceptChannelFactory = ChannelFactory.roundRobin();
+        private long qpRetryTimeoutNs = QpTimeouts.DEFAULTS.retryTimeoutNs();
+        private int qpRetryCount = QpTimeouts.DEFAULTS.retryCount();
+        private long qpRnrTimeoutNs = QpTimeouts.DEFAULTS.rnrTimeoutNs();
+        private int qpRnrRetryCount = QpTimeouts.DEFAULTS.rnrRetryCount();
 
         private Builder() {
         }
@@ -455,6 +462,43 @@ public final class RdmaNode implements AutoCloseable {
         /** The scheduling policy of connections this node accepts (default round robin). */
         public Builder acceptChannelFactory(ChannelFactory factory) {
             this.acceptChannelFactory = Objects.requireNonNull(factory, "factory");
+            return this;
+        }
+
+        /**
+         * Transport timeout per retry of every subchannel's RC QP, in ns of the node's clock
+         * (default 200 ms). A peer or path silent for about {@code (qpRetryCount + 1) * timeout}
+         * fails the subchannel with RETRY_EXC_ERR. Keep it well above the longest stall a progress
+         * thread may see (descheduling on a loaded host); virtual-time tests may use 1 ms.
+         *
+         * @param ns in [1 µs, 60 s]
+         */
+        public Builder qpRetryTimeoutNs(long ns) {
+            if (ns < 1_000 || ns > 60_000_000_000L) {
+                throw new IllegalArgumentException("qpRetryTimeoutNs in [1000, 60000000000] ns required but it was " + ns);
+            }
+            this.qpRetryTimeoutNs = ns;
+            return this;
+        }
+
+        /** Transport retries before a subchannel fails (default 7); in [0, 7]. */
+        public Builder qpRetryCount(int n) {
+            this.qpRetryCount = range("qpRetryCount", n, 0, 7);
+            return this;
+        }
+
+        /** Delay before re-sending after a receiver-not-ready NAK, ns (default 100 µs); in [1 µs, 1 s]. */
+        public Builder qpRnrTimeoutNs(long ns) {
+            if (ns < 1_000 || ns > 1_000_000_000L) {
+                throw new IllegalArgumentException("qpRnrTimeoutNs in [1000, 1000000000] ns required but it was " + ns);
+            }
+            this.qpRnrTimeoutNs = ns;
+            return this;
+        }
+
+        /** RNR retries before a subchannel fails (default 7 = forever, as in verbs); in [0, 7]. */
+        public Builder qpRnrRetryCount(int n) {
+            this.qpRnrRetryCount = range("qpRnrRetryCount", n, 0, 7);
             return this;
         }
 

@@ -28,9 +28,9 @@ final class InvokerPair implements AutoCloseable {
             portNumbers[i] = i + 1;
         }
         RdmaNode.Builder cb = RdmaNode.builder().provider(soft.a()).name("client").ports(portNumbers)
-            .threadingMode(ThreadingMode.INVOKER).clock(soft.clock()).driveProvider(false);
+            .threadingMode(ThreadingMode.INVOKER).clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000);
         RdmaNode.Builder sb = RdmaNode.builder().provider(soft.b()).name("server").ports(portNumbers)
-            .threadingMode(ThreadingMode.INVOKER).clock(soft.clock()).driveProvider(false);
+            .threadingMode(ThreadingMode.INVOKER).clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000);
         config.accept(cb);
         config.accept(sb);
         clientNode = cb.build();

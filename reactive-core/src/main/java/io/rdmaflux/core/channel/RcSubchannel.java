@@ -5,7 +5,9 @@ import io.rdmaflux.core.RdmaMessage;
 import io.rdmaflux.core.RdmaProtocolException;
 import io.rdmaflux.core.RdmaTransportException;
 import io.rdmaflux.core.buffer.SlotPool;
+import io.rdmaflux.core.credit.MessageCredits;
 import io.rdmaflux.core.credit.ReceiveCredits;
+import io.rdmaflux.core.credit.SendCredits;
 import io.rdmaflux.core.frame.CloseFrameCodec;
 import io.rdmaflux.core.frame.CreditFrameCodec;
 import io.rdmaflux.core.frame.DataFrameCodec;
@@ -68,6 +70,8 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     private final UnsafeBuffer recvMemory;
     private final UnsafeBuffer sendMemory;
     private @Nullable SubchannelListener listener;
+    private @Nullable MessageCredits messageCredits;
+    private @Nullable SendCredits connectionSendCredits;
     private int peerBufferBytes;
     private int peerReceiveBuffers;
     private long sendCredits;
@@ -87,10 +91,11 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
      * @param controlBuffers   extra receive buffers for CREDIT/CLOSE frames
      * @param sendBuffers      send buffers, at least 2 (one stays for control frames)
      * @param creditThreshold  pending credits that trigger an explicit CREDIT frame
+     * @param timeouts         the QP's transport and RNR retry settings
      * @throws VerbsException if the device refuses a resource
      */
     public RcSubchannel(int rail, ProtectionDomain pd, Port port, int bufferBytes, int receiveBuffers, int controlBuffers,
-                        int sendBuffers, int creditThreshold) {
+                        int sendBuffers, int creditThreshold, QpTimeouts timeouts) {
         if (sendBuffers < 2) {
             throw new IllegalArgumentException("sendBuffers >= 2 required but it was " + sendBuffers);
         }
@@ -109,7 +114,9 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             sp = new SlotPool("send rail " + rail, pd, bufferBytes, sendBuffers, Access.LOCAL_WRITE);
             c = pd.device().createCompletionQueue(totalRecv + sendBuffers + 8);
             q = pd.createQueuePair(QpInitAttributes.builder(QpType.RC, port).cq(c)
-                .maxSendWr(sendBuffers).maxReceiveWr(totalRecv).maxInlineBytes(0).build());
+                .maxSendWr(sendBuffers).maxReceiveWr(totalRecv).maxInlineBytes(0)
+                .retryCount(timeouts.retryCount()).retryTimeoutNs(timeouts.retryTimeoutNs())
+                .rnrRetryCount(timeouts.rnrRetryCount()).rnrTimeoutNs(timeouts.rnrTimeoutNs()).build());
             q.init();
         } catch (RuntimeException e) {
             if (q != null) {
@@ -141,6 +148,23 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     /** Sets who hears about arrivals and completions; before the first {@link #doWork}. */
     public void listener(SubchannelListener listener) {
         this.listener = listener;
+    }
+
+    /**
+     * Shares the connection-level credit state: message credits this side grants (piggybacked on
+     * every frame of this subchannel) and message credits the peer granted (added to from every
+     * frame that arrives). Before the first {@link #doWork}.
+     */
+    public void connectionCredits(MessageCredits granted, SendCredits held) {
+        this.messageCredits = granted;
+        this.connectionSendCredits = held;
+    }
+
+    /** The credit word of a frame being sent now: this rail's pending buffer credits and the connection's message credits. */
+    private int takeCreditWord() {
+        MessageCredits mc = messageCredits;
+        return FrameHeader.packCredits(receiveCredits.takePending(),
+            mc == null ? 0 : mc.takePending(FrameHeader.MAX_MESSAGE_CREDITS_PER_FRAME));
     }
 
     /** What the peer needs to connect to this subchannel. */
@@ -256,7 +280,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         int slot = sendPool.acquire();
         int off = sendPool.offset(slot);
         int msgLen = message.lengthBytes();
-        DataFrameCodec.encodeHeader(sendMemory, off, first, last, 0, psn, receiveCredits.takePending(), length, msgLen);
+        DataFrameCodec.encodeHeader(sendMemory, off, first, last, 0, psn, takeCreditWord(), length, msgLen);
         if (first && last) {
             message.writeTo(sendMemory, DataFrameCodec.payloadOffset(off));
         } else {
@@ -297,13 +321,13 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         int off = sendPool.offset(slot);
         int len = type == FrameType.CREDIT
             ? encodeCredit(off)
-            : CloseFrameCodec.encode(sendMemory, off, 0, nextPsn, receiveCredits.takePending(), abort,
+            : CloseFrameCodec.encode(sendMemory, off, 0, nextPsn, takeCreditWord(), abort,
                 reason.length() > maxFramePayloadBytes() ? reason.substring(0, maxFramePayloadBytes()) : reason);
         post(slot, len, NO_TOKEN);
     }
 
     private int encodeCredit(int off) {
-        return CreditFrameCodec.encode(sendMemory, off, 0, receiveCredits.takePending());
+        return CreditFrameCodec.encode(sendMemory, off, 0, takeCreditWord());
     }
 
     private void post(int slot, int length, long token) {
@@ -368,6 +392,25 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         return work + flushCredits();
     }
 
+    /**
+     * Sends a CREDIT frame now if this subchannel can (carrying the connection's pending message
+     * credits with this rail's buffer credits).
+     *
+     * @return whether one was sent
+     */
+    public boolean sendCreditFrame() {
+        if (established && !failed && !closeSent && sendPool.available() > 0) {
+            sendControl(FrameType.CREDIT, false, 0, "");
+            return true;
+        }
+        return false;
+    }
+
+    /** Free DATA receive buffers (capacity minus buffers the application holds); 0 once failed. */
+    public int freeReceiveBuffers() {
+        return failed || closed ? 0 : receiveBuffers - receiveCredits.held();
+    }
+
     /** Grants what demand and free buffers allow and sends a CREDIT frame if due; returns 1 if one was sent. */
     public int flushCredits() {
         receiveCredits.grant();
@@ -414,7 +457,12 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             return;
         }
         established = true;
-        sendCredits += FrameHeader.credits(recvMemory, off);
+        sendCredits += FrameHeader.bufferCredits(recvMemory, off);
+        int granted = FrameHeader.messageCredits(recvMemory, off);
+        SendCredits held = connectionSendCredits;
+        if (granted > 0 && held != null) {
+            held.onGrant(granted);
+        }
         SubchannelListener l = listener;
         switch (type) {
             case DATA -> {

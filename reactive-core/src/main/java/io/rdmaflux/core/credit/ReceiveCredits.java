@@ -127,10 +127,13 @@ public final class ReceiveCredits {
         peerHolds += n;
     }
 
-    /** Takes the pending credits to piggyback on a frame being sent; resets pending to 0. */
+    /**
+     * Takes the pending credits to piggyback on a frame being sent, at most 65535 (what one frame
+     * header carries); the rest stays pending.
+     */
     public int takePending() {
-        int n = pending;
-        pending = 0;
+        int n = Math.min(pending, 0xFFFF);
+        pending -= n;
         return n;
     }
 

@@ -18,8 +18,8 @@ import java.nio.ByteOrder;
  * +---------------------------------------------------------------+
  * |                     PSN (message sequence)                    |  8
  * +---------------------------------------------------------------+
- * |                  credits (granted to the peer)                | 12
- * +---------------------------------------------------------------+
+ * |  buffer credits (rail, u16)   |  message credits (conn, u15)  | 12
+ * +-------------------------------+-------------------------------+
  * |               payload length (bytes in this frame)            | 16
  * +---------------------------------------------------------------+
  * |        message length (bytes of the whole message, DATA)      | 20
@@ -27,8 +27,12 @@ import java.nio.ByteOrder;
  * |                      payload ...                              | 24
  * </pre>
  *
- * <p>{@code credits} is piggybacked on every frame: the number of <em>new</em> receive credits the
- * frame's sender grants its peer (seed 001 &sect;3.1, &sect;4.4). {@code PSN} numbers the messages
+ * <p>The credit word is piggybacked on every frame: the <em>new</em> credits the frame's sender grants
+ * its peer (seed 001 &sect;3.1, &sect;4.4), in two halves (see {@code credit.MessageCredits} for why):
+ * buffer credits of the subchannel the frame travels on (low 16 bits, at most
+ * {@link #MAX_BUFFER_CREDITS_PER_FRAME}) and message credits of the whole connection (high 16 bits,
+ * at most {@link #MAX_MESSAGE_CREDITS_PER_FRAME}, so the word stays a non-negative int). Larger grants
+ * travel over several frames. {@code PSN} numbers the messages
  * of a (virtual) channel; every fragment of one message carries the message's PSN, so a striping
  * layer can restore order across subchannels (seed 000 &sect;5.2). The stream id names the
  * virtual channel inside a connection (0 for the single-rail channel).
@@ -56,6 +60,11 @@ public final class FrameHeader {
     public static final int FLAG_LAST = 0x2;
     /** CLOSE: the sender aborts instead of closing gracefully. */
     public static final int FLAG_ABORT = 0x4;
+
+    /** Most buffer credits one frame grants. */
+    public static final int MAX_BUFFER_CREDITS_PER_FRAME = 0xFFFF;
+    /** Most message credits one frame grants. */
+    public static final int MAX_MESSAGE_CREDITS_PER_FRAME = 0x7FFF;
 
     static final ByteOrder ORDER = ByteOrder.LITTLE_ENDIAN;
 
@@ -117,8 +126,34 @@ public final class FrameHeader {
         return b.getInt(offset + PSN_OFFSET, ORDER);
     }
 
+    /** The raw credit word (both halves); see {@link #bufferCredits} and {@link #messageCredits}. */
     public static int credits(DirectBuffer b, int offset) {
         return b.getInt(offset + CREDITS_OFFSET, ORDER);
+    }
+
+    /** New buffer credits of the subchannel this frame travels on. */
+    public static int bufferCredits(DirectBuffer b, int offset) {
+        return b.getInt(offset + CREDITS_OFFSET, ORDER) & 0xFFFF;
+    }
+
+    /** New message credits of the connection. */
+    public static int messageCredits(DirectBuffer b, int offset) {
+        return b.getInt(offset + CREDITS_OFFSET, ORDER) >>> 16;
+    }
+
+    /**
+     * Packs the credit word.
+     *
+     * @throws IllegalArgumentException if a half is out of range, naming it
+     */
+    public static int packCredits(int bufferCredits, int messageCredits) {
+        if (bufferCredits < 0 || bufferCredits > MAX_BUFFER_CREDITS_PER_FRAME) {
+            throw new IllegalArgumentException("bufferCredits in [0, " + MAX_BUFFER_CREDITS_PER_FRAME + "] required but it was " + bufferCredits);
+        }
+        if (messageCredits < 0 || messageCredits > MAX_MESSAGE_CREDITS_PER_FRAME) {
+            throw new IllegalArgumentException("messageCredits in [0, " + MAX_MESSAGE_CREDITS_PER_FRAME + "] required but it was " + messageCredits);
+        }
+        return bufferCredits | (messageCredits << 16);
     }
 
     /** Overwrites the credit field of an encoded frame (piggybacking just before posting). */

@@ -1,6 +1,9 @@
 package io.rdmaflux.core.tck;
 
 import io.rdmaflux.core.RdmaMessage;
+import io.rdmaflux.verbs.testing.VerbsLeakCheck;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 import org.reactivestreams.Publisher;
@@ -8,8 +11,6 @@ import org.reactivestreams.tck.PublisherVerification;
 import org.reactivestreams.tck.TestEnvironment;
 import reactor.core.publisher.Flux;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.stream.Stream;
 
 /**
@@ -17,17 +18,27 @@ import java.util.stream.Stream;
  * receiving side of a connection whose peer sends {@code elements} messages and closes gracefully.
  */
 class ReceivePublisherTckTest {
-    private final List<TckPair> pairs = new ArrayList<>();
+    private static TckNodes nodes;
+    private static VerbsLeakCheck leaks;
+
+    @BeforeAll
+    static void openNodes() {
+        leaks = VerbsLeakCheck.begin();
+        nodes = new TckNodes();
+    }
+
+    @AfterAll
+    static void closeNodes() {
+        nodes.close();
+        leaks.assertClean();
+    }
 
     @TestFactory
     Stream<DynamicTest> receiveIsAReactiveStreamsPublisher() {
         PublisherVerification<RdmaMessage> v = new PublisherVerification<>(new TestEnvironment(2000, 500)) {
             @Override
             public Publisher<RdmaMessage> createPublisher(long elements) {
-                TckPair p = new TckPair();
-                synchronized (pairs) {
-                    pairs.add(p);
-                }
+                TckNodes.Pair p = nodes.open();
                 p.client.send(Flux.range(0, (int) elements).map(i -> RdmaMessage.of("m" + i)))
                     .doFinally(s -> p.client.close()).subscribe();
                 return p.server.receive();
@@ -35,10 +46,7 @@ class ReceivePublisherTckTest {
 
             @Override
             public Publisher<RdmaMessage> createFailedPublisher() {
-                TckPair p = new TckPair();
-                synchronized (pairs) {
-                    pairs.add(p);
-                }
+                TckNodes.Pair p = nodes.open();
                 p.client.abort();
                 p.server.onClose().block(java.time.Duration.ofSeconds(10));
                 return p.server.receive();
@@ -49,13 +57,6 @@ class ReceivePublisherTckTest {
                 return 32;
             }
         };
-        return TckDriver.tests(v, this::closePairs);
-    }
-
-    private void closePairs() {
-        synchronized (pairs) {
-            pairs.forEach(TckPair::close);
-            pairs.clear();
-        }
+        return TckDriver.tests(v, nodes::abortConnections);
     }
 }

@@ -1,6 +1,9 @@
 package io.rdmaflux.core.tck;
 
 import io.rdmaflux.core.RdmaMessage;
+import io.rdmaflux.verbs.testing.VerbsLeakCheck;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 import org.reactivestreams.Publisher;
@@ -8,8 +11,6 @@ import org.reactivestreams.Subscriber;
 import org.reactivestreams.tck.SubscriberBlackboxVerification;
 import org.reactivestreams.tck.TestEnvironment;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
@@ -18,17 +19,27 @@ import java.util.stream.Stream;
  * puts on the user's publisher. The peer receives and releases everything.
  */
 class SendSubscriberTckTest {
-    private final List<TckPair> pairs = new ArrayList<>();
+    private static TckNodes nodes;
+    private static VerbsLeakCheck leaks;
+
+    @BeforeAll
+    static void openNodes() {
+        leaks = VerbsLeakCheck.begin();
+        nodes = new TckNodes();
+    }
+
+    @AfterAll
+    static void closeNodes() {
+        nodes.close();
+        leaks.assertClean();
+    }
 
     @TestFactory
     Stream<DynamicTest> sendSideIsAReactiveStreamsSubscriber() {
         SubscriberBlackboxVerification<RdmaMessage> v = new SubscriberBlackboxVerification<>(new TestEnvironment(2000, 500)) {
             @Override
             public Subscriber<RdmaMessage> createSubscriber() {
-                TckPair p = new TckPair();
-                synchronized (pairs) {
-                    pairs.add(p);
-                }
+                TckNodes.Pair p = nodes.open();
                 p.server.receive().subscribe(RdmaMessage::release);
                 AtomicReference<Subscriber<? super RdmaMessage>> captured = new AtomicReference<>();
                 Publisher<RdmaMessage> capture = captured::set;
@@ -41,14 +52,7 @@ class SendSubscriberTckTest {
                 return RdmaMessage.of("e" + element);
             }
         };
-        return TckDriver.tests(v, this::closePairs);
-    }
-
-    private void closePairs() {
-        synchronized (pairs) {
-            pairs.forEach(TckPair::close);
-            pairs.clear();
-        }
+        return TckDriver.tests(v, nodes::abortConnections);
     }
 
     /** The send-side subscriber as the TCK sees it (a plain Subscriber view, no added behaviour). */

@@ -42,21 +42,7 @@ final class TckDriver {
         }
     }
 
-    /**
-     * Rules that fail today, each with the reason; they are reported as skipped (aborted) with that
-     * reason rather than silently passing. Remove an entry once fixed.
-     */
-    private static final java.util.Map<String, String> KNOWN_FAILURES = java.util.Map.of(
-        "stochastic_spec103_mustSignalOnMethodsSequentially",
-        "creates 100 DEDICATED node pairs within one test (4 spinning threads each) and stalls at about the 32nd "
-            + "on 2 cores: no signal within 20 s; the sequential-signal property itself is covered by the INVOKER tests");
-
     private static void run(Object verification, Method m, Runnable afterEach) throws Throwable {
-        String known = KNOWN_FAILURES.get(m.getName());
-        if (known != null) {
-            afterEach.run();
-            Assumptions.abort("known failure, not yet fixed: " + known);
-        }
         try {
             verification.getClass().getMethod("setUp").invoke(verification);
             m.invoke(verification);

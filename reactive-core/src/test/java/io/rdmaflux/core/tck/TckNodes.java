@@ -1,0 +1,101 @@
+package io.rdmaflux.core.tck;
+
+import io.rdmaflux.core.ConnectionSpec;
+import io.rdmaflux.core.RdmaConnection;
+import io.rdmaflux.core.RdmaNode;
+import io.rdmaflux.core.RdmaServer;
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.ThreadingMode;
+import io.rdmaflux.verbs.soft.SoftFabric;
+import io.rdmaflux.verbs.soft.SoftProvider;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Two DEDICATED-mode nodes for the Reactive Streams TCK, which runs on real threads and timeouts.
+ * Each TCK publisher/subscriber gets its own <em>connection</em> ({@link #open()}); the nodes are
+ * shared by every rule of a test class. The providers run in INVOKER mode, driven by their nodes'
+ * threads, so the whole fixture is two threads however many connections a rule opens.
+ *
+ * <p>Why shared nodes: rule 1.03 (stochastic) creates 100 publishers in one rule. With a node pair
+ * (and two DEDICATED providers) per publisher, 400 busy-polling threads were alive at once on 2
+ * cores; each thread got the CPU so rarely that RC acknowledgements outlived the QP retry timeout
+ * and runs stalled about 30 pairs in. Connections are what the TCK exercises; nodes are the
+ * process-wide resource an application also creates once.
+ */
+final class TckNodes implements AutoCloseable {
+    private static int ids;
+    private final SoftProvider pa;
+    private final SoftProvider pb;
+    private final RdmaNode a;
+    private final RdmaNode b;
+    private final RdmaServer listener;
+    private final LinkedBlockingQueue<RdmaConnection> accepted = new LinkedBlockingQueue<>();
+    private final List<RdmaConnection> open = new ArrayList<>();
+
+    /** A client and its accepted server side. */
+    static final class Pair {
+        final RdmaConnection client;
+        final RdmaConnection server;
+
+        Pair(RdmaConnection client, RdmaConnection server) {
+            this.client = client;
+            this.server = server;
+        }
+    }
+
+    TckNodes() {
+        int id;
+        synchronized (TckNodes.class) {
+            id = ++ids;
+        }
+        SoftFabric fabric = SoftFabric.mem("tck-" + id);
+        pa = SoftProvider.builder().name("tcka" + id).fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
+        pb = SoftProvider.builder().name("tckb" + id).fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
+        a = RdmaNode.builder().provider(pa).name("tcka" + id).receiveBuffers(64).bufferBytes(256).build();
+        b = RdmaNode.builder().provider(pb).name("tckb" + id).receiveBuffers(64).bufferBytes(256).build();
+        listener = b.bind(new PortAddress("mem", pb.devices().get(0).name(), 0));
+        listener.accept().subscribe(accepted::add);
+    }
+
+    /** Opens a new connection between the two nodes. */
+    Pair open() {
+        RdmaConnection client = a.connect(listener.address(), ConnectionSpec.defaults()).block(Duration.ofSeconds(10));
+        RdmaConnection server;
+        try {
+            server = accepted.poll(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+        if (client == null || server == null) {
+            throw new IllegalStateException("connecting the TCK nodes timed out");
+        }
+        synchronized (open) {
+            open.add(client);
+            open.add(server);
+        }
+        return new Pair(client, server);
+    }
+
+    /** Aborts the connections opened since the last call (between rules). */
+    void abortConnections() {
+        synchronized (open) {
+            open.forEach(RdmaConnection::abort);
+            open.clear();
+        }
+    }
+
+    @Override
+    public void close() {
+        abortConnections();
+        a.close();
+        b.close();
+        pa.close();
+        pb.close();
+    }
+}
