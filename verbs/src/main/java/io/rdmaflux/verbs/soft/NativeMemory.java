@@ -6,14 +6,15 @@ import java.nio.ByteBuffer;
 import sun.misc.Unsafe;
 
 /**
- * Native address of direct buffers and scatter/gather copies between them.
+ * Native addresses of direct buffers and the NIC's data copies.
  *
- * <p>Copies use the JDK's absolute bulk {@link ByteBuffer#put(int, ByteBuffer, int, int)} between
- * direct buffers, which is a single {@code Unsafe.copyMemory} underneath, keeps both buffers
- * reachable for the duration of the copy (so a concurrently deregistered region can never be freed
- * under it) and needs no {@code --add-exports} flag (Agrona 2's {@code UnsafeApi} would need
- * {@code jdk.internal.misc} exported). The only {@code sun.misc.Unsafe} use is reading
- * {@code Buffer.address}, which {@code jdk.unsupported} permits without flags.
+ * <p>Uses {@code sun.misc.Unsafe}, which {@code jdk.unsupported} permits without any JVM flag
+ * (Agrona 2's {@code UnsafeApi} needs {@code jdk.internal.misc} exported, which a user's JVM may not
+ * have). Copies below {@value #SMALL_COPY} bytes run as a word loop, because the native
+ * {@code copyMemory} call has a fixed cost that dominates a 32-byte message; larger ones are one
+ * {@code copyMemory}. Callers keep the buffers behind the addresses reachable during the copy (the
+ * frame references its payload buffers, the NIC's scratch list the target regions), so a region
+ * deregistered concurrently is never freed under a copy.
  */
 final class NativeMemory {
     private static final Unsafe UNSAFE;
@@ -38,16 +39,47 @@ final class NativeMemory {
         return UNSAFE.getLong(direct, ADDRESS_OFFSET);
     }
 
-    /**
-     * Copies {@code totalBytes} from a gather list into a scatter list; both lists must hold at
-     * least that many bytes (callers check).
-     */
-    static void scatterGather(ByteBuffer[] src, int[] srcOff, int[] srcLen, int srcCount,
-                              ByteBuffer[] dst, int[] dstOff, int[] dstLen, int dstCount, int totalBytes) {
-        if (srcCount == 1 && dstCount >= 1 && dstLen[0] >= totalBytes) {
-            if (totalBytes > 0) {
-                dst[0].put(dstOff[0], src[0], srcOff[0], totalBytes);
+    private static final long BYTE_ARRAY_BASE = UNSAFE.arrayBaseOffset(byte[].class);
+    /** Below this many bytes a word loop beats the native copy call's fixed cost. */
+    private static final int SMALL_COPY = 256;
+
+    /** Copies {@code n} bytes between native addresses. */
+    static void copy(long from, long to, long n) {
+        if (n < SMALL_COPY) {
+            long i = 0;
+            for (; i + 8 <= n; i += 8) {
+                UNSAFE.putLong(to + i, UNSAFE.getLong(from + i));
             }
+            for (; i < n; i++) {
+                UNSAFE.putByte(to + i, UNSAFE.getByte(from + i));
+            }
+        } else {
+            UNSAFE.copyMemory(from, to, n);
+        }
+    }
+
+    /** Copies {@code n} bytes from payload entry {@code i} of {@code f}, starting {@code pos} into it, to native {@code to}. */
+    private static void copyOut(SoftFrame f, int i, int pos, long to, int n) {
+        long a = f.payloadAddresses[i];
+        if (a != 0) {
+            copy(a + pos, to, n);
+        } else {
+            ByteBuffer b = f.payloadBuffers[i];
+            UNSAFE.copyMemory(b.array(), BYTE_ARRAY_BASE + b.arrayOffset() + f.payloadOffsets[i] + pos, null, to, n);
+        }
+    }
+
+    /**
+     * Copies the first {@code totalBytes} of a frame's payload into a scatter list of native
+     * addresses (registered memory the caller checked and keeps reachable); the list must hold at
+     * least that many bytes.
+     */
+    static void scatter(SoftFrame f, long[] dst, int[] dstLen, int dstCount, int totalBytes) {
+        if (totalBytes == 0) {
+            return;
+        }
+        if (f.payloadCount == 1 && dstLen[0] >= totalBytes) {
+            copyOut(f, 0, 0, dst[0], totalBytes);
             return;
         }
         int si = 0;
@@ -56,7 +88,7 @@ final class NativeMemory {
         int dPos = 0;
         int left = totalBytes;
         while (left > 0) {
-            while (srcLen[si] - sPos == 0) {
+            while (f.payloadLengths[si] - sPos == 0) {
                 si++;
                 sPos = 0;
             }
@@ -64,8 +96,8 @@ final class NativeMemory {
                 di++;
                 dPos = 0;
             }
-            int n = Math.min(left, Math.min(srcLen[si] - sPos, dstLen[di] - dPos));
-            dst[di].put(dstOff[di] + dPos, src[si], srcOff[si] + sPos, n);
+            int n = Math.min(left, Math.min(f.payloadLengths[si] - sPos, dstLen[di] - dPos));
+            copyOut(f, si, sPos, dst[di] + dPos, n);
             sPos += n;
             dPos += n;
             left -= n;

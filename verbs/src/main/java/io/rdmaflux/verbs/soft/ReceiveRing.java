@@ -37,8 +37,21 @@ final class ReceiveRing {
         this.sgeLkeys = new int[slots * SGES];
     }
 
-    /** Any thread. @return false when full */
-    synchronized boolean post(ReceiveWorkRequest wr) {
+    private final java.util.concurrent.atomic.AtomicBoolean postLock = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /** Any thread (a spin lock held only for the copy into the ring). @return false when full */
+    boolean post(ReceiveWorkRequest wr) {
+        while (!postLock.compareAndSet(false, true)) {
+            Thread.onSpinWait();
+        }
+        try {
+            return postLocked(wr);
+        } finally {
+            postLock.lazySet(false);
+        }
+    }
+
+    private boolean postLocked(ReceiveWorkRequest wr) {
         long t = tail.get();
         if (t - producerCachedHead >= capacity) {
             producerCachedHead = head.get();

@@ -93,7 +93,9 @@ final class SoftCompletionQueue implements CompletionQueue {
         immediates[i] = immediate;
         qpNumbers[i] = qpNumber;
         sourceQpns[i] = sourceQpn;
-        details[i] = detail;
+        if (details[i] != detail) {
+            details[i] = detail;
+        }
         tail.lazySet(++producerTail);
     }
 

@@ -304,7 +304,7 @@ public final class SoftDevice implements Device, ProgressAgent {
 
     private void dispatch(SoftFrame f, long nowNs) {
         SoftQueuePair qp = lookupQp(f.destinationQpn);
-        if (qp != null && !qp.isClosed() && ((SoftPort) qp.port()).isUp()) {
+        if (qp != null && !qp.isClosed() && qp.portUp()) {
             switch (f.type) {
                 case SEND, RDMA_WRITE, RDMA_READ_REQUEST -> qp.onRequest(f, nowNs);
                 case ACK, NAK, RDMA_READ_RESPONSE -> qp.onResponse(f, nowNs);
@@ -401,7 +401,7 @@ public final class SoftDevice implements Device, ProgressAgent {
     static final class Scratch {
         // Not cleared after use: at most 16 stale buffer references, overwritten by the next copy.
         final ByteBuffer[] buffers = new ByteBuffer[16];
-        final int[] offsets = new int[16];
+        final long[] addresses = new long[16];
         final int[] lengths = new int[16];
         long total;
     }

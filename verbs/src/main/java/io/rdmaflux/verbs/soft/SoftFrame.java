@@ -59,6 +59,8 @@ public final class SoftFrame {
     public final ByteBuffer[] payloadBuffers = new ByteBuffer[SendWorkRequest.MAX_SGE];
     public final int[] payloadOffsets = new int[SendWorkRequest.MAX_SGE];
     public final int[] payloadLengths = new int[SendWorkRequest.MAX_SGE];
+    /** Native address of each payload entry's first byte, 0 for an array-backed buffer. */
+    final long[] payloadAddresses = new long[SendWorkRequest.MAX_SGE];
     public int payloadCount;
 
     private @Nullable ByteBuffer ownPayload;
@@ -67,11 +69,32 @@ public final class SoftFrame {
         this.pool = pool;
     }
 
-    /** Appends a payload entry. */
+    /**
+     * Appends a payload entry: {@code length} bytes at {@code offset} of {@code buffer}, which must be
+     * direct or array-backed.
+     *
+     * @throws IllegalArgumentException for a read-only heap buffer (no accessible array)
+     */
     public void addPayload(ByteBuffer buffer, int offset, int length) {
-        payloadBuffers[payloadCount] = buffer;
+        long address;
+        if (buffer.isDirect()) {
+            address = NativeMemory.address(buffer) + offset;
+        } else if (buffer.hasArray()) {
+            address = 0;
+        } else {
+            throw new IllegalArgumentException("frame payload buffers must be direct or array-backed, not read-only heap buffers");
+        }
+        addPayload(buffer, offset, length, address);
+    }
+
+    /** Appends a payload entry whose native address the caller knows (registered memory). */
+    void addPayload(ByteBuffer buffer, int offset, int length, long address) {
+        if (payloadBuffers[payloadCount] != buffer) {
+            payloadBuffers[payloadCount] = buffer;
+        }
         payloadOffsets[payloadCount] = offset;
         payloadLengths[payloadCount] = length;
+        payloadAddresses[payloadCount] = address;
         payloadCount++;
     }
 
@@ -121,14 +144,13 @@ public final class SoftFrame {
         pool.giveBack(this);
     }
 
-    /** Drops the references a pooled frame must not keep alive. */
+    /**
+     * Readies the frame for its pool. Payload buffer and route references are deliberately kept:
+     * re-storing the same reference on the next use is then free (no GC write barrier), and what a
+     * pooled frame keeps reachable is bounded by the pool size.
+     */
     void clearReferences() {
-        for (int i = 0; i < payloadCount; i++) {
-            payloadBuffers[i] = null;
-        }
         payloadCount = 0;
-        route = null;
-        sourceRoute = null;
     }
 
     @Override

@@ -326,14 +326,18 @@ final class SoftQueuePair implements QueuePair {
             sImm[slot] = wr.immediate();
             sRemoteAddress[slot] = wr.remoteAddress();
             sRkey[slot] = wr.rkey();
-            sAh[slot] = ah;
+            if (sAh[slot] != ah) {
+                sAh[slot] = ah;
+            }
             sRemoteQpn[slot] = wr.remoteQpn();
             sRemoteQkey[slot] = wr.remoteQkey();
             sNumSge[slot] = n;
             sInline[slot] = wr.inline();
             sReadDone[slot] = false;
             sError[slot] = NO_ERROR;
-            sErrorDetail[slot] = null;
+            if (sErrorDetail[slot] != null) {
+                sErrorDetail[slot] = null;
+            }
             if (total > device.capabilities().maxMessageBytes()) {
                 markError(slot, WcStatus.LOC_LEN_ERR, "message of " + total + " bytes exceeds the device limit of "
                     + device.capabilities().maxMessageBytes() + " bytes");
@@ -395,6 +399,10 @@ final class SoftQueuePair implements QueuePair {
 
     boolean isClosed() {
         return closed;
+    }
+
+    boolean portUp() {
+        return port.isUp();
     }
 
     @Override
@@ -524,7 +532,9 @@ final class SoftQueuePair implements QueuePair {
             long arrival = unshaped ? nowNs
                 : device.monotoneArrival(port, op == WrOpcode.RDMA_READ ? port.controlArrival(nowNs) : port.depart(nowNs, len));
             if (up && r != null) {
-                f.route = r;
+                if (f.route != r) {
+                    f.route = r;
+                }
                 f.sourceQpn = qpn;
                 f.destinationQpn = remoteQpn;
                 f.psn = psnOf(txIndex);
@@ -601,7 +611,7 @@ final class SoftQueuePair implements QueuePair {
                 return false;
             }
             if (len > 0) {
-                f.addPayload(mr.base, (int) (addr - mr.address()), len);
+                f.addPayload(mr.base, (int) (addr - mr.address()), len, addr);
             }
         }
         return true;
@@ -619,7 +629,9 @@ final class SoftQueuePair implements QueuePair {
                 WrOpcode op = WR_OPCODES[sOpcode[slot]];
                 sendCq.add(sWrId[slot], WcStatus.SUCCESS, wcOpcode(op), sLength[slot], false, 0, qpn, 0, "");
             }
-            sAh[slot] = null;
+            if (sAh[slot] != null) {
+                sAh[slot] = null;
+            }
             head++;
             n++;
         }
@@ -668,7 +680,9 @@ final class SoftQueuePair implements QueuePair {
                 }
                 sendCq.add(sWrId[slot], st, wcOpcode(WR_OPCODES[sOpcode[slot]]), sLength[slot], false, 0, qpn, 0, detail);
             }
-            sAh[slot] = null;
+            if (sAh[slot] != null) {
+                sAh[slot] = null;
+            }
             head++;
             n++;
         }
@@ -877,13 +891,12 @@ final class SoftQueuePair implements QueuePair {
                 return "RDMA READ target SGE " + k + ": " + problem;
             }
             s.buffers[count] = mr.base;
-            s.offsets[count] = (int) (sSgeAddress[i] - mr.address());
+            s.addresses[count] = sSgeAddress[i];
             s.lengths[count] = sSgeLength[i];
             count++;
         }
         int len = Math.min(f.length, sLength[slot]);
-        NativeMemory.scatterGather(f.payloadBuffers, f.payloadOffsets, f.payloadLengths, f.payloadCount,
-            s.buffers, s.offsets, s.lengths, count, len);
+        NativeMemory.scatter(f, s.addresses, s.lengths, count, len);
         return null;
     }
 
@@ -946,10 +959,9 @@ final class SoftQueuePair implements QueuePair {
     private void writeInto(SoftMemoryRegion mr, SoftFrame f) {
         SoftDevice.Scratch s = device.scratch;
         s.buffers[0] = mr.base;
-        s.offsets[0] = (int) (f.remoteAddress - mr.address());
+        s.addresses[0] = f.remoteAddress;
         s.lengths[0] = f.length;
-        NativeMemory.scatterGather(f.payloadBuffers, f.payloadOffsets, f.payloadLengths, f.payloadCount,
-            s.buffers, s.offsets, s.lengths, 1, f.length);
+        NativeMemory.scatter(f, s.addresses, s.lengths, 1, f.length);
     }
 
     /** SEND, SEND_WITH_IMM, or (withWrite) RDMA_WRITE_WITH_IMM whose rkey was checked. */
@@ -984,8 +996,7 @@ final class SoftQueuePair implements QueuePair {
             responderError(f, nowNs, WcStatus.REM_INV_REQ_ERR);
             return;
         }
-        NativeMemory.scatterGather(f.payloadBuffers, f.payloadOffsets, f.payloadLengths, f.payloadCount,
-            s.buffers, s.offsets, s.lengths, ring.numSges[slot], f.length);
+        NativeMemory.scatter(f, s.addresses, s.lengths, ring.numSges[slot], f.length);
         ring.consume();
         receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV, f.length, f.hasImmediate, f.immediate, qpn, 0, "");
         accepted(f);
@@ -1002,8 +1013,10 @@ final class SoftQueuePair implements QueuePair {
             if (problem != null) {
                 return "receive SGE " + k + ": " + problem;
             }
-            s.buffers[k] = mr.base;
-            s.offsets[k] = (int) (ring.sgeAddresses[i] - mr.address());
+            if (s.buffers[k] != mr.base) {
+                s.buffers[k] = mr.base;
+            }
+            s.addresses[k] = ring.sgeAddresses[i];
             s.lengths[k] = ring.sgeLengths[i];
             total += ring.sgeLengths[i];
         }
@@ -1030,7 +1043,7 @@ final class SoftQueuePair implements QueuePair {
         f.sentAtNs = nowNs;
         f.deliverAtNs = device.monotoneArrival(port, arrival);
         if (request.length > 0) {
-            f.addPayload(mr.base, (int) (request.remoteAddress - mr.address()), request.length);
+            f.addPayload(mr.base, (int) (request.remoteAddress - mr.address()), request.length, request.remoteAddress);
         }
         device.attachment().transmit(f);
     }
@@ -1093,8 +1106,7 @@ final class SoftQueuePair implements QueuePair {
                 "datagram of " + f.length + " bytes does not fit the posted receive of " + capacity + " bytes");
             return;
         }
-        NativeMemory.scatterGather(f.payloadBuffers, f.payloadOffsets, f.payloadLengths, f.payloadCount,
-            sc.buffers, sc.offsets, sc.lengths, ring.numSges[slot], f.length);
+        NativeMemory.scatter(f, sc.addresses, sc.lengths, ring.numSges[slot], f.length);
         receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV, f.length, f.hasImmediate, f.immediate, qpn, f.sourceQpn, "");
     }
 
