@@ -443,14 +443,20 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             boolean first = currentOffset == 0;
             boolean last = currentOffset + frag == len;
             long token = last ? currentPsn & 0xFFFFFFFFL : -2;
+            if (last) {
+                // a failed post terminates the connection inside sendData: it must not find this message as current
+                current = null;
+                currentOp = null;
+            }
             sc.sendData(m, currentOffset, frag, first, last, currentPsn, token);
             currentOffset += frag;
             work++;
             if (last) {
                 messagesSent++;
-                current = null;
-                currentOp = null;
                 m.release();
+            }
+            if (terminated) {
+                return work;
             }
         }
     }
@@ -654,6 +660,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
 
     @Override
     public void onFailure(RcSubchannel subchannel, RdmaException error) {
+        scheduler.onSubchannelFailed(subchannel);
+        // no failover yet: unacknowledged messages of the failed rail are not re-sent elsewhere, so the connection fails
         terminate(error);
     }
 

@@ -6,6 +6,7 @@ import io.rdmaflux.core.RdmaMessage;
 import io.rdmaflux.core.RdmaNode;
 import io.rdmaflux.core.RdmaServer;
 import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.soft.SoftFabric;
 import io.rdmaflux.verbs.soft.SoftProvider;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -63,8 +64,9 @@ public class CoreThroughputBenchmark {
     @Setup(Level.Trial)
     public void setUp() {
         SoftFabric fabric = SoftFabric.mem("bench-core");
-        pa = SoftProvider.builder().name("bench-a").fabric(fabric).build();
-        pb = SoftProvider.builder().name("bench-b").fabric(fabric).build();
+        // providers driven by their nodes' progress threads: two threads on a 2-core host, not four
+        pa = SoftProvider.builder().name("bench-a").fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
+        pb = SoftProvider.builder().name("bench-b").fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
         int buffer = sizeBytes >= 4096 ? 64 * 1024 : 256;
         a = RdmaNode.builder().provider(pa).name("a").bufferBytes(buffer).receiveBuffers(128).sendBuffers(128)
             .maxMessageBytes(2 << 20).build();

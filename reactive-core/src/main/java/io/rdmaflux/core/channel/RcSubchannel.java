@@ -55,6 +55,11 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     private static final long KIND_SEND = 2L << 60;
     private static final long KIND_MASK = 0xFL << 60;
     private static final long NO_TOKEN = -1;
+    /**
+     * Send work requests beyond the send buffers: a send buffer is reused once its completion is
+     * polled, which a provider may report before it retires the work request from its queue.
+     */
+    private static final int SEND_WR_HEADROOM = 8;
 
     private final int rail;
     private final Port port;
@@ -112,9 +117,9 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         try {
             rp = new SlotPool("recv rail " + rail, pd, bufferBytes, totalRecv, Access.LOCAL_WRITE);
             sp = new SlotPool("send rail " + rail, pd, bufferBytes, sendBuffers, Access.LOCAL_WRITE);
-            c = pd.device().createCompletionQueue(totalRecv + sendBuffers + 8);
+            c = pd.device().createCompletionQueue(totalRecv + sendBuffers + SEND_WR_HEADROOM + 8);
             q = pd.createQueuePair(QpInitAttributes.builder(QpType.RC, port).cq(c)
-                .maxSendWr(sendBuffers).maxReceiveWr(totalRecv).maxInlineBytes(0)
+                .maxSendWr(sendBuffers + SEND_WR_HEADROOM).maxReceiveWr(totalRecv).maxInlineBytes(0)
                 .retryCount(timeouts.retryCount()).retryTimeoutNs(timeouts.retryTimeoutNs())
                 .rnrRetryCount(timeouts.rnrRetryCount()).rnrTimeoutNs(timeouts.rnrTimeoutNs()).build());
             q.init();
@@ -219,6 +224,11 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     @Override
     public int freeSendBuffers() {
         return established && !failed && !closeSent ? Math.max(0, sendPool.available() - 1) : 0;
+    }
+
+    @Override
+    public boolean isUsable() {
+        return !failed && !closed && !closeSent;
     }
 
     @Override

@@ -33,6 +33,14 @@ public interface Subchannel {
         return sendCredits() > 0 && freeSendBuffers() > 0;
     }
 
+    /**
+     * Whether this subchannel may carry messages or stripes at all (not failed, not closing). A
+     * usable subchannel may still have to wait for credit or a send buffer ({@link #canSend()}).
+     */
+    default boolean isUsable() {
+        return true;
+    }
+
     /** Payload bytes one DATA frame carries; larger messages take one frame (and credit) per fragment. */
     int maxFramePayloadBytes();
 

@@ -34,4 +34,80 @@ public interface SubchannelScheduler {
      */
     default void onMessageCompleted(Subchannel subchannel, int psn, int lengthBytes, long elapsedNs) {
     }
+
+    // ---------------------------------------------------------------- striping hooks (seed 000 §4.4-4.5, seed 004 §II-B)
+
+    /**
+     * The switchover threshold (seed 000 &sect;4.3, seed 002 &sect;3.2): messages of at least this many
+     * bytes are striped with {@link #stripe}; smaller ones are multiplexed whole with {@link #select}.
+     * The default, {@link Long#MAX_VALUE}, never stripes.
+     */
+    default long stripeThresholdBytes() {
+        return Long.MAX_VALUE;
+    }
+
+    /**
+     * Splits one message into stripes, at most one per subchannel: fills {@code stripeBytes[i]} with
+     * the bytes of the message that go on {@code subchannels[i]}. Entries must be &ge; 0, 0 for every
+     * subchannel whose {@link Subchannel#isUsable()} is false, and add up to {@code lengthBytes};
+     * stripes are contiguous and laid out in rail order (rail 0's bytes first). The default splits
+     * evenly over the usable subchannels (seed 000 &sect;4.4, even striping).
+     *
+     * <p>This signature is that of a striping policy's {@code split(lengthBytes, usableRails, nowNs,
+     * stripeBytes)}, so a policy plugs in with one line:
+     * <pre>{@code
+     * public void stripe(int psn, int lengthBytes, Subchannel[] s, long nowNs, long[] stripeBytes) {
+     *     long usable = 0;
+     *     for (Subchannel sc : s) if (sc.isUsable()) usable |= 1L << sc.rail();
+     *     policy.split(lengthBytes, usable, nowNs, stripeBytes);
+     * }
+     * }</pre>
+     *
+     * @param psn         the message's PSN
+     * @param lengthBytes the message length, &ge; {@link #stripeThresholdBytes()}
+     * @param nowNs       the node clock's time, ns
+     * @param stripeBytes output, one entry per subchannel, zeroed on entry
+     */
+    default void stripe(int psn, int lengthBytes, Subchannel[] subchannels, long nowNs, long[] stripeBytes) {
+        int usable = 0;
+        for (Subchannel sc : subchannels) {
+            if (sc.isUsable()) {
+                usable++;
+            }
+        }
+        if (usable == 0) {
+            return;
+        }
+        long share = lengthBytes / usable;
+        long rest = lengthBytes - share * usable;
+        for (int i = 0; i < subchannels.length; i++) {
+            if (subchannels[i].isUsable()) {
+                stripeBytes[i] = share + (rest-- > 0 ? 1 : 0);
+            }
+        }
+    }
+
+    /**
+     * One stripe (or one whole multiplexed message) completed: the feedback of seed 000 Fig. 4 that
+     * adaptive policies turn into delivery times t_i (eq. 1&ndash;4) and sampled policies into their
+     * transfer-time model (seed 004 &sect;II-B). The completion filter calls
+     * {@link #onMessageCompleted} once per message after all its stripes completed.
+     *
+     * @param offsetBytes  where the stripe starts in its message
+     * @param lengthBytes  bytes of the stripe
+     * @param postedNs     when the stripe was posted on {@code subchannel}, node clock ns
+     * @param completedNs  when its completion was polled, node clock ns
+     */
+    default void onStripeCompleted(Subchannel subchannel, int psn, long offsetBytes, long lengthBytes, long postedNs,
+                                   long completedNs) {
+    }
+
+    /**
+     * {@code subchannel} failed (error completion, port down) and will never be usable again: a
+     * policy must give it no further message or stripe ({@code policy.onRailRemoved(rail)}).
+     * Called once, on the progress thread, before the connection decides what the failure means
+     * for it.
+     */
+    default void onSubchannelFailed(Subchannel subchannel) {
+    }
 }

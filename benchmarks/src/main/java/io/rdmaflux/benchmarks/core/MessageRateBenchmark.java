@@ -1,0 +1,180 @@
+package io.rdmaflux.benchmarks.core;
+
+import io.aeron.Aeron;
+import io.aeron.Publication;
+import io.aeron.Subscription;
+import io.aeron.driver.MediaDriver;
+import io.aeron.logbuffer.FragmentHandler;
+import io.rdmaflux.core.ConnectionSpec;
+import io.rdmaflux.core.RdmaConnection;
+import io.rdmaflux.core.RdmaMessage;
+import io.rdmaflux.core.RdmaNode;
+import io.rdmaflux.core.RdmaServer;
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.ThreadingMode;
+import io.rdmaflux.verbs.soft.SoftFabric;
+import io.rdmaflux.verbs.soft.SoftProvider;
+import io.rsocket.Payload;
+import io.rsocket.RSocket;
+import io.rsocket.core.RSocketConnector;
+import io.rsocket.core.RSocketServer;
+import io.rsocket.SocketAcceptor;
+import io.rsocket.transport.local.LocalClientTransport;
+import io.rsocket.transport.local.LocalServerTransport;
+import io.rsocket.util.DefaultPayload;
+import org.agrona.IoUtil;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import java.io.File;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * 32-byte message rate, in messages per second (one JMH op = one message), three ways in one run:
+ * <ul>
+ *   <li>{@code rdmaflux}: reactive-core's full path on the in-JVM soft fabric, send Flux on one
+ *       node to the receive Flux of another, with credits and release, DEDICATED progress threads;</li>
+ *   <li>{@code rsocketLocal}: RSocket-java 1.1.5 request-stream over its local transport;</li>
+ *   <li>{@code aeronIpc}: Aeron 1.50 IPC through an embedded media driver (its directory under
+ *       {@code java.io.tmpdir}, deleted at tear-down), offer and poll on the benchmark thread.</li>
+ * </ul>
+ * Targets (issue 4): rdmaflux &ge; 10&times; rsocketLocal and &ge; 0.30&times; aeronIpc.
+ *
+ * <p>Run: {@code java -jar benchmarks/target/benchmarks.jar 'core.MessageRateBenchmark' -f 1 -wi 2 -w 1 -i 3 -r 1}
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 2, time = 1)
+@Measurement(iterations = 3, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED", "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "-Dchronicle.analytics.disable=true"})
+public class MessageRateBenchmark {
+    static final int BATCH = 10_000;
+    static final int SIZE = 32;
+
+    private SoftProvider pa;
+    private SoftProvider pb;
+    private RdmaNode a;
+    private RdmaNode b;
+    private RdmaConnection client;
+    private final AtomicLong received = new AtomicLong();
+    private final byte[] payload = new byte[SIZE];
+    private Flux<RdmaMessage> batch;
+
+    private Disposable rsocketServer;
+    private RSocket rsocket;
+    private Mono<Long> rsocketBatch;
+
+    private MediaDriver driver;
+    private Aeron aeron;
+    private Publication publication;
+    private Subscription subscription;
+    private File aeronDir;
+    private final UnsafeBuffer aeronSrc = new UnsafeBuffer(ByteBuffer.allocateDirect(SIZE));
+    private long aeronReceived;
+    private final FragmentHandler aeronHandler = (buffer, offset, length, header) -> aeronReceived++;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        SoftFabric fabric = SoftFabric.mem("bench-rate");
+        pa = SoftProvider.builder().name("rate-a").fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
+        pb = SoftProvider.builder().name("rate-b").fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
+        a = RdmaNode.builder().provider(pa).name("a").bufferBytes(256).receiveBuffers(256).sendBuffers(256).sendQueue(64).build();
+        b = RdmaNode.builder().provider(pb).name("b").bufferBytes(256).receiveBuffers(256).sendBuffers(256).sendQueue(64).build();
+        RdmaServer server = b.bind(new PortAddress("mem", pb.devices().get(0).name(), 0));
+        client = a.connect(server.address(), ConnectionSpec.defaults()).block(Duration.ofSeconds(10));
+        RdmaConnection s = server.accept().blockFirst(Duration.ofSeconds(10));
+        s.receive().subscribe(m -> {
+            m.release();
+            received.lazySet(received.get() + 1);
+        });
+        batch = Flux.range(0, BATCH).map(i -> RdmaMessage.of(payload));
+
+        rsocketServer = RSocketServer.create(SocketAcceptor.forRequestStream(p -> {
+                p.release();
+                return Flux.range(0, BATCH).map(i -> DefaultPayload.create(payload));
+            }))
+            .bind(LocalServerTransport.create("rdmaflux-bench")).block();
+        rsocket = RSocketConnector.connectWith(LocalClientTransport.create("rdmaflux-bench")).block();
+        rsocketBatch = Mono.defer(() -> rsocket.requestStream(DefaultPayload.create(new byte[0]))
+            .doOnNext(Payload::release).count());
+
+        aeronDir = new File(System.getProperty("java.io.tmpdir"), "rdmaflux-aeron-bench-" + ProcessHandle.current().pid());
+        driver = MediaDriver.launch(new MediaDriver.Context().aeronDirectoryName(aeronDir.getAbsolutePath())
+            .dirDeleteOnStart(true).dirDeleteOnShutdown(true).ipcTermBufferLength(8 << 20)
+            .threadingMode(io.aeron.driver.ThreadingMode.SHARED));
+        aeron = Aeron.connect(new Aeron.Context().aeronDirectoryName(aeronDir.getAbsolutePath()));
+        subscription = aeron.addSubscription("aeron:ipc", 1001);
+        publication = aeron.addPublication("aeron:ipc", 1001);
+        while (!publication.isConnected()) {
+            Thread.onSpinWait();
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        client.close();
+        a.close();
+        b.close();
+        pa.close();
+        pb.close();
+        rsocket.dispose();
+        rsocketServer.dispose();
+        publication.close();
+        subscription.close();
+        aeron.close();
+        driver.close();
+        IoUtil.delete(aeronDir, true);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public long rdmaflux() {
+        long target = received.get() + BATCH;
+        client.send(batch).block(Duration.ofSeconds(60));
+        while (received.get() < target) {
+            Thread.onSpinWait();
+        }
+        return target;
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public long rsocketLocal() {
+        return rsocketBatch.block(Duration.ofSeconds(60));
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public long aeronIpc() {
+        long target = aeronReceived + BATCH;
+        for (int i = 0; i < BATCH; i++) {
+            while (publication.offer(aeronSrc, 0, SIZE) < 0) {
+                subscription.poll(aeronHandler, 256);
+            }
+        }
+        while (aeronReceived < target) {
+            subscription.poll(aeronHandler, 256);
+        }
+        return aeronReceived;
+    }
+}
