@@ -66,6 +66,7 @@ final class SoftQueuePair implements QueuePair {
     private static final WrOpcode[] WR_OPCODES = WrOpcode.values();
     private static final WcStatus[] WC_STATUSES = WcStatus.values();
     private static final byte NO_ERROR = -1;
+    private static final long MAX_MESSAGE_BYTES = SoftDevice.CAPABILITIES.maxMessageBytes();
 
     private final SoftDevice device;
     private final SoftProtectionDomain pd;
@@ -293,24 +294,6 @@ final class SoftQueuePair implements QueuePair {
                 }
                 ah = sa;
             }
-            int n = wr.numSge();
-            long total = 0;
-            for (int k = 0; k < n; k++) {
-                int len = wr.sge(k).length();
-                if (len < 0) {
-                    throw new VerbsException("SGE " + k + " of " + wr + " has negative length " + len);
-                }
-                total += len;
-            }
-            if (wr.inline()) {
-                if (op == WrOpcode.RDMA_READ) {
-                    throw new VerbsException("RDMA_READ cannot be inline: the read data lands in the SGEs; clear inline(false)");
-                }
-                if (total > inlineStride) {
-                    throw new VerbsException("inline payload of " + total + " bytes exceeds QP " + qpn + "'s maxInlineBytes "
-                        + inlineStride + "; send it without inline or raise maxInlineBytes");
-                }
-            }
             long t = sqTail.get();
             if (t - sqCachedHead >= sqCapacity) {
                 sqCachedHead = sqHead.get();
@@ -319,36 +302,63 @@ final class SoftQueuePair implements QueuePair {
                 }
             }
             int slot = (int) t & sqMask;
+            int n = wr.numSge();
+            int base = slot * SGES;
+            long total = 0;
+            for (int k = 0; k < n; k++) {
+                ScatterGatherEntry e = wr.sge(k);
+                int len = e.length();
+                if (len < 0) {
+                    throw new VerbsException("SGE " + k + " of " + wr + " has negative length " + len);
+                }
+                total += len;
+                sSgeAddress[base + k] = e.address();
+                sSgeLength[base + k] = len;
+                sSgeLkey[base + k] = e.lkey();
+            }
+            boolean inline = wr.inline();
+            if (inline) {
+                if (op == WrOpcode.RDMA_READ) {
+                    throw new VerbsException("RDMA_READ cannot be inline: the read data lands in the SGEs; clear inline(false)");
+                }
+                if (total > inlineStride) {
+                    throw new VerbsException("inline payload of " + total + " bytes exceeds QP " + qpn + "'s maxInlineBytes "
+                        + inlineStride + "; send it without inline or raise maxInlineBytes");
+                }
+            }
+            sNumSge[slot] = n;
             sWrId[slot] = wr.wrId();
             sOpcode[slot] = (byte) op.ordinal();
             sSignaled[slot] = wr.signaled();
-            sHasImm[slot] = op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.RDMA_WRITE_WITH_IMM;
-            sImm[slot] = wr.immediate();
-            sRemoteAddress[slot] = wr.remoteAddress();
-            sRkey[slot] = wr.rkey();
-            if (sAh[slot] != ah) {
-                sAh[slot] = ah;
+            boolean imm = op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.RDMA_WRITE_WITH_IMM;
+            sHasImm[slot] = imm;
+            if (imm) {
+                sImm[slot] = wr.immediate();
             }
-            sRemoteQpn[slot] = wr.remoteQpn();
-            sRemoteQkey[slot] = wr.remoteQkey();
-            sNumSge[slot] = n;
-            sInline[slot] = wr.inline();
-            sReadDone[slot] = false;
+            if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
+                sRemoteAddress[slot] = wr.remoteAddress();
+                sRkey[slot] = wr.rkey();
+            }
+            if (op == WrOpcode.RDMA_READ) {
+                sReadDone[slot] = false;
+            }
+            if (type == QpType.UD) {
+                if (sAh[slot] != ah) {
+                    sAh[slot] = ah;
+                }
+                sRemoteQpn[slot] = wr.remoteQpn();
+                sRemoteQkey[slot] = wr.remoteQkey();
+            }
+            sInline[slot] = inline;
             sError[slot] = NO_ERROR;
             if (sErrorDetail[slot] != null) {
                 sErrorDetail[slot] = null;
             }
-            if (total > device.capabilities().maxMessageBytes()) {
+            if (total > MAX_MESSAGE_BYTES) {
                 markError(slot, WcStatus.LOC_LEN_ERR, "message of " + total + " bytes exceeds the device limit of "
-                    + device.capabilities().maxMessageBytes() + " bytes");
+                    + MAX_MESSAGE_BYTES + " bytes");
             }
             sLength[slot] = (int) Math.min(total, Integer.MAX_VALUE);
-            for (int k = 0; k < n; k++) {
-                ScatterGatherEntry e = wr.sge(k);
-                sSgeAddress[slot * SGES + k] = e.address();
-                sSgeLength[slot * SGES + k] = e.length();
-                sSgeLkey[slot * SGES + k] = e.lkey();
-            }
             if (wr.inline() && sError[slot] == NO_ERROR) {
                 copyInline(slot);
             }
