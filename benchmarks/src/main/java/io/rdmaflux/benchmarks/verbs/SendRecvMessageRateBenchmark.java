@@ -5,6 +5,7 @@ import io.rdmaflux.verbs.CompletionSink;
 import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.ReceiveWorkRequest;
 import io.rdmaflux.verbs.SendWorkRequest;
+import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.WorkCompletion;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -14,6 +15,7 @@ import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -23,7 +25,10 @@ import org.openjdk.jmh.annotations.TearDown;
  * SEND/RECV message rate of the soft provider (mem fabric) at 32 bytes: per invocation
  * {@value #BATCH} receives are posted, {@value #BATCH} sends posted (the last one signaled, as
  * message-rate tests do), and the receive completions polled in batches of {@value #BATCH}.
- * One op = one message sent and received (target: &gt;= 10 M ops/s).
+ * One op = one message sent and received (target: &gt;= 10 M ops/s). {@code threading=INVOKER} runs
+ * everything (posting, both NICs' engines, polling) on the benchmark thread; {@code DEDICATED} lets
+ * the provider's thread run the NICs beside it, as hardware does ({@code -p threading=DEDICATED}; on a
+ * loaded 2-core machine the two spinning threads time-slice, so the default is INVOKER).
  *
  * <p>Run: {@code java -jar benchmarks/target/benchmarks.jar SendRecvMessageRate -f1 -wi 2 -i 3 -w 1s -r 1s}
  */
@@ -39,6 +44,10 @@ public class SendRecvMessageRateBenchmark {
     static final int BATCH = 64;
     static final int SIZE = 32;
 
+    /** Who runs the NIC engines: the benchmark thread (invoker) or the provider's thread (dedicated). */
+    @Param({"INVOKER"})
+    public ThreadingMode threading;
+
     private VerbsBench bench;
     private final SendWorkRequest send = new SendWorkRequest();
     private final ReceiveWorkRequest recv = new ReceiveWorkRequest();
@@ -51,7 +60,7 @@ public class SendRecvMessageRateBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        bench = new VerbsBench(BATCH * 2);
+        bench = new VerbsBench(BATCH * 2, threading);
         src = bench.pa.allocateMemory(SIZE, Access.LOCAL_WRITE);
         dst = bench.pb.allocateMemory((long) SIZE * BATCH, Access.LOCAL_WRITE);
         send.sge(src, 0, SIZE);

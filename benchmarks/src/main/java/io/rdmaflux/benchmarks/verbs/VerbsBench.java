@@ -49,8 +49,17 @@ final class VerbsBench implements AutoCloseable {
     final QueuePair qb;
 
     VerbsBench(int queueDepth) {
+        this(queueDepth, ThreadingMode.INVOKER);
+    }
+
+    /**
+     * @param mode INVOKER: the benchmark thread runs the NICs' engines in {@link #progress()};
+     *     DEDICATED: the provider's own thread runs them, in parallel with the benchmark thread
+     *     (as a NIC works beside the CPU), and {@link #progress()} does nothing
+     */
+    VerbsBench(int queueDepth, ThreadingMode mode) {
         provider = SoftProvider.builder().name("bench").fabric(SoftFabric.mem("bench")).devices(2)
-            .threadingMode(ThreadingMode.INVOKER).build();
+            .threadingMode(mode).idleStrategy(new org.agrona.concurrent.BusySpinIdleStrategy()).build();
         da = provider.devices().get(0);
         db = provider.devices().get(1);
         pa = da.allocateProtectionDomain();
@@ -66,7 +75,7 @@ final class VerbsBench implements AutoCloseable {
     }
 
     int progress() {
-        return provider.progress(0);
+        return provider.threadingMode() == ThreadingMode.INVOKER ? provider.progress(0) : 0;
     }
 
     @Override

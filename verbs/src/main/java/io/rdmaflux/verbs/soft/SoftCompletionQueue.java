@@ -90,7 +90,9 @@ final class SoftCompletionQueue implements CompletionQueue {
         opcodes[i] = (byte) opcode.ordinal();
         byteLengths[i] = byteLength;
         hasImmediates[i] = hasImmediate;
-        immediates[i] = immediate;
+        if (hasImmediate) {
+            immediates[i] = immediate;
+        }
         qpNumbers[i] = qpNumber;
         sourceQpns[i] = sourceQpn;
         if (details[i] != detail) {
@@ -113,8 +115,9 @@ final class SoftCompletionQueue implements CompletionQueue {
         try {
             for (int k = 0; k < n; k++) {
                 int i = (int) (h + k) & mask;
-                wc.set(wrIds[i], STATUSES[statuses[i]], OPCODES[opcodes[i]], byteLengths[i], hasImmediates[i],
-                    immediates[i], qpNumbers[i], sourceQpns[i], details[i]);
+                boolean imm = hasImmediates[i];
+                wc.set(wrIds[i], STATUSES[statuses[i]], OPCODES[opcodes[i]], byteLengths[i], imm,
+                    imm ? immediates[i] : 0, qpNumbers[i], sourceQpns[i], details[i]);
                 if (details[i] != "") {
                     details[i] = "";
                 }

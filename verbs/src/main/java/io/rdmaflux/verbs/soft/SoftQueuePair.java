@@ -548,10 +548,14 @@ final class SoftQueuePair implements QueuePair {
                 f.sourceQpn = qpn;
                 f.destinationQpn = remoteQpn;
                 f.psn = psnOf(txIndex);
-                f.hasImmediate = sHasImm[slot];
-                f.immediate = sImm[slot];
-                f.remoteAddress = sRemoteAddress[slot];
-                f.rkey = sRkey[slot];
+                if (sHasImm[slot]) {
+                    f.hasImmediate = true;
+                    f.immediate = sImm[slot];
+                }
+                if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
+                    f.remoteAddress = sRemoteAddress[slot];
+                    f.rkey = sRkey[slot];
+                }
                 f.length = len;
                 f.sentAtNs = nowNs;
                 f.deliverAtNs = arrival;
@@ -1018,17 +1022,20 @@ final class SoftQueuePair implements QueuePair {
         long total = 0;
         for (int k = 0; k < n; k++) {
             int i = slot * ReceiveRing.SGES + k;
-            SoftMemoryRegion mr = device.lookupLocal(ring.sgeLkeys[i]);
-            String problem = checkLocal(mr, ring.sgeLkeys[i], ring.sgeAddresses[i], ring.sgeLengths[i], true);
-            if (problem != null) {
-                return "receive SGE " + k + ": " + problem;
+            int lkey = ring.sgeLkeys[i];
+            long addr = ring.sgeAddresses[i];
+            int len = ring.sgeLengths[i];
+            SoftMemoryRegion mr = device.lookupLocal(lkey);
+            if (mr == null || mr.lkey() != lkey || !mr.isValid() || mr.pd() != pd || !mr.contains(addr, len)
+                || (mr.access() & Access.LOCAL_WRITE) == 0) {
+                return "receive SGE " + k + ": " + checkLocal(mr, lkey, addr, len, true);
             }
             if (s.buffers[k] != mr.base) {
                 s.buffers[k] = mr.base;
             }
-            s.addresses[k] = ring.sgeAddresses[i];
-            s.lengths[k] = ring.sgeLengths[i];
-            total += ring.sgeLengths[i];
+            s.addresses[k] = addr;
+            s.lengths[k] = len;
+            total += len;
         }
         s.total = total;
         return null;
