@@ -1,6 +1,9 @@
 package io.rdmaflux.striping;
 
+import io.rdmaflux.core.channel.ChannelFactory;
+import io.rdmaflux.striping.connection.RailsChannelFactory;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.ToLongFunction;
@@ -25,6 +28,22 @@ import reactor.core.publisher.Flux;
  */
 public final class Rails {
     private Rails() {
+    }
+
+    /**
+     * A reactive-core {@link ChannelFactory}: round robin for small messages, adaptive weights
+     * (seed 000 §4.5) for large ones, for {@code ConnectionSpec.rails(2).striping(Rails.adaptive())}.
+     */
+    public static ChannelFactory adaptive() {
+        return RailsChannelFactory.adaptive();
+    }
+
+    /**
+     * A reactive-core {@link ChannelFactory} from a {@link RailsSpec} configured by
+     * {@code configure} (its rail count comes from the connection).
+     */
+    public static ChannelFactory channel(Consumer<RailsSpec> configure) {
+        return RailsChannelFactory.of(configure);
     }
 
     /**
