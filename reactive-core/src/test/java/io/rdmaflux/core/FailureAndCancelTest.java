@@ -130,6 +130,41 @@ class FailureAndCancelTest {
     }
 
     @Test
+    void aFailedRailIsReportedToTheSchedulerBeforeTheConnectionErrors() {
+        List<Integer> failedRails = new ArrayList<>();
+        io.rdmaflux.core.channel.ChannelFactory observing = subchannels -> new io.rdmaflux.core.channel.SubchannelScheduler() {
+            private int next;
+
+            @Override
+            public int select(int psn, int lengthBytes, Subchannel[] s) {
+                for (int i = 0; i < s.length; i++) {
+                    int r = (next + i) % s.length;
+                    if (s[r].canSend()) {
+                        next = r + 1;
+                        return r;
+                    }
+                }
+                return -1;
+            }
+
+            @Override
+            public void onSubchannelFailed(Subchannel subchannel) {
+                failedRails.add(subchannel.rail());
+            }
+        };
+        try (InvokerPair p = InvokerPair.open(2, ConnectionSpec.rails(2).striping(observing), b -> b.receiveBuffers(4))) {
+            p.server.receive().subscribe(RdmaMessage::release);
+            AtomicReference<Throwable> sendError = new AtomicReference<>();
+            p.drive();
+            ((SoftPort) p.soft.b().devices().get(0).port(2)).setState(PortState.DOWN);
+            p.client.send(Flux.range(0, 100).map(i -> RdmaMessage.of(new byte[16]))).subscribe(null, sendError::set);
+            p.runUntil(() -> sendError.get() != null);
+            assertEquals(List.of(1), failedRails, "rail 1 (port 2) failed, once");
+            assertInstanceOf(RdmaTransportException.class, sendError.get());
+        }
+    }
+
+    @Test
     void connectWithMoreRailsThanPortsFailsWithAClearMessage() {
         try (InvokerPair p = InvokerPair.open()) {
             AtomicReference<Throwable> e = new AtomicReference<>();
