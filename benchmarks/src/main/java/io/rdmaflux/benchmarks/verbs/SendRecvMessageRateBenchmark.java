@@ -48,6 +48,13 @@ public class SendRecvMessageRateBenchmark {
     @Param({"INVOKER"})
     public ThreadingMode threading;
 
+    /**
+     * Whether the provider skips the post locks (a verbs thread domain: one posting thread per QP,
+     * which this benchmark is); false measures the default thread-safe posting.
+     */
+    @Param({"false", "true"})
+    public boolean threadDomain;
+
     private VerbsBench bench;
     private final SendWorkRequest send = new SendWorkRequest();
     private final ReceiveWorkRequest recv = new ReceiveWorkRequest();
@@ -60,7 +67,7 @@ public class SendRecvMessageRateBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        bench = new VerbsBench(BATCH * 2, threading);
+        bench = new VerbsBench(BATCH * 2, threading, threadDomain);
         src = bench.pa.allocateMemory(SIZE, Access.LOCAL_WRITE);
         dst = bench.pb.allocateMemory((long) SIZE * BATCH, Access.LOCAL_WRITE);
         send.sge(src, 0, SIZE);

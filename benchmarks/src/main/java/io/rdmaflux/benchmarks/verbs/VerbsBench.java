@@ -58,8 +58,13 @@ final class VerbsBench implements AutoCloseable {
      *     (as a NIC works beside the CPU), and {@link #progress()} does nothing
      */
     VerbsBench(int queueDepth, ThreadingMode mode) {
+        this(queueDepth, mode, false);
+    }
+
+    /** @param threadDomain post without the QP post lock (one posting thread per QP, as here) */
+    VerbsBench(int queueDepth, ThreadingMode mode, boolean threadDomain) {
         provider = SoftProvider.builder().name("bench").fabric(SoftFabric.mem("bench")).devices(2)
-            .threadingMode(mode).idleStrategy(new org.agrona.concurrent.BusySpinIdleStrategy()).build();
+            .threadingMode(mode).threadDomain(threadDomain).idleStrategy(new org.agrona.concurrent.BusySpinIdleStrategy()).build();
         da = provider.devices().get(0);
         db = provider.devices().get(1);
         pa = da.allocateProtectionDomain();

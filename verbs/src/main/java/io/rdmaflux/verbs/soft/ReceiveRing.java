@@ -26,7 +26,10 @@ final class ReceiveRing {
     private final AtomicLong tail = new AtomicLong();
     private final AtomicLong head = new AtomicLong();
 
-    ReceiveRing(int capacity) {
+    private final boolean singlePoster;
+
+    ReceiveRing(int capacity, boolean singlePoster) {
+        this.singlePoster = singlePoster;
         this.capacity = capacity;
         int slots = Integer.highestOneBit(Math.max(1, capacity - 1)) << 1;
         this.mask = slots - 1;
@@ -39,8 +42,14 @@ final class ReceiveRing {
 
     private final java.util.concurrent.atomic.AtomicBoolean postLock = new java.util.concurrent.atomic.AtomicBoolean();
 
-    /** Any thread (a spin lock held only for the copy into the ring). @return false when full */
+    /**
+     * Any thread (a spin lock held only for the copy into the ring), or without the lock when the
+     * provider's thread domain promises one poster at a time. @return false when full
+     */
     boolean post(ReceiveWorkRequest wr) {
+        if (singlePoster) {
+            return postLocked(wr);
+        }
         while (!postLock.compareAndSet(false, true)) {
             Thread.onSpinWait();
         }

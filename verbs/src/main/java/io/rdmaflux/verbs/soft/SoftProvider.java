@@ -68,8 +68,10 @@ public final class SoftProvider implements RdmaProvider {
     final AtomicInteger liveRegions = new AtomicInteger();
     final AtomicLong allocatedBytes = new AtomicLong();
     private volatile boolean closed;
+    private final boolean threadDomain;
 
     private SoftProvider(Builder b) {
+        this.threadDomain = b.threadDomain;
         this.instanceName = b.name != null ? b.name : "soft" + INSTANCES.getAndIncrement();
         this.fabric = b.fabric != null ? b.fabric : SoftFabric.shared(SoftFabric.DEFAULT_NAME);
         this.clock = b.clock;
@@ -190,6 +192,11 @@ public final class SoftProvider implements RdmaProvider {
         return cm == null ? work : work + cm.doWork(nowNs);
     }
 
+    /** Whether posting skips its lock (see {@link Builder#threadDomain(boolean)}). */
+    public boolean threadDomain() {
+        return threadDomain;
+    }
+
     /** Memory regions of this provider registered and not deregistered. */
     public int liveMemoryRegions() {
         return liveRegions.get();
@@ -253,6 +260,7 @@ public final class SoftProvider implements RdmaProvider {
         private RailConfig rail = RailConfig.UNSHAPED;
         private List<String> deviceNames = List.of();
         private IdleStrategy idleStrategy = new BackoffIdleStrategy(64, 64, 1_000, 200_000);
+        private boolean threadDomain;
         private @Nullable Function<SoftProvider, ConnectionManager> connectionManagerFactory;
 
         private Builder() {
@@ -319,6 +327,17 @@ public final class SoftProvider implements RdmaProvider {
         /** The rail model every port starts with (each port can be changed later with {@link SoftPort#setRail}). */
         public Builder rail(RailConfig rail) {
             this.rail = Objects.requireNonNull(rail, "rail");
+            return this;
+        }
+
+        /**
+         * A promise, like verbs' thread domains ({@code ibv_alloc_td}), that each QP, and each SRQ, is
+         * posted to by one thread at a time (different QPs may use different threads). The provider
+         * then posts without taking the QP's post lock. Breaking the promise corrupts the queues.
+         * Default false: posting is thread-safe.
+         */
+        public Builder threadDomain(boolean singlePosterPerQueue) {
+            this.threadDomain = singlePosterPerQueue;
             return this;
         }
 

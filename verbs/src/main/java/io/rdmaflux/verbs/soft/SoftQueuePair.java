@@ -92,6 +92,7 @@ final class SoftQueuePair implements QueuePair {
     private final int sqMask;
     private long sqCachedHead;
     private final java.util.concurrent.atomic.AtomicBoolean postLock = new java.util.concurrent.atomic.AtomicBoolean();
+    private final boolean singlePoster;
     private final long[] sWrId;
     private final byte[] sOpcode;
     private final boolean[] sSignaled;
@@ -145,7 +146,8 @@ final class SoftQueuePair implements QueuePair {
         this.sendCq = (SoftCompletionQueue) a.sendCq();
         this.receiveCq = (SoftCompletionQueue) a.receiveCq();
         this.srq = srq;
-        this.rq = srq == null ? new ReceiveRing(a.maxReceiveWr()) : null;
+        this.singlePoster = device.provider().threadDomain();
+        this.rq = srq == null ? new ReceiveRing(a.maxReceiveWr(), singlePoster) : null;
         this.startPsn = (qpn * 0x9E3779B1) & PSN_MASK;
         this.sqCapacity = a.maxSendWr();
         int cap = Integer.highestOneBit(Math.max(1, sqCapacity - 1)) << 1;
@@ -268,7 +270,7 @@ final class SoftQueuePair implements QueuePair {
     public boolean postSend(SendWorkRequest wr) {
         // A spin lock rather than a monitor: one CAS to take it, a release store to drop it, and it is
         // only ever held for the copy into the ring (never across a blocking call).
-        while (!postLock.compareAndSet(false, true)) {
+        while (!singlePoster && !postLock.compareAndSet(false, true)) {
             Thread.onSpinWait();
         }
         try {
@@ -365,7 +367,9 @@ final class SoftQueuePair implements QueuePair {
             sqTail.lazySet(t + 1);
             return true;
         } finally {
-            postLock.lazySet(false);
+            if (!singlePoster) {
+                postLock.lazySet(false);
+            }
         }
     }
 

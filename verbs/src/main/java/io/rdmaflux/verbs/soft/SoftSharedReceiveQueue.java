@@ -12,7 +12,7 @@ final class SoftSharedReceiveQueue implements SharedReceiveQueue {
 
     SoftSharedReceiveQueue(SoftProtectionDomain pd, int maxWorkRequests) {
         this.pd = pd;
-        this.ring = new ReceiveRing(maxWorkRequests);
+        this.ring = new ReceiveRing(maxWorkRequests, pd.softDevice().provider().threadDomain());
     }
 
     SoftProtectionDomain pd() {

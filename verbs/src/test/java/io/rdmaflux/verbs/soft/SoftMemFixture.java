@@ -13,7 +13,11 @@ final class SoftMemFixture implements TckFixture {
     private final SoftTwoNodes nodes;
 
     SoftMemFixture(int portsPerDevice, RailConfig rail) {
-        nodes = SoftTwoNodes.create(portsPerDevice, rail);
+        this(portsPerDevice, rail, java.util.function.UnaryOperator.identity());
+    }
+
+    SoftMemFixture(int portsPerDevice, RailConfig rail, java.util.function.UnaryOperator<SoftProvider.Builder> customizer) {
+        nodes = SoftTwoNodes.create(portsPerDevice, rail, customizer);
     }
 
     SoftTwoNodes nodes() {

@@ -13,6 +13,7 @@ import io.rdmaflux.verbs.soft.SoftProvider;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
 
 /**
  * Two soft providers ("hosts" {@code a} and {@code b}) on one private in-JVM fabric, sharing one
@@ -33,26 +34,31 @@ public final class SoftTwoNodes implements AutoCloseable {
     private final SoftProvider a;
     private final SoftProvider b;
 
-    private SoftTwoNodes(int portsPerDevice, RailConfig rail) {
+    private SoftTwoNodes(int portsPerDevice, RailConfig rail, UnaryOperator<SoftProvider.Builder> customizer) {
         int n;
         synchronized (SoftTwoNodes.class) {
             n = counter++;
         }
         fabric = SoftFabric.mem("two-nodes-" + n);
-        a = SoftProvider.builder().name("a" + n).fabric(fabric).clock(clock).threadingMode(ThreadingMode.INVOKER)
-            .portsPerDevice(portsPerDevice).rail(rail).build();
-        b = SoftProvider.builder().name("b" + n).fabric(fabric).clock(clock).threadingMode(ThreadingMode.INVOKER)
-            .portsPerDevice(portsPerDevice).rail(rail).build();
+        a = customizer.apply(SoftProvider.builder().name("a" + n).fabric(fabric).clock(clock).threadingMode(ThreadingMode.INVOKER)
+            .portsPerDevice(portsPerDevice).rail(rail)).build();
+        b = customizer.apply(SoftProvider.builder().name("b" + n).fabric(fabric).clock(clock).threadingMode(ThreadingMode.INVOKER)
+            .portsPerDevice(portsPerDevice).rail(rail)).build();
     }
 
     /** One unshaped port per host. */
     public static SoftTwoNodes create() {
-        return new SoftTwoNodes(1, RailConfig.UNSHAPED);
+        return new SoftTwoNodes(1, RailConfig.UNSHAPED, UnaryOperator.identity());
     }
 
     /** {@code portsPerDevice} ports per host, all with {@code rail}. */
     public static SoftTwoNodes create(int portsPerDevice, RailConfig rail) {
-        return new SoftTwoNodes(portsPerDevice, rail);
+        return new SoftTwoNodes(portsPerDevice, rail, UnaryOperator.identity());
+    }
+
+    /** As {@link #create(int, RailConfig)}, with further builder settings applied to both providers. */
+    public static SoftTwoNodes create(int portsPerDevice, RailConfig rail, UnaryOperator<SoftProvider.Builder> customizer) {
+        return new SoftTwoNodes(portsPerDevice, rail, customizer);
     }
 
     public VirtualClock clock() {
