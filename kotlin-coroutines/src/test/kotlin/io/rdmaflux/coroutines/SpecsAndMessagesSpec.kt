@@ -1,0 +1,77 @@
+package io.rdmaflux.coroutines
+
+import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import io.rdmaflux.core.IllegalReferenceCountException
+import io.rdmaflux.core.RdmaMessage
+import io.rdmaflux.core.channel.ChannelFactory
+import kotlinx.coroutines.flow.flowOf
+import kotlinx.coroutines.flow.toList
+import kotlinx.coroutines.runBlocking
+import org.agrona.concurrent.UnsafeBuffer
+import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.Duration.Companion.seconds
+
+class SpecsAndMessagesSpec : FunSpec({
+    test("connectionSpec builds rails, striping and timeout") {
+        val factory = ChannelFactory.roundRobin()
+        val spec = connectionSpec {
+            rails = 2
+            striping = factory
+            connectTimeout = 250.milliseconds
+        }
+        spec.rails() shouldBe 2
+        spec.channelFactory() shouldBe factory
+        spec.connectTimeoutNs() shouldBe 250_000_000L
+    }
+
+    test("connectionSpec defaults match ConnectionSpec.defaults") {
+        val spec = connectionSpec { }
+        spec.rails() shouldBe 1
+        spec.connectTimeoutNs() shouldBe io.rdmaflux.core.ConnectionSpec.defaults().connectTimeoutNs()
+    }
+
+    test("connectionSpec rejects bad values naming them") {
+        shouldThrow<IllegalArgumentException> { connectionSpec { rails = 0 } }.message shouldContain "rails in [1, 255] required but it was 0"
+        shouldThrow<IllegalArgumentException> { connectionSpec { connectTimeout = (-1).seconds } }.message shouldContain "connectTimeout"
+    }
+
+    test("rdmaNode without a provider fails naming the fix") {
+        shouldThrow<NullPointerException> { rdmaNode { ports(1) } }.message shouldContain "provider"
+    }
+
+    test("use releases a message exactly once, also when the block throws") {
+        val m = "hello".toRdmaMessage()
+        shouldThrow<IllegalStateException> { m.use { error("boom") } }
+        m.refCnt() shouldBe 0
+        shouldThrow<IllegalReferenceCountException> { m.release() }
+    }
+
+    test("consume reads the content and releases") {
+        val m = byteArrayOf(1, 2, 3).asRdmaMessage()
+        m.consume { it.getByte(2) } shouldBe 3.toByte()
+        m.refCnt() shouldBe 0
+    }
+
+    test("rdmaMessage fills bytes with the writer") {
+        val m = rdmaMessage(4) { buffer, offset, length -> for (i in 0 until length) buffer.putByte(offset + i, (i + 10).toByte()) }
+        val out = UnsafeBuffer(ByteArray(4))
+        m.writeTo(out, 0)
+        out.byteArray().toList() shouldBe listOf<Byte>(10, 11, 12, 13)
+        m.release()
+    }
+
+    test("toByteArrays copies and releases each message") {
+        val messages = listOf("a".toRdmaMessage(), "bc".toRdmaMessage())
+        val arrays = runBlocking { flowOf(*messages.toTypedArray()).toByteArrays().toList() }
+        arrays.map { String(it) } shouldBe listOf("a", "bc")
+        messages.map { it.refCnt() } shouldBe listOf(0, 0)
+    }
+
+    test("rdmaMessage rejects a negative length") {
+        shouldThrow<IllegalArgumentException> { rdmaMessage(-1) { _, _, _ -> } }.message shouldContain "-1"
+        RdmaMessage.of(ByteArray(0)).use { it.lengthBytes() } shouldBe 0
+    }
+})
