@@ -24,7 +24,23 @@
  * Each device's engine state (requester and responder state of its QPs, its CQs' producer side) is
  * touched only by the thread that runs the provider's agent. Application threads only post into
  * rings (send, receive, SRQ) and poll CQs; both are single-producer/single-consumer hand-offs.
- * NICs talk to each other only through frames.
+ * NICs talk to each other only through frames. Posting takes a per-queue spin lock (one CAS)
+ * unless the provider was built with a thread domain
+ * ({@link io.rdmaflux.verbs.soft.SoftProvider.Builder#threadDomain(boolean)}).
+ *
+ * <h2>Hot path</h2>
+ * No allocation per work request: send and receive rings and CQs are preallocated parallel arrays,
+ * frames come from a per-NIC pool, frames cross NICs through an intrusive lock-free inbox in batches
+ * (one CAS per engine pass per destination) and go back to their pool the same way, and ACKs are
+ * cumulative (one per engine pass per QP). An unshaped rail (bandwidth {@link Long#MAX_VALUE},
+ * latency 0) computes no shaping at all.
+ *
+ * <h2>Testing support</h2>
+ * {@link io.rdmaflux.verbs.soft.SoftResources} counts live providers, regions, allocated bytes, QPs
+ * and CQs JVM-wide; the verbs test-jar adds {@code io.rdmaflux.verbs.testing.SoftTwoNodes} (two
+ * INVOKER providers on one fabric and one {@link io.rdmaflux.verbs.VirtualClock}),
+ * {@code VerbsLeakCheck} / {@code NoLeaksExtension} (leak and stray-thread assertions) and the
+ * provider TCK ({@code io.rdmaflux.verbs.tck.ProviderTck}, {@code RailModelTck}).
  */
 @NullMarked
 package io.rdmaflux.verbs.soft;
