@@ -396,6 +396,19 @@ public abstract class ProviderTck {
         assertEquals(WcStatus.REM_INV_REQ_ERR, s.status(), s::toString);
     }
 
+    @Test
+    void receiveWithBadLkeyFailsLocallyAndTheSenderGetsRemoteOperationError() {
+        QueuePair[] qp = rcPair();
+        MemoryRegion src = a.pd.allocateMemory(64, Access.LOCAL_WRITE);
+        MemoryRegion dst = b.pd.allocateMemory(64, Access.LOCAL_WRITE);
+        assertTrue(qp[1].postReceive(new ReceiveWorkRequest().wrId(1).sge(dst.address(), 64, dst.lkey() + 0x100)));
+        assertTrue(qp[0].postSend(send(src, 0, 64, 2)));
+        WorkCompletion r = only(await(b.cq, 1));
+        assertEquals(WcStatus.LOC_PROT_ERR, r.status(), r::toString);
+        WorkCompletion s = only(await(a.cq, 1));
+        assertEquals(WcStatus.REM_OP_ERR, s.status(), s::toString);
+    }
+
     // ------------------------------------------------------------------ local errors
 
     @Test
