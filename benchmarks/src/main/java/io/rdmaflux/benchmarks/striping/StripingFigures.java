@@ -1,0 +1,68 @@
+package io.rdmaflux.benchmarks.striping;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.Locale;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * Runs {@link StripingPairedBenchmark} and {@link ReconvergenceBenchmark} and writes the ratios to
+ * {@code striping-figures.md} in the directory given as first argument.
+ *
+ * <p>Run: {@code java $(cat .mvn/jvm-flags) -Djmh.ignoreLock=true -cp benchmarks/target/benchmarks.jar
+ * io.rdmaflux.benchmarks.striping.StripingFigures rail-striping/reports}
+ */
+public final class StripingFigures {
+    private StripingFigures() {
+    }
+
+    private static double aux(RunResult r, String name) {
+        return r.getSecondaryResults().get(name).getScore();
+    }
+
+    public static void main(String[] args) throws RunnerException, IOException {
+        Path dir = Path.of(args.length > 0 ? args[0] : "rail-striping/reports");
+        String inFlight = args.length > 1 ? args[1] : "1";
+        Options paired = new OptionsBuilder().include(StripingPairedBenchmark.class.getName()).param("inFlight", inFlight)
+            .forks(1).warmupIterations(2).measurementIterations(5).warmupTime(TimeValue.seconds(2))
+            .measurementTime(TimeValue.seconds(2)).build();
+        Collection<RunResult> results = new Runner(paired).run();
+        StringBuilder md = new StringBuilder("# rail-striping figures (real time, soft provider, token-bucket rails)\n\n");
+        md.append("Ratios measured interleaved in one JMH run (StripingPairedBenchmark, ").append(inFlight)
+            .append(" message(s) in flight, 1 MiB messages).\n\n| figure | value | target |\n|---|---|---|\n");
+        for (RunResult r : results) {
+            String rails = r.getParams().getParam("rails");
+            if (rails.equals("4:1")) {
+                double aggregate = 1 / aux(r, "rail0Ns") + 1 / aux(r, "rail1Ns");
+                md.append(String.format(Locale.ROOT, "| 4:1 rails (400 + 100 MB/s): adaptive / aggregate of the rails alone | %.3f | >= 0.98 |%n",
+                    (1 / aux(r, "adaptiveNs")) / aggregate));
+                md.append(String.format(Locale.ROOT, "| 4:1 rails: even striping / aggregate | %.3f | (reference) |%n",
+                    (1 / aux(r, "evenNs")) / aggregate));
+                md.append(String.format(Locale.ROOT, "| 4:1 rails: static weighted 4:1 / aggregate | %.3f | (reference) |%n",
+                    (1 / aux(r, "weightedNs")) / aggregate));
+            } else {
+                md.append(String.format(Locale.ROOT, "| 1:1 rails (2 x 250 MB/s): even striping bandwidth / one rail | %.3f | >= 1.95 |%n",
+                    aux(r, "rail0Ns") / aux(r, "evenNs")));
+                md.append(String.format(Locale.ROOT, "| 1:1 rails: 4 MiB latency striped / one rail | %.3f | about 0.5 |%n",
+                    aux(r, "stripedLatencyNs") / aux(r, "singleLatencyNs")));
+            }
+        }
+        Options reconverge = new OptionsBuilder().include(ReconvergenceBenchmark.class.getName()).forks(1).build();
+        for (RunResult r : new Runner(reconverge).run()) {
+            md.append(String.format(Locale.ROOT, "| re-convergence after rail 1 drops to 1/4 (2 x 1 GB/s nominal) | %.1f ms | <= 500 ms |%n",
+                r.getPrimaryResult().getScore()));
+        }
+        md.append("\nReproduce: `mvn -B -o -q -pl benchmarks package -DskipTests && java $(cat .mvn/jvm-flags) -Djmh.ignoreLock=true "
+            + "-cp benchmarks/target/benchmarks.jar io.rdmaflux.benchmarks.striping.StripingFigures rail-striping/reports`\n");
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("striping-figures.md"), md);
+        System.out.println(md);
+    }
+}

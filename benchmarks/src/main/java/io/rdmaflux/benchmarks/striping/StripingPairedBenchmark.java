@@ -1,0 +1,131 @@
+package io.rdmaflux.benchmarks.striping;
+
+import io.rdmaflux.striping.CommunicationScheduler;
+import io.rdmaflux.striping.verbs.RdmaPut;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.AuxCounters;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * The striping figures as ratios measured interleaved in one run: every invocation sends one batch
+ * of 1 MiB messages with each policy over the same two shaped soft rails, one after the other, so
+ * a busy machine slows all of them alike. The auxiliary counters hold the ns each policy took;
+ * {@link StripingFigures} turns them into ratios.
+ *
+ * <ul>
+ *   <li>{@code 4:1}: adaptive (from equal weights, no a-priori knowledge), even and static 4:1
+ *       against the aggregate of the two rails each used alone (seed 000 §6.3 Fig. 18).</li>
+ *   <li>{@code 1:1}: even striping against one rail (bandwidth, seed 000 Fig. 7), and the latency
+ *       of one 4 MiB message striped against one rail (Fig. 5).</li>
+ * </ul>
+ *
+ * <p>Run: {@code java -jar benchmarks/target/benchmarks.jar StripingPaired -f1 -wi 2 -i 5 -w 2s -r 2s}
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Fork(value = 1, jvmArgsAppend = {
+    "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
+    "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+    "-Dchronicle.analytics.disable=true"})
+public class StripingPairedBenchmark {
+    static final int BATCH = 8;
+    static final long SIZE = 1 << 20;
+    static final long LARGE = 4 << 20;
+
+    /** {@code 4:1}: 400 + 100 MB/s; {@code 1:1}: 2 x 250 MB/s (see {@link StripingBandwidthBenchmark#rates}). */
+    @Param({"4:1", "1:1"})
+    public String rails;
+
+    /** Messages in flight per policy. */
+    @Param({"1"})
+    public int inFlight;
+
+    /** Time per policy, summed over the iteration's invocations. */
+    @State(Scope.Thread)
+    @AuxCounters(AuxCounters.Type.EVENTS)
+    public static class Times {
+        public long adaptiveNs;
+        public long evenNs;
+        public long weightedNs;
+        public long rail0Ns;
+        public long rail1Ns;
+        public long stripedLatencyNs;
+        public long singleLatencyNs;
+
+        @Setup(Level.Iteration)
+        public void clear() {
+            adaptiveNs = 0;
+            evenNs = 0;
+            weightedNs = 0;
+            rail0Ns = 0;
+            rail1Ns = 0;
+            stripedLatencyNs = 0;
+            singleLatencyNs = 0;
+        }
+    }
+
+    private StripingBench bench;
+    private CommunicationScheduler<RdmaPut> adaptive;
+    private CommunicationScheduler<RdmaPut> even;
+    private CommunicationScheduler<RdmaPut> weighted;
+    private CommunicationScheduler<RdmaPut> rail0;
+    private CommunicationScheduler<RdmaPut> rail1;
+    private CommunicationScheduler<RdmaPut> evenOneInFlight;
+    private CommunicationScheduler<RdmaPut> rail0OneInFlight;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        bench = new StripingBench(StripingBandwidthBenchmark.rates(rails));
+        adaptive = bench.scheduler(StripingBandwidthBenchmark.spec("adaptive", inFlight));
+        even = bench.scheduler(StripingBandwidthBenchmark.spec("even", inFlight));
+        weighted = bench.scheduler(StripingBandwidthBenchmark.spec("weighted", inFlight));
+        rail0 = bench.scheduler(StripingBandwidthBenchmark.spec("rail0", inFlight));
+        rail1 = bench.scheduler(StripingBandwidthBenchmark.spec("rail1", inFlight));
+        evenOneInFlight = bench.scheduler(StripingBandwidthBenchmark.spec("even", 1));
+        rail0OneInFlight = bench.scheduler(StripingBandwidthBenchmark.spec("rail0", 1));
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        System.out.println("WEIGHTS adaptive " + adaptive.metrics().weights()[0] + " / " + adaptive.metrics().weights()[1]);
+        bench.close();
+    }
+
+    /**
+     * The rails report to whichever scheduler started them last, so each measured transfer first
+     * re-attaches its own scheduler (the previous transfer left nothing in flight).
+     */
+    private long timed(CommunicationScheduler<RdmaPut> s, int messages, long size) {
+        bench.attach(s);
+        return bench.transfer(s, messages, size);
+    }
+
+    @Benchmark
+    public void policies(Times t) {
+        if (rails.equals("4:1")) {
+            t.adaptiveNs += timed(adaptive, BATCH, SIZE);
+            t.evenNs += timed(even, BATCH, SIZE);
+            t.weightedNs += timed(weighted, BATCH, SIZE);
+            t.rail0Ns += timed(rail0, BATCH, SIZE);
+            t.rail1Ns += timed(rail1, BATCH, SIZE);
+        } else {
+            t.evenNs += timed(even, BATCH, SIZE);
+            t.rail0Ns += timed(rail0, BATCH, SIZE);
+            t.stripedLatencyNs += timed(evenOneInFlight, 1, LARGE);
+            t.singleLatencyNs += timed(rail0OneInFlight, 1, LARGE);
+        }
+    }
+}
