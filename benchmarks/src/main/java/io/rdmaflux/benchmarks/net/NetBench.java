@@ -14,13 +14,17 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
 
 /**
  * Two soft providers on the IP fabric over loopback for the net benchmarks: {@code a} in INVOKER
  * mode, driven by the benchmark thread (as the raw NIO reference's writer is), and {@code b} either
- * DEDICATED with a busy-spinning engine thread (as the reference's reader thread) or INVOKER,
- * driven by an echo thread. Each host has one PD and one CQ.
+ * DEDICATED with its engine thread on the default backoff idle strategy (the reference's reader
+ * thread blocks in {@code read}; a thread spinning on a core the other side needs would only
+ * measure CPU contention) or INVOKER, driven by an echo thread. Each host has one PD and one CQ.
+ * Throughput benchmarks wait for completions with {@link #awaitOneCompletion}, which backs off
+ * (spin, yield, park) while nothing happens, as the blocking reference does.
  */
 final class NetBench implements AutoCloseable {
     /** TCP does not lose frames: a long transport timeout avoids needless go-back-N retransmission. */
@@ -35,11 +39,7 @@ final class NetBench implements AutoCloseable {
 
     NetBench(ThreadingMode modeOfB) {
         a = NetProviders.builder(NetTransportConfig.loopback()).name("bench-a").threadingMode(ThreadingMode.INVOKER).build();
-        SoftProvider.Builder bb = NetProviders.builder(NetTransportConfig.loopback()).name("bench-b").threadingMode(modeOfB);
-        if (modeOfB == ThreadingMode.DEDICATED) {
-            bb.idleStrategy(new BusySpinIdleStrategy());
-        }
-        b = bb.build();
+        b = NetProviders.builder(NetTransportConfig.loopback()).name("bench-b").threadingMode(modeOfB).build();
         pa = a.devices().get(0).allocateProtectionDomain();
         pb = b.devices().get(0).allocateProtectionDomain();
         ca = a.devices().get(0).createCompletionQueue(8192);
@@ -59,6 +59,26 @@ final class NetBench implements AutoCloseable {
         qa.connect(qb.localEndpoint());
         qb.connect(qa.localEndpoint());
         return new QueuePair[] {qa, qb};
+    }
+
+    private final IdleStrategy idle = new BackoffIdleStrategy(64, 64, 1_000, 100_000);
+    private int completions;
+
+    /** Drives a until one completion arrives on its CQ (failing on an error completion). */
+    int awaitOneCompletion() {
+        completions = 0;
+        idle.reset();
+        while (completions == 0) {
+            int work = progressA();
+            work += ca.poll(16, wc -> {
+                if (!wc.isSuccess()) {
+                    throw new IllegalStateException(wc.toString());
+                }
+                completions++;
+            });
+            idle.idle(work);
+        }
+        return completions;
     }
 
     /** One progress pass of a (INVOKER). */

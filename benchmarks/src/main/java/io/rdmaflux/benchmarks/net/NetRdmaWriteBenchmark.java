@@ -55,7 +55,6 @@ public class NetRdmaWriteBenchmark {
         NetBench bench;
         QueuePair qa;
         final SendWorkRequest[] wrs = new SendWorkRequest[BATCH];
-        int completions;
 
         @Setup(Level.Trial)
         public void setUp() {
@@ -133,17 +132,7 @@ public class NetRdmaWriteBenchmark {
         for (int i = 0; i < BATCH; i++) {
             s.qa.postSend(s.wrs[i]);
         }
-        s.completions = 0;
-        while (s.completions == 0) {
-            s.bench.progressA();
-            s.bench.ca.poll(16, wc -> {
-                if (!wc.isSuccess()) {
-                    throw new IllegalStateException(wc.toString());
-                }
-                s.completions++;
-            });
-        }
-        return s.completions;
+        return s.bench.awaitOneCompletion();
     }
 
     @Benchmark

@@ -57,7 +57,6 @@ public class NetUdSendRateBenchmark {
         NetBench bench;
         QueuePair qa;
         final SendWorkRequest[] wrs = new SendWorkRequest[BATCH];
-        int completions;
 
         @Setup(Level.Trial)
         public void setUp() {
@@ -135,17 +134,7 @@ public class NetUdSendRateBenchmark {
         for (int i = 0; i < BATCH; i++) {
             s.qa.postSend(s.wrs[i]);
         }
-        s.completions = 0;
-        while (s.completions == 0) {
-            s.bench.progressA();
-            s.bench.ca.poll(16, wc -> {
-                if (!wc.isSuccess()) {
-                    throw new IllegalStateException(wc.toString());
-                }
-                s.completions++;
-            });
-        }
-        return s.completions;
+        return s.bench.awaitOneCompletion();
     }
 
     @Benchmark

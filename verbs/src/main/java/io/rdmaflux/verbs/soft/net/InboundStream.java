@@ -15,6 +15,7 @@ import java.nio.channels.SocketChannel;
  */
 final class InboundStream {
     private static final int INITIAL_BYTES = 64 << 10;
+    private static final int LARGE_FRAME_BYTES = 64 << 10;
 
     private final NetTransport transport;
     private final SoftDevice nic;
@@ -43,7 +44,7 @@ final class InboundStream {
             }
             int n;
             try {
-                buf.limit(buf.capacity()).position(writePos);
+                buf.limit(readLimit()).position(writePos);
                 n = channel.read(buf);
             } catch (IOException e) {
                 close();
@@ -60,6 +61,20 @@ final class InboundStream {
             delivered += deliver(nowNs, limit - delivered);
         }
         return delivered;
+    }
+
+    /**
+     * Where the next read stops: the end of a pending large frame (so the frame after it starts at
+     * the front of the buffer again and a large frame is never moved), else the buffer's end.
+     */
+    private int readLimit() {
+        if (writePos - readPos >= NetFrameCodec.HEADER_BYTES) {
+            int frameLength = NetFrameCodec.frameLength(buf, readPos);
+            if (frameLength > LARGE_FRAME_BYTES && frameLength > writePos - readPos && readPos + frameLength <= buf.capacity()) {
+                return readPos + frameLength;
+            }
+        }
+        return buf.capacity();
     }
 
     /** Delivers complete frames in the buffer, at most {@code limit}. */

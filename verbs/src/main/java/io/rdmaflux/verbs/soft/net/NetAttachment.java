@@ -155,10 +155,22 @@ final class NetAttachment implements FrameTransport.Attachment {
     @Override
     public void flush() {
         ArrayList<RcStream> d = dirty;
+        int held = 0;
+        long ackDelayNs = transport.config.ackCoalescingNs();
         for (int i = 0; i < d.size(); i++) {
-            d.get(i).flushQueued();
+            RcStream s = d.get(i);
+            if (s.flushQueued(nowNs, ackDelayNs)) {
+                d.set(held++, s);
+            }
         }
-        d.clear();
+        for (int i = d.size() - 1; i >= held; i--) {
+            d.remove(i);
+        }
+    }
+
+    /** The NIC's time at the last {@link #poll}. */
+    long nowNs() {
+        return nowNs;
     }
 
     Selector selector() {

@@ -23,6 +23,8 @@ import java.util.Objects;
  *       autotuning.</li>
  *   <li>{@code maxFrameBytes}: largest RC frame (header + message) a stream accepts; a longer one
  *       is a broken sender and closes the stream (default 64 MiB + header).</li>
+ *   <li>{@code ackCoalescingNs}: how long a lone RC acknowledgement may wait for a frame to ride
+ *       with (default 20 µs; 0 = never).</li>
  * </ul>
  *
  * <p>Immutable, thread-safe.
@@ -30,6 +32,8 @@ import java.util.Objects;
 public final class NetTransportConfig {
     /** Default largest RC frame: a 64 MiB message plus its header. */
     public static final int DEFAULT_MAX_FRAME_BYTES = (64 << 20) + NetFrameCodec.HEADER_BYTES;
+    /** Default ACK coalescing: 20 µs, well below any retry timeout and about one loopback round trip. */
+    public static final long DEFAULT_ACK_COALESCING_NS = 20_000;
 
     private final List<InetAddress> addresses;
     private final int basePort;
@@ -37,8 +41,10 @@ public final class NetTransportConfig {
     private final int udpSendBufferBytes;
     private final int tcpBufferBytes;
     private final int maxFrameBytes;
+    private final long ackCoalescingNs;
 
     private NetTransportConfig(Builder b) {
+        this.ackCoalescingNs = b.ackCoalescingNs;
         this.addresses = List.copyOf(b.addresses.isEmpty() ? List.of(InetAddress.getLoopbackAddress()) : b.addresses);
         this.basePort = b.basePort;
         this.udpReceiveBufferBytes = b.udpReceiveBufferBytes;
@@ -81,6 +87,10 @@ public final class NetTransportConfig {
         return maxFrameBytes;
     }
 
+    public long ackCoalescingNs() {
+        return ackCoalescingNs;
+    }
+
     /** Local address of port {@code number} (1-based). */
     InetAddress addressOfPort(int number) {
         return addresses.get((number - 1) % addresses.size());
@@ -100,6 +110,7 @@ public final class NetTransportConfig {
         private int udpSendBufferBytes = 4 << 20;
         private int tcpBufferBytes;
         private int maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
+        private long ackCoalescingNs = DEFAULT_ACK_COALESCING_NS;
 
         private Builder() {
         }
@@ -155,6 +166,18 @@ public final class NetTransportConfig {
         /** Largest RC frame a stream accepts (header included), bytes, >= 65536. */
         public Builder maxFrameBytes(int bytes) {
             this.maxFrameBytes = atLeast("maxFrameBytes", bytes, 65536);
+            return this;
+        }
+
+        /**
+         * How long an RC stream may hold a lone ACK hoping to send it with the next frame, ns of the
+         * NIC's clock, in [0, 1 ms]; 0 sends every ACK at the end of the engine pass that made it.
+         */
+        public Builder ackCoalescingNs(long ns) {
+            if (ns < 0 || ns > 1_000_000) {
+                throw new VerbsException("ackCoalescingNs must be in [0, 1000000] but it was " + ns);
+            }
+            this.ackCoalescingNs = ns;
             return this;
         }
 

@@ -2,6 +2,7 @@ package io.rdmaflux.verbs.soft.net;
 
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.SendWorkRequest;
+import io.rdmaflux.verbs.soft.FrameType;
 import io.rdmaflux.verbs.soft.SoftFrame;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -18,7 +19,13 @@ import org.jspecify.annotations.Nullable;
  * blocking. Frames of at most {@value #SMALL_FRAME_PAYLOAD} payload bytes are copied into a staging
  * buffer (several per write); a larger one is written by reference from the sender's registered
  * memory, after its header, in one gathering write, and released once fully written. The stream
- * never reads data; it watches for EOF or reset, which break it. Engine thread only.
+ * never reads data; it watches for EOF or reset, which break it.
+ *
+ * <p>Acknowledgements: ACKs are cumulative, so a queued ACK followed by a newer one is replaced
+ * by it, and a lone ACK is held for up to {@link NetTransportConfig#ackCoalescingNs()} so that it
+ * leaves in the same write as the next request or response (as NICs and TCP coalesce
+ * acknowledgements); a request-response exchange then costs one write per direction.
+ * Engine thread only.
  */
 final class RcStream {
     static final int SMALL_FRAME_PAYLOAD = 16 << 10;
@@ -45,6 +52,7 @@ final class RcStream {
     private boolean writeBlocked;
     private boolean broken;
     private boolean dirty;
+    private long ackHeldSinceNs;
     private @Nullable String brokenReason;
 
     RcStream(NetTransport transport, NetAttachment owner, InetSocketAddress remote, PortAddress destination) {
@@ -93,6 +101,16 @@ final class RcStream {
             f.release();
             return;
         }
+        if (f.type == FrameType.ACK) {
+            SoftFrame last = queue.peekLast();
+            if (last != null && last.type == FrameType.ACK) {
+                // cumulative: the newer acknowledgement says everything the older one did
+                queue.pollLast();
+                last.release();
+            } else if (queue.isEmpty()) {
+                ackHeldSinceNs = owner.nowNs();
+            }
+        }
         queue.add(f);
         if (!dirty) {
             dirty = true;
@@ -100,12 +118,21 @@ final class RcStream {
         }
     }
 
-    /** Writes what {@link #transmit} queued, as far as the socket takes it (called at the end of an engine pass). */
-    void flushQueued() {
+    /**
+     * Writes what {@link #transmit} queued, as far as the socket takes it (called at the end of an
+     * engine pass); returns true when it held a lone ACK back (the stream stays dirty).
+     */
+    boolean flushQueued(long nowNs, long ackDelayNs) {
+        if (ackDelayNs > 0 && queue.size() == 1 && large == null && stageEnd == stageSent
+            && queue.peekFirst().type == FrameType.ACK && nowNs - ackHeldSinceNs < ackDelayNs) {
+            // hold a lone acknowledgement briefly so it can ride with the next request or response
+            return true;
+        }
         dirty = false;
         if (connected && !writeBlocked && !broken) {
             flush();
         }
+        return false;
     }
 
     void onReady(SelectionKey k) {
