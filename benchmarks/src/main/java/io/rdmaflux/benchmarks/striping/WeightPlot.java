@@ -4,6 +4,7 @@ import io.rdmaflux.striping.CommunicationScheduler;
 import io.rdmaflux.striping.RailsSpec;
 import io.rdmaflux.striping.StripingMetrics;
 import io.rdmaflux.striping.StripingPolicies;
+import io.rdmaflux.striping.WeightChart;
 import io.rdmaflux.striping.verbs.RdmaPut;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -66,7 +67,8 @@ public final class WeightPlot {
         String title = String.format(Locale.ROOT, "Adaptive striping weights, real time, soft provider: 2 rails of %d MB/s, rail 1 "
             + "throttled to 1/4 from 1 s to 3 s. Followed the throttle in %.0f ms, the restore in %.0f ms.",
             rate / 1_000_000, followNs[0] / 1e6, followNs[1] / 1e6);
-        Files.writeString(dir.resolve("striping-weights.html"), html(title, history, startNs, endNs, throttleAtNs, restoreAtNs));
+        Files.writeString(dir.resolve("striping-weights.html"), WeightChart.html(title, history, startNs, startNs + endNs,
+            List.of(new WeightChart.Shade(startNs + throttleAtNs, startNs + restoreAtNs, "rail 1 at 1/4 capacity"))));
         System.out.println(title);
         System.out.println("wrote " + dir.resolve("striping-weights.html") + " and striping-weights.csv (" + history.size() + " samples)");
     }
@@ -86,46 +88,4 @@ public final class WeightPlot {
         return last - from;
     }
 
-    static String html(String title, List<StripingMetrics.WeightSample> history, long startNs, long endNs,
-                       long throttleAtNs, long restoreAtNs) {
-        int width = 900;
-        int height = 400;
-        int left = 60;
-        int top = 20;
-        int plotW = width - left - 20;
-        int plotH = height - top - 50;
-        StringBuilder svg = new StringBuilder();
-        svg.append(String.format(Locale.ROOT, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif' "
-            + "font-size='12'>%n", width, height));
-        double x0 = left + plotW * (double) throttleAtNs / endNs;
-        double x1 = left + plotW * (double) restoreAtNs / endNs;
-        svg.append(String.format(Locale.ROOT, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='#f4e3c1'/>%n", x0, top, x1 - x0, plotH));
-        svg.append(String.format(Locale.ROOT, "<text x='%.1f' y='%d'>rail 1 at 1/4 capacity</text>%n", x0 + 5, top + 15));
-        svg.append(String.format(Locale.ROOT, "<rect x='%d' y='%d' width='%d' height='%d' fill='none' stroke='black'/>%n", left, top, plotW, plotH));
-        for (int i = 0; i <= 10; i++) {
-            double y = top + plotH - plotH * i / 10.0;
-            svg.append(String.format(Locale.ROOT, "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ddd'/>"
-                + "<text x='%d' y='%.1f' text-anchor='end'>%.1f</text>%n", left, left + plotW, y, y, left - 5, y + 4, i / 10.0));
-        }
-        for (int s = 0; s <= endNs / 1_000_000_000L; s++) {
-            double x = left + plotW * s * 1e9 / endNs;
-            svg.append(String.format(Locale.ROOT, "<text x='%.1f' y='%d' text-anchor='middle'>%d s</text>%n", x, top + plotH + 18, s));
-        }
-        String[] colors = {"#1f77b4", "#d62728"};
-        for (int rail = 0; rail < 2; rail++) {
-            StringBuilder pts = new StringBuilder();
-            for (StripingMetrics.WeightSample w : history) {
-                double x = left + plotW * (double) (w.timeNs() - startNs) / endNs;
-                double y = top + plotH - plotH * w.shares()[rail];
-                pts.append(String.format(Locale.ROOT, "%.1f,%.1f ", Math.min(x, left + plotW), y));
-            }
-            svg.append(String.format(Locale.ROOT, "<polyline fill='none' stroke='%s' stroke-width='1.5' points='%s'/>%n", colors[rail], pts));
-            svg.append(String.format(Locale.ROOT, "<text x='%d' y='%d' fill='%s'>rail %d share</text>%n", left + 10 + 110 * rail,
-                top + plotH + 38, colors[rail], rail));
-        }
-        svg.append("</svg>\n");
-        return "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>rdmaflux striping weights</title></head><body>\n<p>"
-            + title + "</p>\n" + svg + "<p>Data: striping-weights.csv. Source: io.rdmaflux.benchmarks.striping.WeightPlot.</p>\n"
-            + "</body></html>\n";
-    }
 }
