@@ -95,11 +95,13 @@ final class FluxRailSchedule<T> extends FluxOperator<T, T> {
         private @Nullable Throwable error;
         private boolean terminated;
         private int emittedSinceRequest;
+        private final CommunicationScheduler.CompletedMessageHandler<T> emitter;
         private volatile boolean downstreamReady;
 
         RailScheduleSubscriber(CoreSubscriber<? super T> actual, RailsSpec spec, List<? extends RailSubchannel<T>> subchannels,
                                ToLongFunction<? super T> lengthOf, LongSupplier clockNs) {
             this.actual = actual;
+            this.emitter = (m, psn, len) -> actual.onNext(m);
             this.subchannels = subchannels;
             this.lengthOf = lengthOf;
             this.clockNs = clockNs;
@@ -247,6 +249,22 @@ final class FluxRailSchedule<T> extends FluxOperator<T, T> {
                 discardAll();
                 return;
             }
+            try {
+                drainOnce();
+            } catch (RuntimeException e) {
+                // a subchannel broke its contract (completion out of post order, too many reports) or
+                // lengthOf threw: signals never throw, the subscriber gets the error instead
+                Subscription s = upstream;
+                if (s != null) {
+                    s.cancel();
+                }
+                terminate();
+                discardAll();
+                actual.onError(Operators.onOperatorError(e, actual.currentContext()));
+            }
+        }
+
+        private void drainOnce() {
             applyReports();
             if (!downstreamReady) {
                 return;
@@ -264,7 +282,7 @@ final class FluxRailSchedule<T> extends FluxOperator<T, T> {
             }
             long r = requested;
             long emitted = 0;
-            while (emitted < r && scheduler.pollCompleted(1, this::emit) == 1) {
+            while (emitted < r && scheduler.pollCompleted(1, emitter) == 1) {
                 emitted++;
             }
             if (emitted > 0) {
@@ -316,10 +334,6 @@ final class FluxRailSchedule<T> extends FluxOperator<T, T> {
                     scheduler.onRailFailed(rail, failure, Math.max(failureTimes.get(rail), clockNs.getAsLong()));
                 }
             }
-        }
-
-        private void emit(T message, long psn, long lengthBytes) {
-            actual.onNext(message);
         }
 
         private void terminate() {

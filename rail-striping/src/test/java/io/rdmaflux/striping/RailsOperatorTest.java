@@ -201,6 +201,39 @@ class RailsOperatorTest {
     }
 
     @Test
+    void aSubchannelCompletingOutOfPostOrderErrorsTheFluxInsteadOfThrowing() {
+        RailSubchannel<Long> broken = new RailSubchannel<>() {
+            private final List<Long> ids = new ArrayList<>();
+            private RailSubchannel.StripeListener listener;
+
+            @Override
+            public void start(int rail, StripeListener l) {
+                listener = l;
+            }
+
+            @Override
+            public void post(Stripe<Long> stripe) {
+                ids.add(stripe.stripeId());
+                if (ids.size() == 2) {
+                    // reports the second stripe first
+                    listener.onStripeCompleted(0, ids.get(1), 0);
+                }
+            }
+        };
+        List<Long> discarded = new ArrayList<>();
+        Flux<Long> out = Flux.range(0, 5).map(Long::valueOf)
+            .transform(Rails.multiplex(MultiplexingPolicies.roundRobin(), List.of(broken), i -> 10, loop::nowNs))
+            .doOnDiscard(Long.class, discarded::add);
+        TestSubscriber<Long> ts = TestSubscriber.create();
+        out.subscribe(ts);
+        assertTrue(ts.isTerminatedError());
+        Throwable e = ts.expectTerminalError();
+        assertInstanceOf(IllegalStateException.class, e);
+        assertTrue(e.getMessage().contains("in post order"), e.getMessage());
+        assertEquals(List.of(0L, 1L, 2L, 3L, 4L), discarded);
+    }
+
+    @Test
     void multiplexNeverStripes() {
         List<SimRailSubchannel> sc = rails(GB, GB);
         Flux<Long> out = Flux.fromStream(LongStream.range(0, 10).boxed())

@@ -7,7 +7,6 @@ import io.rdmaflux.striping.MultiplexingPolicy;
 import io.rdmaflux.striping.RailMask;
 import io.rdmaflux.striping.RailsSpec;
 import io.rdmaflux.striping.StripingPolicy;
-import java.util.ArrayDeque;
 
 /**
  * The communication scheduler of seed 000 §4.1 at reactive-core's granularity: its
@@ -38,13 +37,16 @@ final class MessageRailScheduler implements SubchannelScheduler {
     private final StripingPolicy striping;
     private final long[] inFlightBytes;
     private final long[] assignedBytes;
-    private final ArrayDeque<long[]>[] posted;
+    /** Per rail, a ring of (length, bytes in flight at post) of the messages posted, in post order. */
+    private long[][] postedLength;
+    private long[][] postedBacklog;
+    private final int[] postedHead;
+    private final int[] postedCount;
     private final double[] rateBytesPerNs;
     private long freshRates;
     private long failed;
     private final Round round = new Round();
 
-    @SuppressWarnings("unchecked")
     MessageRailScheduler(RailsSpec spec) {
         this.railCount = spec.railCount();
         this.switchoverThresholdBytes = spec.switchoverThresholdBytes();
@@ -52,10 +54,10 @@ final class MessageRailScheduler implements SubchannelScheduler {
         this.striping = spec.striping().create(railCount, 1);
         this.inFlightBytes = new long[railCount];
         this.assignedBytes = new long[railCount];
-        this.posted = new ArrayDeque[railCount];
-        for (int i = 0; i < railCount; i++) {
-            posted[i] = new ArrayDeque<>();
-        }
+        this.postedLength = new long[railCount][16];
+        this.postedBacklog = new long[railCount][16];
+        this.postedHead = new int[railCount];
+        this.postedCount = new int[railCount];
         this.rateBytesPerNs = new double[railCount];
     }
 
@@ -81,9 +83,30 @@ final class MessageRailScheduler implements SubchannelScheduler {
             assignedBytes[rail] += lengthBytes;
         }
         // posted and completed per rail in order (RC); record what the message waits behind
-        posted[rail].add(new long[] {psn, lengthBytes, inFlightBytes[rail]});
+        enqueue(rail, lengthBytes, inFlightBytes[rail]);
         inFlightBytes[rail] += lengthBytes;
         return rail;
+    }
+
+    private void enqueue(int rail, long length, long backlog) {
+        long[] len = postedLength[rail];
+        if (postedCount[rail] == len.length) {
+            int n = len.length;
+            long[] grownLen = new long[n * 2];
+            long[] grownBacklog = new long[n * 2];
+            for (int i = 0; i < n; i++) {
+                grownLen[i] = len[(postedHead[rail] + i) % n];
+                grownBacklog[i] = postedBacklog[rail][(postedHead[rail] + i) % n];
+            }
+            postedLength[rail] = grownLen;
+            postedBacklog[rail] = grownBacklog;
+            postedHead[rail] = 0;
+            len = grownLen;
+        }
+        int slot = (postedHead[rail] + postedCount[rail]) % len.length;
+        len[slot] = length;
+        postedBacklog[rail][slot] = backlog;
+        postedCount[rail]++;
     }
 
     private int earliestFinish(long lengthBytes) {
@@ -107,15 +130,19 @@ final class MessageRailScheduler implements SubchannelScheduler {
     @Override
     public void onMessageCompleted(Subchannel subchannel, int psn, int lengthBytes, long elapsedNs) {
         int rail = subchannel.rail();
-        long[] p = posted[rail].poll();
-        if (p == null) {
+        if (postedCount[rail] == 0) {
             return;
         }
-        inFlightBytes[rail] -= p[1];
-        if (p[1] < switchoverThresholdBytes || elapsedNs <= 0) {
+        int slot = postedHead[rail];
+        long length = postedLength[rail][slot];
+        long backlog = postedBacklog[rail][slot];
+        postedHead[rail] = (slot + 1) % postedLength[rail].length;
+        postedCount[rail]--;
+        inFlightBytes[rail] -= length;
+        if (length < switchoverThresholdBytes || elapsedNs <= 0) {
             return;
         }
-        rateBytesPerNs[rail] = (double) (p[2] + p[1]) / elapsedNs;
+        rateBytesPerNs[rail] = (double) (backlog + length) / elapsedNs;
         freshRates |= 1L << rail;
         long active = RailMask.all(railCount) & ~failed;
         if ((freshRates & active) == active && RailMask.count(active) > 1) {
