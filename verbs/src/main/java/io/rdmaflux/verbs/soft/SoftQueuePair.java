@@ -87,35 +87,10 @@ final class SoftQueuePair implements QueuePair {
     private int remoteQpn;
     private @Nullable QpEndpoint remote;
 
-    // send ring
-    private final int sqCapacity;
-    private final int sqMask;
-    private long sqCachedHead;
+    // send queue
+    private final SendRing sq;
     private final java.util.concurrent.atomic.AtomicBoolean postLock = new java.util.concurrent.atomic.AtomicBoolean();
     private final boolean singlePoster;
-    private final long[] sWrId;
-    private final byte[] sOpcode;
-    private final boolean[] sSignaled;
-    private final boolean[] sHasImm;
-    private final int[] sImm;
-    private final long[] sRemoteAddress;
-    private final int[] sRkey;
-    private final int[] sLength;
-    private final @Nullable SoftAddressHandle[] sAh;
-    private final int[] sRemoteQpn;
-    private final int[] sRemoteQkey;
-    private final int[] sNumSge;
-    private final long[] sSgeAddress;
-    private final int[] sSgeLength;
-    private final int[] sSgeLkey;
-    private final boolean[] sInline;
-    private final boolean[] sReadDone;
-    private final byte[] sError;
-    private final @Nullable String[] sErrorDetail;
-    private final @Nullable ByteBuffer inlineData;
-    private final int inlineStride;
-    private final AtomicLong sqTail = new AtomicLong();
-    private final AtomicLong sqHead = new AtomicLong();
 
     // requester, engine only
     private long head;
@@ -149,30 +124,7 @@ final class SoftQueuePair implements QueuePair {
         this.singlePoster = device.provider().threadDomain();
         this.rq = srq == null ? new ReceiveRing(a.maxReceiveWr(), singlePoster) : null;
         this.startPsn = (qpn * 0x9E3779B1) & PSN_MASK;
-        this.sqCapacity = a.maxSendWr();
-        int cap = Integer.highestOneBit(Math.max(1, sqCapacity - 1)) << 1;
-        this.sqMask = cap - 1;
-        sWrId = new long[cap];
-        sOpcode = new byte[cap];
-        sSignaled = new boolean[cap];
-        sHasImm = new boolean[cap];
-        sImm = new int[cap];
-        sRemoteAddress = new long[cap];
-        sRkey = new int[cap];
-        sLength = new int[cap];
-        sAh = new SoftAddressHandle[cap];
-        sRemoteQpn = new int[cap];
-        sRemoteQkey = new int[cap];
-        sNumSge = new int[cap];
-        sSgeAddress = new long[cap * SGES];
-        sSgeLength = new int[cap * SGES];
-        sSgeLkey = new int[cap * SGES];
-        sInline = new boolean[cap];
-        sReadDone = new boolean[cap];
-        sError = new byte[cap];
-        sErrorDetail = new String[cap];
-        this.inlineStride = a.maxInlineBytes();
-        this.inlineData = inlineStride > 0 ? ByteBuffer.allocateDirect(cap * inlineStride) : null;
+        this.sq = new SendRing(a.maxSendWr(), a.maxInlineBytes());
     }
 
     // ------------------------------------------------------------------ public API
@@ -296,14 +248,14 @@ final class SoftQueuePair implements QueuePair {
                 }
                 ah = sa;
             }
-            long t = sqTail.get();
-            if (t - sqCachedHead >= sqCapacity) {
-                sqCachedHead = sqHead.get();
-                if (t - sqCachedHead >= sqCapacity) {
+            long t = sq.tail.get();
+            if (t - sq.producerCachedHead >= sq.capacity) {
+                sq.producerCachedHead = sq.head.get();
+                if (t - sq.producerCachedHead >= sq.capacity) {
                     return false;
                 }
             }
-            int slot = (int) t & sqMask;
+            int slot = (int) t & sq.mask;
             int n = wr.numSge();
             int base = slot * SGES;
             long total = 0;
@@ -314,57 +266,57 @@ final class SoftQueuePair implements QueuePair {
                     throw new VerbsException("SGE " + k + " of " + wr + " has negative length " + len);
                 }
                 total += len;
-                sSgeAddress[base + k] = e.address();
-                sSgeLength[base + k] = len;
-                sSgeLkey[base + k] = e.lkey();
+                sq.sgeAddress[base + k] = e.address();
+                sq.sgeLength[base + k] = len;
+                sq.sgeLkey[base + k] = e.lkey();
             }
             boolean inline = wr.inline();
             if (inline) {
                 if (op == WrOpcode.RDMA_READ) {
                     throw new VerbsException("RDMA_READ cannot be inline: the read data lands in the SGEs; clear inline(false)");
                 }
-                if (total > inlineStride) {
+                if (total > sq.inlineStride) {
                     throw new VerbsException("inline payload of " + total + " bytes exceeds QP " + qpn + "'s maxInlineBytes "
-                        + inlineStride + "; send it without inline or raise maxInlineBytes");
+                        + sq.inlineStride + "; send it without inline or raise maxInlineBytes");
                 }
             }
-            sNumSge[slot] = n;
-            sWrId[slot] = wr.wrId();
-            sOpcode[slot] = (byte) op.ordinal();
-            sSignaled[slot] = wr.signaled();
+            sq.numSge[slot] = n;
+            sq.wrId[slot] = wr.wrId();
+            sq.opcode[slot] = (byte) op.ordinal();
+            sq.signaled[slot] = wr.signaled();
             boolean imm = op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.RDMA_WRITE_WITH_IMM;
-            sHasImm[slot] = imm;
+            sq.hasImm[slot] = imm;
             if (imm) {
-                sImm[slot] = wr.immediate();
+                sq.imm[slot] = wr.immediate();
             }
             if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
-                sRemoteAddress[slot] = wr.remoteAddress();
-                sRkey[slot] = wr.rkey();
+                sq.remoteAddress[slot] = wr.remoteAddress();
+                sq.rkey[slot] = wr.rkey();
             }
             if (op == WrOpcode.RDMA_READ) {
-                sReadDone[slot] = false;
+                sq.readDone[slot] = false;
             }
             if (type == QpType.UD) {
-                if (sAh[slot] != ah) {
-                    sAh[slot] = ah;
+                if (sq.ah[slot] != ah) {
+                    sq.ah[slot] = ah;
                 }
-                sRemoteQpn[slot] = wr.remoteQpn();
-                sRemoteQkey[slot] = wr.remoteQkey();
+                sq.remoteQpn[slot] = wr.remoteQpn();
+                sq.remoteQkey[slot] = wr.remoteQkey();
             }
-            sInline[slot] = inline;
-            sError[slot] = NO_ERROR;
-            if (sErrorDetail[slot] != null) {
-                sErrorDetail[slot] = null;
+            sq.inline[slot] = inline;
+            sq.error[slot] = NO_ERROR;
+            if (sq.errorDetail[slot] != null) {
+                sq.errorDetail[slot] = null;
             }
             if (total > MAX_MESSAGE_BYTES) {
                 markError(slot, WcStatus.LOC_LEN_ERR, "message of " + total + " bytes exceeds the device limit of "
                     + MAX_MESSAGE_BYTES + " bytes");
             }
-            sLength[slot] = (int) Math.min(total, Integer.MAX_VALUE);
-            if (wr.inline() && sError[slot] == NO_ERROR) {
+            sq.length[slot] = (int) Math.min(total, Integer.MAX_VALUE);
+            if (wr.inline() && sq.error[slot] == NO_ERROR) {
                 copyInline(slot);
             }
-            sqTail.lazySet(t + 1);
+            sq.tail.lazySet(t + 1);
             return true;
         } finally {
             if (!singlePoster) {
@@ -374,25 +326,25 @@ final class SoftQueuePair implements QueuePair {
     }
 
     private void markError(int slot, WcStatus status, String detail) {
-        sError[slot] = (byte) status.ordinal();
-        sErrorDetail[slot] = detail;
+        sq.error[slot] = (byte) status.ordinal();
+        sq.errorDetail[slot] = detail;
     }
 
     /** Copies an inline payload at post time: verbs lets the caller reuse the memory as soon as post returns. */
     private void copyInline(int slot) {
-        ByteBuffer dst = inlineData;
-        int pos = slot * inlineStride;
-        for (int k = 0; k < sNumSge[slot]; k++) {
+        ByteBuffer dst = sq.inlineData;
+        int pos = slot * sq.inlineStride;
+        for (int k = 0; k < sq.numSge[slot]; k++) {
             int i = slot * SGES + k;
-            int len = sSgeLength[i];
-            SoftMemoryRegion mr = device.lookupLocal(sSgeLkey[i]);
-            String problem = checkLocal(mr, sSgeLkey[i], sSgeAddress[i], len, false);
+            int len = sq.sgeLength[i];
+            SoftMemoryRegion mr = device.lookupLocal(sq.sgeLkey[i]);
+            String problem = checkLocal(mr, sq.sgeLkey[i], sq.sgeAddress[i], len, false);
             if (problem != null) {
                 markError(slot, WcStatus.LOC_PROT_ERR, "inline SGE " + k + ": " + problem);
                 return;
             }
             if (len > 0 && dst != null) {
-                dst.put(pos, mr.base, (int) (sSgeAddress[i] - mr.address()), len);
+                dst.put(pos, mr.base, (int) (sq.sgeAddress[i] - mr.address()), len);
             }
             pos += len;
         }
@@ -519,16 +471,16 @@ final class SoftQueuePair implements QueuePair {
             }
             rnrWaiting = false;
         }
-        long tail = sqTail.get();
+        long tail = sq.tail.get();
         Route r = route;
         RailConfig rail = port.engineRail();
         boolean unshaped = rail.isUnshaped();
         boolean up = port.isUp();
         while (txIndex < tail) {
-            int slot = (int) txIndex & sqMask;
-            if (sError[slot] != NO_ERROR) {
+            int slot = (int) txIndex & sq.mask;
+            if (sq.error[slot] != NO_ERROR) {
                 if (txIndex == ackedIndex) {
-                    failAt(txIndex, WC_STATUSES[sError[slot]], sErrorDetail[slot]);
+                    failAt(txIndex, WC_STATUSES[sq.error[slot]], sq.errorDetail[slot]);
                     return work + 1 + flush();
                 }
                 break;
@@ -536,13 +488,13 @@ final class SoftQueuePair implements QueuePair {
             if (!unshaped && !port.mayTransmit(nowNs)) {
                 break;
             }
-            WrOpcode op = WR_OPCODES[sOpcode[slot]];
+            WrOpcode op = WR_OPCODES[sq.opcode[slot]];
             SoftFrame f = device.claimFrame();
             if (op != WrOpcode.RDMA_READ ? !gather(slot, f) : !checkReadTargets(slot)) {
                 f.release();
                 continue;
             }
-            int len = sLength[slot];
+            int len = sq.length[slot];
             long arrival = unshaped ? nowNs
                 : device.monotoneArrival(port, op == WrOpcode.RDMA_READ ? port.controlArrival(nowNs) : port.depart(nowNs, len));
             if (up && r != null) {
@@ -552,13 +504,13 @@ final class SoftQueuePair implements QueuePair {
                 f.sourceQpn = qpn;
                 f.destinationQpn = remoteQpn;
                 f.psn = psnOf(txIndex);
-                if (sHasImm[slot]) {
+                if (sq.hasImm[slot]) {
                     f.hasImmediate = true;
-                    f.immediate = sImm[slot];
+                    f.immediate = sq.imm[slot];
                 }
                 if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
-                    f.remoteAddress = sRemoteAddress[slot];
-                    f.rkey = sRkey[slot];
+                    f.remoteAddress = sq.remoteAddress[slot];
+                    f.rkey = sq.rkey[slot];
                 }
                 f.length = len;
                 f.sentAtNs = nowNs;
@@ -591,9 +543,9 @@ final class SoftQueuePair implements QueuePair {
 
     /** Checks a slot's SGEs at transmit; marks the slot with LOC_PROT_ERR when one is bad. */
     private void validateSges(int slot, boolean write) {
-        for (int k = 0; k < sNumSge[slot]; k++) {
+        for (int k = 0; k < sq.numSge[slot]; k++) {
             int i = slot * SGES + k;
-            String problem = checkLocal(device.lookupLocal(sSgeLkey[i]), sSgeLkey[i], sSgeAddress[i], sSgeLength[i], write);
+            String problem = checkLocal(device.lookupLocal(sq.sgeLkey[i]), sq.sgeLkey[i], sq.sgeAddress[i], sq.sgeLength[i], write);
             if (problem != null) {
                 markError(slot, WcStatus.LOC_PROT_ERR, "SGE " + k + ": " + problem);
                 return;
@@ -604,7 +556,7 @@ final class SoftQueuePair implements QueuePair {
     /** RDMA READ: the local SGEs receive data, so they need LOCAL_WRITE. */
     private boolean checkReadTargets(int slot) {
         validateSges(slot, true);
-        return sError[slot] == NO_ERROR;
+        return sq.error[slot] == NO_ERROR;
     }
 
     /**
@@ -612,17 +564,17 @@ final class SoftQueuePair implements QueuePair {
      * on a bad SGE marks the slot LOC_PROT_ERR and returns false.
      */
     private boolean gather(int slot, SoftFrame f) {
-        if (sInline[slot]) {
-            if (sLength[slot] > 0) {
-                f.addPayload(inlineData, slot * inlineStride, sLength[slot]);
+        if (sq.inline[slot]) {
+            if (sq.length[slot] > 0) {
+                f.addPayload(sq.inlineData, slot * sq.inlineStride, sq.length[slot]);
             }
             return true;
         }
-        for (int k = 0; k < sNumSge[slot]; k++) {
+        for (int k = 0; k < sq.numSge[slot]; k++) {
             int i = slot * SGES + k;
-            int len = sSgeLength[i];
-            int lkey = sSgeLkey[i];
-            long addr = sSgeAddress[i];
+            int len = sq.sgeLength[i];
+            int lkey = sq.sgeLkey[i];
+            long addr = sq.sgeAddress[i];
             SoftMemoryRegion mr = device.lookupLocal(lkey);
             if (mr == null || mr.lkey() != lkey || !mr.isValid() || mr.pd() != pd || !mr.contains(addr, len)) {
                 markError(slot, WcStatus.LOC_PROT_ERR, "SGE " + k + ": " + checkLocal(mr, lkey, addr, len, false));
@@ -639,22 +591,22 @@ final class SoftQueuePair implements QueuePair {
     private int completeAcked() {
         int n = 0;
         while (head < ackedIndex) {
-            int slot = (int) head & sqMask;
-            if (sSignaled[slot]) {
+            int slot = (int) head & sq.mask;
+            if (sq.signaled[slot]) {
                 if (!sendCq.hasRoom()) {
                     break;
                 }
-                WrOpcode op = WR_OPCODES[sOpcode[slot]];
-                sendCq.add(sWrId[slot], WcStatus.SUCCESS, wcOpcode(op), sLength[slot], false, 0, qpn, 0, "");
+                WrOpcode op = WR_OPCODES[sq.opcode[slot]];
+                sendCq.add(sq.wrId[slot], WcStatus.SUCCESS, wcOpcode(op), sq.length[slot], false, 0, qpn, 0, "");
             }
-            if (sAh[slot] != null) {
-                sAh[slot] = null;
+            if (sq.ah[slot] != null) {
+                sq.ah[slot] = null;
             }
             head++;
             n++;
         }
         if (n > 0) {
-            sqHead.lazySet(head);
+            sq.head.lazySet(head);
         }
         return n;
     }
@@ -677,9 +629,9 @@ final class SoftQueuePair implements QueuePair {
     /** Engine, in ERROR: completes everything outstanding (see the class Javadoc). */
     private int flush() {
         int n = 0;
-        long tail = sqTail.get();
+        long tail = sq.tail.get();
         while (head < tail) {
-            int slot = (int) head & sqMask;
+            int slot = (int) head & sq.mask;
             WcStatus st;
             String detail;
             if (head < ackedIndex) {
@@ -692,20 +644,20 @@ final class SoftQueuePair implements QueuePair {
                 st = WcStatus.WR_FLUSH_ERR;
                 detail = "flushed: QP " + qpn + " is in ERROR";
             }
-            if (st != WcStatus.SUCCESS || sSignaled[slot]) {
+            if (st != WcStatus.SUCCESS || sq.signaled[slot]) {
                 if (!sendCq.hasRoom()) {
                     break;
                 }
-                sendCq.add(sWrId[slot], st, wcOpcode(WR_OPCODES[sOpcode[slot]]), sLength[slot], false, 0, qpn, 0, detail);
+                sendCq.add(sq.wrId[slot], st, wcOpcode(WR_OPCODES[sq.opcode[slot]]), sq.length[slot], false, 0, qpn, 0, detail);
             }
-            if (sAh[slot] != null) {
-                sAh[slot] = null;
+            if (sq.ah[slot] != null) {
+                sq.ah[slot] = null;
             }
             head++;
             n++;
         }
         if (n > 0) {
-            sqHead.lazySet(head);
+            sq.head.lazySet(head);
         }
         txIndex = Math.max(txIndex, head);
         ackedIndex = Math.max(ackedIndex, head);
@@ -723,21 +675,21 @@ final class SoftQueuePair implements QueuePair {
     }
 
     private int doUdSends(long nowNs) {
-        long tail = sqTail.get();
+        long tail = sq.tail.get();
         int n = 0;
         while (txIndex < tail) {
-            int slot = (int) txIndex & sqMask;
-            if (sError[slot] == NO_ERROR && !sInline[slot]) {
+            int slot = (int) txIndex & sq.mask;
+            if (sq.error[slot] == NO_ERROR && !sq.inline[slot]) {
                 validateSges(slot, false);
             }
-            int len = sLength[slot];
+            int len = sq.length[slot];
             int mtu = port.engineRail().mtuBytes();
-            if (sError[slot] == NO_ERROR && len > mtu) {
+            if (sq.error[slot] == NO_ERROR && len > mtu) {
                 markError(slot, WcStatus.LOC_LEN_ERR, "UD datagram of " + len + " bytes exceeds the port MTU of " + mtu
                     + " bytes; fragment it");
             }
-            boolean error = sError[slot] != NO_ERROR;
-            if ((error || sSignaled[slot]) && !sendCq.hasRoom()) {
+            boolean error = sq.error[slot] != NO_ERROR;
+            if ((error || sq.signaled[slot]) && !sendCq.hasRoom()) {
                 break;
             }
             if (!error) {
@@ -747,25 +699,25 @@ final class SoftQueuePair implements QueuePair {
                 transmitDatagram(slot, len, nowNs);
             }
             if (error) {
-                sendCq.add(sWrId[slot], WC_STATUSES[sError[slot]], WcOpcode.SEND, len, false, 0, qpn, 0, sErrorDetail[slot]);
-            } else if (sSignaled[slot]) {
-                sendCq.add(sWrId[slot], WcStatus.SUCCESS, WcOpcode.SEND, len, false, 0, qpn, 0, "");
+                sendCq.add(sq.wrId[slot], WC_STATUSES[sq.error[slot]], WcOpcode.SEND, len, false, 0, qpn, 0, sq.errorDetail[slot]);
+            } else if (sq.signaled[slot]) {
+                sendCq.add(sq.wrId[slot], WcStatus.SUCCESS, WcOpcode.SEND, len, false, 0, qpn, 0, "");
             }
-            sAh[slot] = null;
+            sq.ah[slot] = null;
             txIndex++;
             n++;
         }
         if (n > 0) {
             head = txIndex;
             ackedIndex = txIndex;
-            sqHead.lazySet(head);
+            sq.head.lazySet(head);
         }
         return n;
     }
 
     private void transmitDatagram(int slot, int len, long nowNs) {
         long arrival = port.depart(nowNs, len);
-        SoftAddressHandle ah = sAh[slot];
+        SoftAddressHandle ah = sq.ah[slot];
         if (!port.isUp() || ah == null || port.udLost(nowNs, len)) {
             return;
         }
@@ -773,25 +725,25 @@ final class SoftQueuePair implements QueuePair {
         f.type = FrameType.UD_SEND;
         f.route = ah.route;
         f.sourceQpn = qpn;
-        f.destinationQpn = sRemoteQpn[slot];
-        f.qkey = sRemoteQkey[slot];
-        f.hasImmediate = sHasImm[slot];
-        f.immediate = sImm[slot];
+        f.destinationQpn = sq.remoteQpn[slot];
+        f.qkey = sq.remoteQkey[slot];
+        f.hasImmediate = sq.hasImm[slot];
+        f.immediate = sq.imm[slot];
         f.length = len;
         f.sentAtNs = nowNs;
         ByteBuffer own = f.ownPayload(len);
         int pos = 0;
-        if (sInline[slot]) {
+        if (sq.inline[slot]) {
             if (len > 0) {
-                own.put(0, inlineData, slot * inlineStride, len);
+                own.put(0, sq.inlineData, slot * sq.inlineStride, len);
             }
         } else {
-            for (int k = 0; k < sNumSge[slot]; k++) {
+            for (int k = 0; k < sq.numSge[slot]; k++) {
                 int i = slot * SGES + k;
-                int l = sSgeLength[i];
+                int l = sq.sgeLength[i];
                 if (l > 0) {
-                    SoftMemoryRegion mr = device.lookupLocal(sSgeLkey[i]);
-                    own.put(pos, mr.base, (int) (sSgeAddress[i] - mr.address()), l);
+                    SoftMemoryRegion mr = device.lookupLocal(sq.sgeLkey[i]);
+                    own.put(pos, mr.base, (int) (sq.sgeAddress[i] - mr.address()), l);
                 }
                 pos += l;
             }
@@ -832,8 +784,8 @@ final class SoftQueuePair implements QueuePair {
                 long upTo = index + 1;
                 long i = ackedIndex;
                 while (i < upTo) {
-                    int slot = (int) i & sqMask;
-                    if (sOpcode[slot] == WrOpcode.RDMA_READ.ordinal() && !sReadDone[slot]) {
+                    int slot = (int) i & sq.mask;
+                    if (sq.opcode[slot] == WrOpcode.RDMA_READ.ordinal() && !sq.readDone[slot]) {
                         break;
                     }
                     i++;
@@ -841,8 +793,8 @@ final class SoftQueuePair implements QueuePair {
                 progress(i, nowNs);
             }
             case RDMA_READ_RESPONSE -> {
-                int slot = (int) index & sqMask;
-                if (sOpcode[slot] != WrOpcode.RDMA_READ.ordinal()) {
+                int slot = (int) index & sq.mask;
+                if (sq.opcode[slot] != WrOpcode.RDMA_READ.ordinal()) {
                     return;
                 }
                 progress(index, nowNs);
@@ -851,7 +803,7 @@ final class SoftQueuePair implements QueuePair {
                     failAt(index, WcStatus.LOC_PROT_ERR, problem);
                     return;
                 }
-                sReadDone[slot] = true;
+                sq.readDone[slot] = true;
                 progress(index + 1, nowNs);
             }
             case NAK -> {
@@ -869,7 +821,7 @@ final class SoftQueuePair implements QueuePair {
                     ackDeadlineNs = rnrWaitUntilNs + attributes.retryTimeoutNs();
                 } else {
                     failAt(index, f.status, "responder " + destination() + " answered " + f.status
-                        + describeNak(f.status, (int) index & sqMask));
+                        + describeNak(f.status, (int) index & sq.mask));
                 }
             }
             default -> {
@@ -879,9 +831,9 @@ final class SoftQueuePair implements QueuePair {
 
     private String describeNak(WcStatus status, int slot) {
         return switch (status) {
-            case REM_ACCESS_ERR -> " for remote address 0x" + Long.toHexString(sRemoteAddress[slot]) + " rkey 0x"
-                + Integer.toHexString(sRkey[slot]) + " length " + sLength[slot] + " (wrong rkey, out of bounds or missing access right)";
-            case REM_INV_REQ_ERR -> ": the posted receive is smaller than the " + sLength[slot] + "-byte message";
+            case REM_ACCESS_ERR -> " for remote address 0x" + Long.toHexString(sq.remoteAddress[slot]) + " rkey 0x"
+                + Integer.toHexString(sq.rkey[slot]) + " length " + sq.length[slot] + " (wrong rkey, out of bounds or missing access right)";
+            case REM_INV_REQ_ERR -> ": the posted receive is smaller than the " + sq.length[slot] + "-byte message";
             default -> "";
         };
     }
@@ -901,19 +853,19 @@ final class SoftQueuePair implements QueuePair {
     private @Nullable String scatterReadResponse(int slot, SoftFrame f) {
         SoftDevice.Scratch s = device.scratch;
         int count = 0;
-        for (int k = 0; k < sNumSge[slot]; k++) {
+        for (int k = 0; k < sq.numSge[slot]; k++) {
             int i = slot * SGES + k;
-            SoftMemoryRegion mr = device.lookupLocal(sSgeLkey[i]);
-            String problem = checkLocal(mr, sSgeLkey[i], sSgeAddress[i], sSgeLength[i], true);
+            SoftMemoryRegion mr = device.lookupLocal(sq.sgeLkey[i]);
+            String problem = checkLocal(mr, sq.sgeLkey[i], sq.sgeAddress[i], sq.sgeLength[i], true);
             if (problem != null) {
                 return "RDMA READ target SGE " + k + ": " + problem;
             }
             s.buffers[count] = mr.base;
-            s.addresses[count] = sSgeAddress[i];
-            s.lengths[count] = sSgeLength[i];
+            s.addresses[count] = sq.sgeAddress[i];
+            s.lengths[count] = sq.sgeLength[i];
             count++;
         }
-        int len = Math.min(f.length, sLength[slot]);
+        int len = Math.min(f.length, sq.length[slot]);
         NativeMemory.scatter(f, s.addresses, s.lengths, count, len);
         return null;
     }

@@ -1,0 +1,77 @@
+package io.rdmaflux.verbs.soft;
+
+import io.rdmaflux.verbs.SendWorkRequest;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A QP's send queue storage: posted work requests as parallel arrays indexed by slot (a power of two
+ * at least the QP's {@code maxSendWr}; at most {@code capacity} are outstanding), plus each slot's
+ * inline payload area. {@link SoftQueuePair#postSend} fills a slot and publishes it by a release
+ * store of {@link #tail}; the engine frees slots by a release store of {@link #head}.
+ *
+ * <p>Per slot: what was posted (wr id, opcode, flags, immediate, remote address and rkey, UD
+ * destination, SGE list, total length), and what the engine learned (a READ's data arrived, an
+ * error found at post or transmit time).
+ */
+final class SendRing {
+    static final int SGES = SendWorkRequest.MAX_SGE;
+
+    final int capacity;
+    final int mask;
+    final long[] wrId;
+    final byte[] opcode;
+    final boolean[] signaled;
+    final boolean[] hasImm;
+    final int[] imm;
+    final long[] remoteAddress;
+    final int[] rkey;
+    final int[] length;
+    final @Nullable SoftAddressHandle[] ah;
+    final int[] remoteQpn;
+    final int[] remoteQkey;
+    final int[] numSge;
+    final long[] sgeAddress;
+    final int[] sgeLength;
+    final int[] sgeLkey;
+    final boolean[] inline;
+    final boolean[] readDone;
+    final byte[] error;
+    final @Nullable String[] errorDetail;
+    final @Nullable ByteBuffer inlineData;
+    final int inlineStride;
+    /** Next slot index to post (producer publishes with a release store). */
+    final AtomicLong tail = new AtomicLong();
+    /** Oldest slot index not yet completed (engine publishes with a release store). */
+    final AtomicLong head = new AtomicLong();
+    /** The producer's last look at {@link #head}, refreshed only when the ring looks full. */
+    long producerCachedHead;
+
+    SendRing(int capacity, int maxInlineBytes) {
+        this.capacity = capacity;
+        int slots = Integer.highestOneBit(Math.max(1, capacity - 1)) << 1;
+        this.mask = slots - 1;
+        wrId = new long[slots];
+        opcode = new byte[slots];
+        signaled = new boolean[slots];
+        hasImm = new boolean[slots];
+        imm = new int[slots];
+        remoteAddress = new long[slots];
+        rkey = new int[slots];
+        length = new int[slots];
+        ah = new SoftAddressHandle[slots];
+        remoteQpn = new int[slots];
+        remoteQkey = new int[slots];
+        numSge = new int[slots];
+        sgeAddress = new long[slots * SGES];
+        sgeLength = new int[slots * SGES];
+        sgeLkey = new int[slots * SGES];
+        inline = new boolean[slots];
+        readDone = new boolean[slots];
+        error = new byte[slots];
+        errorDetail = new String[slots];
+        this.inlineStride = maxInlineBytes;
+        this.inlineData = maxInlineBytes > 0 ? ByteBuffer.allocateDirect(slots * maxInlineBytes) : null;
+    }
+}
