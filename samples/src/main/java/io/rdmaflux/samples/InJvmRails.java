@@ -1,0 +1,158 @@
+package io.rdmaflux.samples;
+
+import io.rdmaflux.core.ConnectionSpec;
+import io.rdmaflux.core.RdmaConnection;
+import io.rdmaflux.core.RdmaNode;
+import io.rdmaflux.core.RdmaServer;
+import io.rdmaflux.core.channel.ChannelFactory;
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.ThreadingMode;
+import io.rdmaflux.verbs.soft.RailConfig;
+import io.rdmaflux.verbs.soft.SoftFabric;
+import io.rdmaflux.verbs.soft.SoftProvider;
+import reactor.core.publisher.Mono;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Two hosts in one JVM joined by shaped rails: one soft provider on a private in-JVM (mem) fabric
+ * with a sender NIC and a receiver NIC, each with one port per rail; port {@code i} of both NICs
+ * gets rail {@code i}'s bandwidth and latency. Both nodes share one progress thread (SHARED mode)
+ * and the provider runs its NIC engines on one more, so the whole setup needs two threads.
+ *
+ * <p>{@link #close()} closes the connection, both nodes and the provider; no thread stays behind.
+ */
+public final class InJvmRails implements AutoCloseable {
+    private static final AtomicInteger FABRICS = new AtomicInteger();
+
+    private final SoftProvider provider;
+    private final RdmaNode senderNode;
+    private final RdmaNode receiverNode;
+    private final RdmaConnection sender;
+    private final RdmaConnection receiver;
+    private final RailProbe probe;
+    private final List<Long> railBytesPerSec;
+
+    private InJvmRails(Settings s) {
+        this.railBytesPerSec = List.copyOf(s.railBytesPerSec);
+        int rails = railBytesPerSec.size();
+        provider = SoftProvider.builder().name("samples" + FABRICS.incrementAndGet()).fabric(SoftFabric.mem("samples-" + FABRICS.get()))
+            .deviceNames(List.of("tx0", "rx0")).portsPerDevice(rails).threadingMode(ThreadingMode.DEDICATED).build();
+        RdmaNode tx = null;
+        RdmaNode rx = null;
+        try {
+            for (int d = 0; d < 2; d++) {
+                for (int r = 0; r < rails; r++) {
+                    RailConfig.Builder rail = RailConfig.builder().latencyNs(s.latencyNs);
+                    long rate = railBytesPerSec.get(r);
+                    rail.bandwidthBytesPerSec(rate);
+                    if (rate != Long.MAX_VALUE) {
+                        // a burst of a few buffers keeps shaping smooth at sample rates of 100 ms
+                        rail.burstBytes(Math.max(4L * s.bufferBytes, 64 * 1024));
+                    }
+                    provider.softDevice(d).softPort(r + 1).setRail(rail.build());
+                }
+            }
+            int[] ports = new int[rails];
+            for (int i = 0; i < rails; i++) {
+                ports[i] = i + 1;
+            }
+            tx = node("sender", "tx0", ports, s);
+            rx = node("receiver", "rx0", ports, s);
+            probe = new RailProbe(s.policy);
+            RdmaServer server = rx.bind(new PortAddress("mem", "rx0", 0));
+            Mono<RdmaConnection> accepted = server.accept().next();
+            RdmaConnection c = tx.connect(server.address(), ConnectionSpec.rails(rails).striping(probe)).block(Duration.ofSeconds(10));
+            RdmaConnection a = accepted.block(Duration.ofSeconds(10));
+            server.close();
+            if (c == null || a == null) {
+                throw new UserError("the in-JVM rails did not connect within 10 s");
+            }
+            this.senderNode = tx;
+            this.receiverNode = rx;
+            this.sender = c;
+            this.receiver = a;
+        } catch (RuntimeException e) {
+            if (tx != null) {
+                tx.close();
+            }
+            if (rx != null) {
+                rx.close();
+            }
+            provider.close();
+            throw e;
+        }
+    }
+
+    private RdmaNode node(String name, String device, int[] ports, Settings s) {
+        return RdmaNode.builder().provider(provider).device(device).name(name).ports(ports)
+            .bufferBytes(s.bufferBytes).receiveBuffers(s.receiveBuffers).sendBuffers(s.receiveBuffers)
+            .maxMessageBytes(s.maxMessageBytes).threadingMode(ThreadingMode.SHARED).build();
+    }
+
+    /** Opens the rails and connects sender to receiver. */
+    public static InJvmRails open(Settings settings) {
+        return new InJvmRails(settings);
+    }
+
+    /** The sending side of the connection. */
+    public RdmaConnection sender() {
+        return sender;
+    }
+
+    /** The receiving side of the connection. */
+    public RdmaConnection receiver() {
+        return receiver;
+    }
+
+    public int rails() {
+        return railBytesPerSec.size();
+    }
+
+    /** Rail {@code i}'s shaped bandwidth in bytes/s ({@link Long#MAX_VALUE}: unshaped). */
+    public long railBytesPerSec(int i) {
+        return railBytesPerSec.get(i);
+    }
+
+    /** Payload bytes completed per rail so far. */
+    public long[] railBytes() {
+        return probe.railBytes();
+    }
+
+    /** Credit-stall episodes of the sender so far (see {@link RailProbe}). */
+    public long creditStalls() {
+        return probe.creditStalls();
+    }
+
+    public String policy() {
+        return probe.toString();
+    }
+
+    @Override
+    public void close() {
+        try {
+            sender.abort();
+            receiver.abort();
+        } finally {
+            senderNode.close();
+            receiverNode.close();
+            provider.close();
+        }
+    }
+
+    /**
+     * What {@link #open} builds.
+     *
+     * @param railBytesPerSec one bandwidth per rail in bytes/s ({@link Long#MAX_VALUE}: unshaped)
+     * @param latencyNs       one-way latency of every rail, ns
+     * @param bufferBytes     send/receive buffer size, bytes
+     * @param receiveBuffers  receive (and send) buffers per rail
+     * @param maxMessageBytes largest message, bytes
+     * @param policy          the multiplexing/striping policy
+     */
+    public record Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
+                           ChannelFactory policy) {
+    }
+}

@@ -1,0 +1,318 @@
+package io.rdmaflux.samples;
+
+import io.rdmaflux.core.RdmaMessage;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+import me.tongfei.progressbar.ProgressBarStyle;
+import org.agrona.DirectBuffer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The main job: streams a real file over a multi-rail connection as a {@code Flux} of chunks and
+ * verifies what arrived. See {@code --help}.
+ */
+@Command(name = "pipeline", mixinStandardHelpOptions = true, sortOptions = false,
+    description = {
+        "Streams a file (or every file under a directory) in chunks as a Flux over a multi-rail rdmaflux connection "
+            + "on the in-JVM soft fabric, with adaptive striping over shaped rails, and verifies the SHA-256 of what arrived.",
+        "Record mode (--records) also parses lines into records and counts their fields (words), with backpressure end to end.",
+        "Default input: the first 64 MiB of $JAVA_HOME/lib/modules (records: $JAVA_HOME/legal)."})
+public final class PipelineCommand implements Callable<Integer> {
+    static final int DEFAULT_LIMIT_MIB = 64;
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(arity = "0..1", paramLabel = "INPUT", description = "File or directory to stream.")
+    Path input;
+
+    @Option(names = "--records", description = "Record mode: parse lines into records and count words.")
+    boolean records;
+
+    @Option(names = "--limit-mib", paramLabel = "N", description = "Stream at most the first N MiB (default ${DEFAULT-VALUE}).")
+    long limitMib = DEFAULT_LIMIT_MIB;
+
+    @Option(names = "--all", description = "Stream the whole input, ignoring --limit-mib.")
+    boolean all;
+
+    @Option(names = "--rails", paramLabel = "N", description = "Rails (ports) of the connection, 1..16 (default ${DEFAULT-VALUE}).")
+    int rails = 2;
+
+    @Option(names = "--rail-rates", paramLabel = "MIBPS", split = ",",
+        description = "Bandwidth per rail in MiB/s, one per rail, 0 = unshaped (default 96,24: 4:1 so the adaptive weights show).")
+    List<Long> railRates;
+
+    @Option(names = "--latency-us", paramLabel = "US", description = "One-way latency of every rail in µs (default ${DEFAULT-VALUE}).")
+    long latencyUs = 5;
+
+    @Option(names = "--policy", paramLabel = "POLICY", description = "Scheduling policy: " + Policies.CHOICES + " (default ${DEFAULT-VALUE}).")
+    String policy = "adaptive";
+
+    @Option(names = "--chunk-kib", paramLabel = "KIB", description = "Chunk (message) size in KiB, 1..1024 (default ${DEFAULT-VALUE}).")
+    int chunkKib = 256;
+
+    @Option(names = "--buffer-kib", paramLabel = "KIB", description = "Send/receive buffer size in KiB, 1..1024 (default ${DEFAULT-VALUE}).")
+    int bufferKib = 64;
+
+    @Option(names = "--report-dir", paramLabel = "DIR", description = "Where the HTML report goes (default: reports/ of the checkout).")
+    Path reportDir;
+
+    @Option(names = "--no-progress", description = "No progress bar.")
+    boolean noProgress;
+
+    @Option(names = "--verbose", description = "Print stack traces of errors.")
+    boolean verbose;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        Settings s = settings();
+        FileSource source = FileSource.open(s.input, s.limitBytes);
+        Result r = run(s, source, out);
+        return r.verified ? 0 : 3;
+    }
+
+    /** Validated settings. */
+    record Settings(Path input, long limitBytes, boolean records, List<Long> railBytesPerSec, long latencyNs,
+                    String policy, int chunkBytes, int bufferBytes, Path reportDir, boolean progress) {
+    }
+
+    Settings settings() {
+        if (rails < 1 || rails > 16) {
+            throw new UserError("--rails must be in 1..16 but it was " + rails);
+        }
+        if (!all && limitMib < 1) {
+            throw new UserError("--limit-mib must be >= 1 but it was " + limitMib + "; use --all for the whole input");
+        }
+        if (chunkKib < 1 || chunkKib > 1024) {
+            throw new UserError("--chunk-kib must be in 1..1024 but it was " + chunkKib);
+        }
+        if (bufferKib < 1 || bufferKib > 1024) {
+            throw new UserError("--buffer-kib must be in 1..1024 but it was " + bufferKib);
+        }
+        if (latencyUs < 0 || latencyUs > 1_000_000) {
+            throw new UserError("--latency-us must be in 0..1000000 but it was " + latencyUs);
+        }
+        List<Long> rates = railRates != null ? railRates : defaultRates(rails);
+        if (rates.size() != rails) {
+            throw new UserError("--rail-rates gives " + rates.size() + " rates for " + rails + " rails; give one per rail, e.g. --rail-rates "
+                + String.join(",", defaultRates(rails).stream().map(String::valueOf).toList()));
+        }
+        List<Long> bytesPerSec = new ArrayList<>();
+        for (long mibps : rates) {
+            if (mibps < 0 || mibps > 1_000_000) {
+                throw new UserError("--rail-rates values must be in 0..1000000 MiB/s (0 = unshaped) but one was " + mibps);
+            }
+            bytesPerSec.add(mibps == 0 ? Long.MAX_VALUE : mibps << 20);
+        }
+        Policies.parse(policy, rails);
+        Path in = input != null ? input : defaultInput(records);
+        Path reports = reportDir != null ? reportDir : defaultReportDir();
+        return new Settings(in, all ? Long.MAX_VALUE : limitMib << 20, records, bytesPerSec, latencyUs * 1000, policy,
+            chunkKib << 10, (bufferKib << 10) + 64, reports, !noProgress);
+    }
+
+    static List<Long> defaultRates(int rails) {
+        List<Long> r = new ArrayList<>();
+        for (int i = 0; i < rails; i++) {
+            r.add(i == 0 ? 96L : 24L);
+        }
+        return r;
+    }
+
+    static Path defaultInput(boolean records) {
+        Path home = Path.of(System.getProperty("java.home"));
+        return records ? home.resolve("legal") : home.resolve("lib").resolve("modules");
+    }
+
+    static Path defaultReportDir() {
+        String home = System.getProperty("rdmaflux.home");
+        return home != null ? Path.of(home, "reports") : Path.of("reports");
+    }
+
+    /** What one run measured. */
+    record Result(boolean verified, long bytes, double seconds, long[] railBytes, long outOfOrder, long creditStalls,
+                  Path report, WordCounts counts) {
+    }
+
+    static Result run(Settings s, FileSource source, PrintWriter out) {
+        MessageDigest sourceDigest = sha256();
+        MessageDigest receivedDigest = sha256();
+        AtomicLong received = new AtomicLong();
+        WordCounts counts = s.records ? new WordCounts() : null;
+        InJvmRails.Settings railSettings = new InJvmRails.Settings(s.railBytesPerSec, s.latencyNs, s.bufferBytes, 32,
+            Math.max(s.chunkBytes, 1 << 20), Policies.parse(s.policy, s.railBytesPerSec.size()));
+        Scheduler producer = Schedulers.newSingle("rdmaflux-producer");
+        Scheduler consumer = Schedulers.newSingle("rdmaflux-consumer");
+        ProgressBar bar = s.progress ? new ProgressBarBuilder().setTaskName(s.records ? "records" : "streaming")
+            .setInitialMax(source.totalBytes()).setUnit("MiB", 1 << 20).setStyle(ProgressBarStyle.ASCII)
+            .setUpdateIntervalMillis(100).showSpeed().build() : null;
+        try (InJvmRails rails = InJvmRails.open(railSettings)) {
+            byte[] scratch = new byte[s.chunkBytes];
+            Mono<Void> receiving = rails.receiver().receive()
+                .publishOn(consumer, 16)
+                .doOnNext(m -> consume(m, scratch, receivedDigest, counts, received))
+                .then();
+            Mono<Void> sending = rails.sender().send(source.chunks(s.chunkBytes, s.records, sourceDigest).subscribeOn(producer))
+                .then(Mono.fromRunnable(rails.sender()::close));
+            long t0 = System.nanoTime();
+            Sampler sampler = new Sampler(received, rails, 100, bytes -> {
+                if (bar != null) {
+                    bar.stepTo(bytes);
+                }
+            });
+            try {
+                Mono.when(sending, receiving).block(Duration.ofHours(1));
+            } finally {
+                sampler.close();
+            }
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            List<Sampler.Sample> samples = sampler.finish(received, rails);
+            if (bar != null) {
+                bar.stepTo(received.get());
+                bar.close();
+            }
+            long[] railBytes = rails.railBytes();
+            String src = HexFormat.of().formatHex(sourceDigest.digest());
+            String dst = HexFormat.of().formatHex(receivedDigest.digest());
+            boolean ok = src.equals(dst) && received.get() == source.totalBytes();
+            List<String> lines = summary(s, source, rails, received.get(), seconds, railBytes, samples,
+                rails.receiver().metrics().outOfOrder(), rails.creditStalls(), src, dst, ok, counts);
+            Path report = ReportWriter.write(s.reportDir, s.records ? "records" : "pipeline",
+                "rdmaflux pipeline: " + s.input.getFileName(), lines, samples, rails.rails());
+            lines.forEach(out::println);
+            out.println(String.format(Locale.ROOT, "  %-17s%s", "report", report));
+            out.flush();
+            return new Result(ok, received.get(), seconds, railBytes, rails.receiver().metrics().outOfOrder(), rails.creditStalls(),
+                report, counts);
+        } finally {
+            if (bar != null) {
+                bar.close();
+            }
+            producer.dispose();
+            consumer.dispose();
+        }
+    }
+
+    private static void consume(RdmaMessage m, byte[] scratch, MessageDigest digest, WordCounts counts, AtomicLong received) {
+        try {
+            int len = m.lengthBytes();
+            DirectBuffer content = m.content();
+            content.getBytes(0, scratch, 0, len);
+            digest.update(scratch, 0, len);
+            if (counts != null) {
+                counts.add(content, len);
+            }
+            received.addAndGet(len);
+        } finally {
+            m.release();
+        }
+    }
+
+    private static List<String> summary(Settings s, FileSource source, InJvmRails rails, long bytes, double seconds, long[] railBytes,
+                                        List<Sampler.Sample> samples, long outOfOrder, long stalls, String src, String dst, boolean ok,
+                                        WordCounts counts) {
+        List<String> l = new ArrayList<>();
+        String capped = source.totalBytes() < source.availableBytes()
+            ? String.format(Locale.ROOT, " (first %s of %s; --all for everything)", mib(source.totalBytes()), mib(source.availableBytes()))
+            : "";
+        l.add(String.format(Locale.ROOT, "rdmaflux pipeline%s: %s of %s%s, %d file(s)", s.records ? " --records" : "", mib(bytes),
+            s.input, capped, source.fileCount()));
+        l.add(row("transport", rails.rails() + " rails, soft provider, in-JVM mem fabric, policy " + s.policy
+            + ", " + (s.chunkBytes >> 10) + " KiB chunks"));
+        l.add(row("elapsed", String.format(Locale.ROOT, "%.2f s", seconds)));
+        l.add(row("throughput", String.format(Locale.ROOT, "%.1f MiB/s", bytes / seconds / (1 << 20))));
+        long total = 0;
+        for (long b : railBytes) {
+            total += b;
+        }
+        double[] last = lastShares(samples, railBytes.length);
+        StringBuilder weights = new StringBuilder();
+        for (int i = 0; i < railBytes.length; i++) {
+            long rate = rails.railBytesPerSec(i);
+            l.add(row("rail " + i, String.format(Locale.ROOT, "%-16s %10s  %5.1f %% of bytes",
+                rate == Long.MAX_VALUE ? "unshaped" : (rate >> 20) + " MiB/s shaped", mib(railBytes[i]),
+                total > 0 ? 100.0 * railBytes[i] / total : 0)));
+            weights.append(i > 0 ? " / " : "").append(String.format(Locale.ROOT, "%.2f", last[i]));
+        }
+        l.add(row("final weights", weights + "  (each rail's share of the bytes in the last second)"));
+        l.add(row("out-of-order", outOfOrder + " messages waited in the reorder queue for an earlier PSN"));
+        l.add(row("credit stalls", stalls + " times the sender had a message and no rail had a credit"));
+        if (counts != null) {
+            l.add(row("records", String.format(Locale.ROOT, "%d lines, %d words, %d distinct", counts.records(), counts.fields(), counts.distinct())));
+            StringBuilder top = new StringBuilder();
+            for (Map.Entry<String, Long> e : counts.top(8)) {
+                top.append(top.length() > 0 ? ", " : "").append(e.getKey()).append('=').append(e.getValue());
+            }
+            l.add(row("top words", top.toString()));
+        }
+        l.add(row("sha-256 source", src));
+        l.add(row("sha-256 received", dst + (ok ? "  OK, verified" : "  MISMATCH")));
+        return l;
+    }
+
+    /** Each rail's share of the bytes completed over the last ~1 s of samples. */
+    private static double[] lastShares(List<Sampler.Sample> samples, int rails) {
+        double[] out = new double[rails];
+        if (samples.isEmpty()) {
+            return out;
+        }
+        Sampler.Sample end = samples.get(samples.size() - 1);
+        Sampler.Sample start = samples.get(0);
+        for (int i = samples.size() - 1; i >= 0; i--) {
+            Sampler.Sample c = samples.get(i);
+            long sum = 0;
+            for (int r = 0; r < rails; r++) {
+                sum += end.railBytes()[r] - c.railBytes()[r];
+            }
+            if (end.timeNs() - c.timeNs() >= 1_000_000_000L && sum > 0) {
+                start = c;
+                break;
+            }
+        }
+        long sum = 0;
+        for (int r = 0; r < rails; r++) {
+            sum += end.railBytes()[r] - start.railBytes()[r];
+        }
+        for (int r = 0; r < rails; r++) {
+            out[r] = sum > 0 ? (double) (end.railBytes()[r] - start.railBytes()[r]) / sum : 0;
+        }
+        return out;
+    }
+
+    private static String row(String name, String value) {
+        return String.format(Locale.ROOT, "  %-17s%s", name, value);
+    }
+
+    static String mib(long bytes) {
+        return String.format(Locale.ROOT, "%.1f MiB", bytes / (double) (1 << 20));
+    }
+
+    static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java 17 runtime has SHA-256", e);
+        }
+    }
+}

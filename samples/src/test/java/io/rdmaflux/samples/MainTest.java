@@ -1,0 +1,174 @@
+package io.rdmaflux.samples;
+
+import io.rdmaflux.verbs.testing.VerbsLeakCheck;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The command line end to end: the pipeline verifies real files; bad input gives one line and a non-zero exit. */
+class MainTest {
+    @TempDir
+    Path dir;
+
+    private String out;
+    private String err;
+
+    @AfterEach
+    void nothingLeaked() {
+        VerbsLeakCheck.assertNoSoftLeaks();
+    }
+
+    private int run(String... args) {
+        ByteArrayOutputStream o = new ByteArrayOutputStream();
+        ByteArrayOutputStream e = new ByteArrayOutputStream();
+        int code = Main.run(args, new PrintStream(o, true, StandardCharsets.UTF_8), new PrintStream(e, true, StandardCharsets.UTF_8));
+        out = o.toString(StandardCharsets.UTF_8);
+        err = e.toString(StandardCharsets.UTF_8);
+        return code;
+    }
+
+    private String[] pipeline(String... extra) {
+        List<String> a = new ArrayList<>(List.of("pipeline", "--no-progress", "--report-dir", dir.resolve("reports").toString()));
+        a.addAll(List.of(extra));
+        return a.toArray(new String[0]);
+    }
+
+    private void assertOneLineError(int code, String... fragments) {
+        assertTrue(code != 0, "exit code " + code);
+        String[] lines = err.strip().split("\n");
+        assertEquals(1, lines.length, "one line expected, got:\n" + err);
+        for (String f : fragments) {
+            assertTrue(err.contains(f), "'" + f + "' missing in: " + err);
+        }
+        assertFalse(err.contains("\tat "), "no stack trace without --verbose");
+    }
+
+    @Test
+    void pipelineStreamsAGeneratedFileOverTwoRailsAndVerifiesIt() throws IOException {
+        Path file = dir.resolve("random.bin");
+        byte[] bytes = new byte[3 * 1024 * 1024 + 12345];
+        new Random(42).nextBytes(bytes);
+        Files.write(file, bytes);
+        int code = run(pipeline(file.toString(), "--rail-rates", "0,0", "--chunk-kib", "64"));
+        assertEquals(0, code, err + out);
+        assertTrue(out.contains("OK, verified"), out);
+        assertTrue(out.contains("3.0 MiB of " + file), out);
+        assertTrue(out.contains("rail 1"), out);
+        try (var reports = Files.list(dir.resolve("reports"))) {
+            Path report = reports.findFirst().orElseThrow();
+            String html = Files.readString(report);
+            assertTrue(html.contains("<svg") && html.contains("polyline"), "report has inline SVG charts");
+        }
+    }
+
+    @Test
+    void recordModeCountsLinesAndWordsOfADirectory() throws IOException {
+        Path texts = Files.createDirectories(dir.resolve("texts"));
+        StringBuilder a = new StringBuilder();
+        for (int i = 0; i < 5000; i++) {
+            a.append("alpha beta ").append(i % 2 == 0 ? "gamma" : "Alpha").append('\n');
+        }
+        Files.writeString(texts.resolve("a.txt"), a);
+        Files.writeString(texts.resolve("b.txt"), "delta\n");
+        int code = run(pipeline(texts.toString(), "--records", "--rail-rates", "0,0", "--chunk-kib", "4"));
+        assertEquals(0, code, err + out);
+        assertTrue(out.contains("5001 lines, 15001 words, 4 distinct"), out);
+        assertTrue(out.contains("alpha=7500"), out);
+        assertTrue(out.contains("OK, verified"), out);
+    }
+
+    @Test
+    void kotlinRecordPipelineCountsTheSameRecords() throws IOException {
+        Path f = dir.resolve("t.txt");
+        Files.writeString(f, "one two\nthree one\n".repeat(1000));
+        int code = run("records-kt", f.toString());
+        assertEquals(0, code, err + out);
+        assertTrue(out.contains("2000 lines, 4000 words, 3 distinct"), out);
+        assertTrue(out.contains("one=2000"), out);
+        assertTrue(out.contains("OK, verified"), out);
+    }
+
+    @Test
+    void missingFileIsOneLineAndExitCode1() {
+        assertOneLineError(run(pipeline(dir.resolve("nope.bin").toString())), "nope.bin does not exist");
+        assertEquals(1, run(pipeline(dir.resolve("nope.bin").toString())));
+    }
+
+    @Test
+    void missingFileInKotlinPipelineIsOneLine() {
+        assertOneLineError(run("records-kt", dir.resolve("nope.txt").toString()), "nope.txt does not exist");
+    }
+
+    @Test
+    void unreadableFileIsOneLine() throws IOException {
+        Path f = Files.writeString(dir.resolve("secret.bin"), "x");
+        Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("---------"));
+        Assumptions.assumeFalse(Files.isReadable(f), "running as root: every file is readable");
+        assertOneLineError(run(pipeline(f.toString())), "secret.bin is not readable");
+    }
+
+    @Test
+    void emptyInputIsOneLine() throws IOException {
+        Path empty = Files.createDirectories(dir.resolve("empty"));
+        assertOneLineError(run(pipeline(empty.toString())), "holds no bytes");
+    }
+
+    @Test
+    void badFlagValuesAreOneLineWithTheValue() throws IOException {
+        Path f = Files.writeString(dir.resolve("f.txt"), "x\n");
+        assertOneLineError(run(pipeline(f.toString(), "--rails", "0")), "--rails must be in 1..16 but it was 0");
+        assertOneLineError(run(pipeline(f.toString(), "--rail-rates", "1,2,3")), "3 rates for 2 rails");
+        assertOneLineError(run(pipeline(f.toString(), "--policy", "fastest")), "unknown --policy 'fastest'");
+        assertOneLineError(run(pipeline(f.toString(), "--policy", "weighted:1")), "1 weights for 2 rails");
+        assertOneLineError(run(pipeline(f.toString(), "--chunk-kib", "0")), "--chunk-kib must be in 1..1024 but it was 0");
+        int code = run(pipeline(f.toString(), "--rails", "two"));
+        assertOneLineError(code, "'two'", "--help");
+        assertEquals(2, code);
+        assertOneLineError(run("pipeline", "--no-such-flag"), "--no-such-flag");
+    }
+
+    @Test
+    void benchRejectsBadTestsSizesAndProviders() {
+        assertOneLineError(run("bench", "speed"), "unknown test 'speed'");
+        assertOneLineError(run("bench", "bw", "--sizes", "8:1"), "--sizes 8:1");
+        assertOneLineError(run("bench", "bw", "--sizes", "lots"), "--sizes lots");
+        assertOneLineError(run("bench", "bw", "--fabric", "carrier-pigeon"), "--fabric carrier-pigeon");
+        assertOneLineError(run("bench", "latency", "--provider", "nosuch"), "nosuch");
+    }
+
+    @Test
+    void verboseAddsTheStackTrace() {
+        int code = run(pipeline(dir.resolve("nope.bin").toString(), "--verbose"));
+        assertEquals(1, code);
+        assertTrue(err.contains("\tat "), err);
+    }
+
+    @Test
+    void benchPrintsOsuTables() {
+        assertEquals(0, run("bench", "bw", "--sizes", "1k,64k", "--iterations", "5", "--rails", "2"), err);
+        assertTrue(out.contains("# Size      Bandwidth (MB/s)"), out);
+        assertTrue(out.lines().anyMatch(l -> l.startsWith("65536")), out);
+        assertEquals(0, run("bench", "latency", "--sizes", "8", "--iterations", "50"), err);
+        assertTrue(out.contains("# Size          Latency (us)"), out);
+        assertTrue(out.lines().anyMatch(l -> l.startsWith("8 ")), out);
+        assertEquals(0, run("bench", "bibw", "--sizes", "4k", "--iterations", "5"), err);
+        assertEquals(0, run("bench", "msg-rate", "--iterations", "5"), err);
+        assertTrue(out.contains("Messages/s"), out);
+    }
+}
