@@ -55,7 +55,7 @@ public final class SoftDevice implements Device, ProgressAgent {
     private volatile SoftCompletionQueue[] cqList = new SoftCompletionQueue[0];
     private final Set<SoftProtectionDomain> pds = ConcurrentHashMap.newKeySet();
 
-    private SoftQueuePair[] ackQueue = new SoftQueuePair[16];
+    private SoftResponder[] ackQueue = new SoftResponder[16];
     private int ackCount;
     private volatile boolean closed;
 
@@ -306,9 +306,9 @@ public final class SoftDevice implements Device, ProgressAgent {
         SoftQueuePair qp = lookupQp(f.destinationQpn);
         if (qp != null && !qp.isClosed() && qp.portUp()) {
             switch (f.type) {
-                case SEND, RDMA_WRITE, RDMA_READ_REQUEST -> qp.onRequest(f, nowNs);
+                case SEND, RDMA_WRITE, RDMA_READ_REQUEST -> qp.responder.onRequest(f, nowNs);
                 case ACK, NAK, RDMA_READ_RESPONSE -> qp.onResponse(f, nowNs);
-                case UD_SEND -> qp.onDatagram(f);
+                case UD_SEND -> qp.responder.onDatagram(f);
                 default -> {
                 }
             }
@@ -317,7 +317,7 @@ public final class SoftDevice implements Device, ProgressAgent {
         }
     }
 
-    void queueAck(SoftQueuePair qp) {
+    void queueAck(SoftResponder qp) {
         if (qp.ackQueued) {
             return;
         }
@@ -361,9 +361,9 @@ public final class SoftDevice implements Device, ProgressAgent {
     private int flushAcks(long nowNs) {
         int n = ackCount;
         for (int i = 0; i < n; i++) {
-            SoftQueuePair qp = ackQueue[i];
+            SoftResponder r = ackQueue[i];
             ackQueue[i] = null;
-            qp.flushAck(nowNs);
+            r.flushAck(nowNs);
         }
         ackCount = 0;
         return n;

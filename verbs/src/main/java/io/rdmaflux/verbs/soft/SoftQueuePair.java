@@ -16,15 +16,14 @@ import io.rdmaflux.verbs.WcOpcode;
 import io.rdmaflux.verbs.WcStatus;
 import io.rdmaflux.verbs.WrOpcode;
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
  * A soft queue pair: the verbs QP semantics of the soft NIC, independent of how frames travel.
  *
  * <h2>Send queue</h2>
- * A preallocated ring of parallel arrays. {@link #postSend} copies the work request into the next
- * slot (and, for inline sends, its payload into the slot's inline area) under the QP's monitor and
+ * A preallocated {@link SendRing}. {@link #postSend} copies the work request into the next
+ * slot (and, for inline sends, its payload into the slot's inline area) under the QP's post lock and
  * publishes it with a release store; the engine consumes it. Per slot, three engine indices move
  * forward: {@code txIndex} (next to transmit), {@code ackedIndex} (acknowledged by the responder)
  * and {@code head} (completed to the CQ; the slot is free again).
@@ -39,14 +38,8 @@ import org.jspecify.annotations.Nullable;
  * transmission rewinds to the oldest unacknowledged request (go-back-N), up to {@code retryCount}
  * times, then RETRY_EXC_ERR. Any error moves the QP to ERROR.
  *
- * <h2>RC responder</h2>
- * Accepts only the expected PSN; a duplicate (PSN before it) is acknowledged again (a READ is
- * executed again), a PSN after it is dropped (a gap after a NAK). SEND consumes the oldest posted
- * receive (own queue or SRQ) or answers RNR; RDMA WRITE checks rkey, bounds, protection domain and
- * REMOTE_WRITE, RDMA READ the same with REMOTE_READ, and answers REM_ACCESS_ERR otherwise; a receive
- * too small for a SEND completes with LOC_LEN_ERR and the requester gets REM_INV_REQ_ERR; a receive
- * with a bad lkey completes with LOC_PROT_ERR and the requester gets REM_OP_ERR. A responder-side
- * error moves the responder QP to ERROR too.
+ * <h2>Receiving side</h2>
+ * The RC responder and the UD receiver live in {@link SoftResponder} ({@link #responder}).
  *
  * <h2>UD</h2>
  * A datagram leaves at once and its send completes when it leaves; above the port MTU it completes
@@ -54,6 +47,7 @@ import org.jspecify.annotations.Nullable;
  * keeping the QP usable is what a datagram layer above wants and does not hide the error). The
  * receiver drops it silently when no receive is posted, the Q_Key differs, or the QP is not ready.
  * Receive completions carry the source QPN; byte length is the payload (no 40-byte GRH is prepended).
+ * Reception is in {@link SoftResponder}.
  *
  * <h2>ERROR</h2>
  * Acknowledged work requests complete with SUCCESS, the failed one with its error status, every
@@ -106,10 +100,8 @@ final class SoftQueuePair implements QueuePair {
     private WcStatus errorStatus = WcStatus.SUCCESS;
     private String errorDetail = "";
 
-    // responder, engine only
-    private int expectedPsn;
-    private int ackPsn;
-    boolean ackQueued;
+    /** The receiving side of this QP (RC responder, UD receiver). */
+    final SoftResponder responder;
 
     SoftQueuePair(SoftDevice device, SoftProtectionDomain pd, QpInitAttributes a, @Nullable SoftSharedReceiveQueue srq, int qpn) {
         this.device = device;
@@ -125,6 +117,7 @@ final class SoftQueuePair implements QueuePair {
         this.rq = srq == null ? new ReceiveRing(a.maxReceiveWr(), singlePoster) : null;
         this.startPsn = (qpn * 0x9E3779B1) & PSN_MASK;
         this.sq = new SendRing(a.maxSendWr(), a.maxInlineBytes());
+        this.responder = new SoftResponder(this, device, pd, port, receiveCq, srq != null ? srq.ring : rq);
     }
 
     // ------------------------------------------------------------------ public API
@@ -177,8 +170,7 @@ final class SoftQueuePair implements QueuePair {
         this.route = r;
         this.remoteQpn = remoteEndpoint.qpn();
         this.remote = remoteEndpoint;
-        this.expectedPsn = remoteEndpoint.startPsn() & PSN_MASK;
-        this.ackPsn = (expectedPsn - 1) & PSN_MASK;
+        responder.connected(remoteEndpoint.startPsn());
         state = QpState.RTR;
     }
 
@@ -371,6 +363,21 @@ final class SoftQueuePair implements QueuePair {
         return port.isUp();
     }
 
+    /** The connected peer's route (RC, after RTR). */
+    @Nullable Route route() {
+        return route;
+    }
+
+    /** The connected peer's QP number (RC, after RTR). */
+    int remoteQpn() {
+        return remoteQpn;
+    }
+
+    /** Engine: the responder hit an error the requester is told about by NAK; this QP goes to ERROR too. */
+    void responderFailed() {
+        state = QpState.ERROR;
+    }
+
     @Override
     public void close() {
         synchronized (this) {
@@ -392,7 +399,7 @@ final class SoftQueuePair implements QueuePair {
     // ------------------------------------------------------------------ checks
 
     /** Null when {@code [addr, addr+len)} is usable locally through {@code lkey}, else the reason. */
-    private @Nullable String checkLocal(@Nullable SoftMemoryRegion mr, int lkey, long addr, int len, boolean write) {
+    @Nullable String checkLocal(@Nullable SoftMemoryRegion mr, int lkey, long addr, int len, boolean write) {
         if (mr == null || mr.lkey() != lkey || !mr.isValid()) {
             return "lkey 0x" + Integer.toHexString(lkey) + " names no registered memory region (wrong key or deregistered)";
         }
@@ -410,7 +417,7 @@ final class SoftQueuePair implements QueuePair {
         return null;
     }
 
-    private @Nullable String checkRemote(@Nullable SoftMemoryRegion mr, int rkey, long addr, int len, int right) {
+    @Nullable String checkRemote(@Nullable SoftMemoryRegion mr, int rkey, long addr, int len, int right) {
         if (mr == null || mr.rkey() != rkey || !mr.isValid()) {
             return "rkey 0x" + Integer.toHexString(rkey) + " names no registered memory region (wrong key or deregistered)";
         }
@@ -868,219 +875,6 @@ final class SoftQueuePair implements QueuePair {
         int len = Math.min(f.length, sq.length[slot]);
         NativeMemory.scatter(f, s.addresses, s.lengths, count, len);
         return null;
-    }
-
-    /** Engine: an RC request for this QP as responder. */
-    void onRequest(SoftFrame f, long nowNs) {
-        QpState s = state;
-        if ((s != QpState.RTR && s != QpState.RTS) || type != QpType.RC || f.sourceQpn != remoteQpn) {
-            return;
-        }
-        int d = psnDiff(f.psn, expectedPsn);
-        if (d > 0) {
-            return;
-        }
-        if (d < 0) {
-            if (f.type == FrameType.RDMA_READ_REQUEST) {
-                executeRead(f, nowNs);
-            } else {
-                device.queueAck(this);
-            }
-            return;
-        }
-        switch (f.type) {
-            case SEND -> executeSend(f, nowNs, false);
-            case RDMA_WRITE -> {
-                SoftMemoryRegion mr = device.lookupRemote(f.rkey);
-                String problem = checkRemote(mr, f.rkey, f.remoteAddress, f.length, Access.REMOTE_WRITE);
-                if (problem != null) {
-                    responderError(f, nowNs, WcStatus.REM_ACCESS_ERR);
-                    return;
-                }
-                if (f.hasImmediate) {
-                    executeSend(f, nowNs, true);
-                    return;
-                }
-                writeInto(mr, f);
-                accepted(f);
-            }
-            case RDMA_READ_REQUEST -> {
-                SoftMemoryRegion mr = device.lookupRemote(f.rkey);
-                if (checkRemote(mr, f.rkey, f.remoteAddress, f.length, Access.REMOTE_READ) != null) {
-                    responderError(f, nowNs, WcStatus.REM_ACCESS_ERR);
-                    return;
-                }
-                flushAck(nowNs);
-                executeRead(f, nowNs);
-                expectedPsn = (expectedPsn + 1) & PSN_MASK;
-                ackPsn = f.psn;
-            }
-            default -> {
-            }
-        }
-    }
-
-    private void accepted(SoftFrame f) {
-        expectedPsn = (expectedPsn + 1) & PSN_MASK;
-        ackPsn = f.psn;
-        device.queueAck(this);
-    }
-
-    private void writeInto(SoftMemoryRegion mr, SoftFrame f) {
-        SoftDevice.Scratch s = device.scratch;
-        s.buffers[0] = mr.base;
-        s.addresses[0] = f.remoteAddress;
-        s.lengths[0] = f.length;
-        NativeMemory.scatter(f, s.addresses, s.lengths, 1, f.length);
-    }
-
-    /** SEND, SEND_WITH_IMM, or (withWrite) RDMA_WRITE_WITH_IMM whose rkey was checked. */
-    private void executeSend(SoftFrame f, long nowNs, boolean withWrite) {
-        ReceiveRing ring = srq != null ? srq.ring : rq;
-        int slot = ring == null ? -1 : ring.peek();
-        if (slot < 0 || !receiveCq.hasRoom()) {
-            flushAck(nowNs);
-            sendControl(FrameType.NAK, f.psn, WcStatus.RNR_RETRY_EXC_ERR, nowNs);
-            return;
-        }
-        if (withWrite) {
-            writeInto(device.lookupRemote(f.rkey), f);
-            ring.consume();
-            receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 0, true, f.immediate, qpn, 0, "");
-            accepted(f);
-            return;
-        }
-        SoftDevice.Scratch s = device.scratch;
-        String problem = resolveReceive(ring, slot, s);
-        if (problem != null) {
-            ring.consume();
-            receiveCq.add(ring.wrIds[slot], WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0, qpn, 0, problem);
-            responderError(f, nowNs, WcStatus.REM_OP_ERR);
-            return;
-        }
-        long capacity = s.total;
-        if (f.length > capacity) {
-            ring.consume();
-            receiveCq.add(ring.wrIds[slot], WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0, qpn, 0,
-                "message of " + f.length + " bytes does not fit the posted receive of " + capacity + " bytes");
-            responderError(f, nowNs, WcStatus.REM_INV_REQ_ERR);
-            return;
-        }
-        NativeMemory.scatter(f, s.addresses, s.lengths, ring.numSges[slot], f.length);
-        ring.consume();
-        receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV, f.length, f.hasImmediate, f.immediate, qpn, 0, "");
-        accepted(f);
-    }
-
-    /** Fills the scratch scatter list from a posted receive; null when every SGE is usable. */
-    private @Nullable String resolveReceive(ReceiveRing ring, int slot, SoftDevice.Scratch s) {
-        int n = ring.numSges[slot];
-        long total = 0;
-        for (int k = 0; k < n; k++) {
-            int i = slot * ReceiveRing.SGES + k;
-            int lkey = ring.sgeLkeys[i];
-            long addr = ring.sgeAddresses[i];
-            int len = ring.sgeLengths[i];
-            SoftMemoryRegion mr = device.lookupLocal(lkey);
-            if (mr == null || mr.lkey() != lkey || !mr.isValid() || mr.pd() != pd || !mr.contains(addr, len)
-                || (mr.access() & Access.LOCAL_WRITE) == 0) {
-                return "receive SGE " + k + ": " + checkLocal(mr, lkey, addr, len, true);
-            }
-            if (s.buffers[k] != mr.base) {
-                s.buffers[k] = mr.base;
-            }
-            s.addresses[k] = addr;
-            s.lengths[k] = len;
-            total += len;
-        }
-        s.total = total;
-        return null;
-    }
-
-    private void executeRead(SoftFrame request, long nowNs) {
-        SoftMemoryRegion mr = device.lookupRemote(request.rkey);
-        if (checkRemote(mr, request.rkey, request.remoteAddress, request.length, Access.REMOTE_READ) != null) {
-            return;
-        }
-        long arrival = port.depart(nowNs, request.length);
-        if (!port.isUp() || route == null) {
-            return;
-        }
-        SoftFrame f = device.claimFrame();
-        f.type = FrameType.RDMA_READ_RESPONSE;
-        f.route = route;
-        f.sourceQpn = qpn;
-        f.destinationQpn = remoteQpn;
-        f.psn = request.psn;
-        f.length = request.length;
-        f.sentAtNs = nowNs;
-        f.deliverAtNs = device.monotoneArrival(port, arrival);
-        if (request.length > 0) {
-            f.addPayload(mr.base, (int) (request.remoteAddress - mr.address()), request.length, request.remoteAddress);
-        }
-        device.attachment().transmit(f);
-    }
-
-    private void responderError(SoftFrame f, long nowNs, WcStatus status) {
-        flushAck(nowNs);
-        sendControl(FrameType.NAK, f.psn, status, nowNs);
-        state = QpState.ERROR;
-    }
-
-    /** Engine: sends the pending cumulative ACK now, if any (before a NAK or READ response, to keep order). */
-    void flushAck(long nowNs) {
-        if (ackQueued) {
-            ackQueued = false;
-            sendControl(FrameType.ACK, ackPsn, WcStatus.SUCCESS, nowNs);
-        }
-    }
-
-    private void sendControl(FrameType t, int psn, WcStatus status, long nowNs) {
-        Route r = route;
-        if (!port.isUp() || r == null) {
-            return;
-        }
-        SoftFrame f = device.claimFrame();
-        f.type = t;
-        f.route = r;
-        f.sourceQpn = qpn;
-        f.destinationQpn = remoteQpn;
-        f.psn = psn;
-        f.status = status;
-        f.length = 0;
-        f.sentAtNs = nowNs;
-        f.deliverAtNs = device.monotoneArrival(port, port.controlArrival(nowNs));
-        device.attachment().transmit(f);
-    }
-
-    /** Engine: a UD datagram for this QP. */
-    void onDatagram(SoftFrame f) {
-        QpState s = state;
-        if ((s != QpState.RTR && s != QpState.RTS) || type != QpType.UD || f.qkey != attributes.qkey()) {
-            device.udDropped++;
-            return;
-        }
-        ReceiveRing ring = srq != null ? srq.ring : rq;
-        int slot = ring == null ? -1 : ring.peek();
-        if (slot < 0 || !receiveCq.hasRoom()) {
-            device.udDropped++;
-            return;
-        }
-        ring.consume();
-        SoftDevice.Scratch sc = device.scratch;
-        String problem = resolveReceive(ring, slot, sc);
-        if (problem != null) {
-            receiveCq.add(ring.wrIds[slot], WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0, qpn, f.sourceQpn, problem);
-            return;
-        }
-        long capacity = sc.total;
-        if (f.length > capacity) {
-            receiveCq.add(ring.wrIds[slot], WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0, qpn, f.sourceQpn,
-                "datagram of " + f.length + " bytes does not fit the posted receive of " + capacity + " bytes");
-            return;
-        }
-        NativeMemory.scatter(f, sc.addresses, sc.lengths, ring.numSges[slot], f.length);
-        receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV, f.length, f.hasImmediate, f.immediate, qpn, f.sourceQpn, "");
     }
 
     /** Engine: moves the QP to ERROR because one of its CQs overran. */

@@ -1,0 +1,273 @@
+package io.rdmaflux.verbs.soft;
+
+import io.rdmaflux.verbs.Access;
+import io.rdmaflux.verbs.QpState;
+import io.rdmaflux.verbs.QpType;
+import io.rdmaflux.verbs.WcOpcode;
+import io.rdmaflux.verbs.WcStatus;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The receiving side of a {@link SoftQueuePair}, run by its NIC's engine: the RC responder and the
+ * UD receiver.
+ *
+ * <h2>RC responder</h2>
+ * Accepts only the expected PSN; a duplicate (a PSN before it, after a requester retry) is
+ * acknowledged again and a READ executed again; a PSN after it is dropped (a gap after a NAK:
+ * go-back-N). SEND consumes the oldest posted receive (the QP's own queue or its SRQ) or answers
+ * receiver-not-ready (RNR NAK); RDMA WRITE checks rkey, bounds, protection domain and REMOTE_WRITE,
+ * RDMA READ the same with REMOTE_READ, and answers REM_ACCESS_ERR otherwise; RDMA_WRITE_WITH_IMM
+ * also consumes a receive. A receive too small for a SEND completes with LOC_LEN_ERR and the
+ * requester gets REM_INV_REQ_ERR; a receive with a bad lkey completes with LOC_PROT_ERR and the
+ * requester gets REM_OP_ERR. A responder-side error moves the QP to ERROR too. Accepted requests
+ * are acknowledged cumulatively: one ACK per QP per engine pass ({@link SoftDevice}), sent early
+ * when a NAK or READ response must follow it in order.
+ *
+ * <h2>UD receiver</h2>
+ * A datagram is dropped silently when no receive is posted, the Q_Key differs, or the QP is not
+ * ready (counted in {@link SoftDevice#udDatagramsDropped()}); otherwise it completes a receive with
+ * the source QPN.
+ */
+final class SoftResponder {
+    private final SoftQueuePair qp;
+    private final SoftDevice device;
+    private final SoftProtectionDomain pd;
+    private final SoftPort port;
+    private final SoftCompletionQueue receiveCq;
+    private final @Nullable ReceiveRing ring;
+    private final int qpn;
+    private int expectedPsn;
+    private int ackPsn;
+    /** Whether this responder sits in the device's ACK queue (engine only). */
+    boolean ackQueued;
+
+    SoftResponder(SoftQueuePair qp, SoftDevice device, SoftProtectionDomain pd, SoftPort port,
+                  SoftCompletionQueue receiveCq, @Nullable ReceiveRing ring) {
+        this.qp = qp;
+        this.device = device;
+        this.pd = pd;
+        this.port = port;
+        this.receiveCq = receiveCq;
+        this.ring = ring;
+        this.qpn = qp.qpn;
+    }
+
+    /** At RTR: the peer's first PSN is the one expected next. */
+    void connected(int peerStartPsn) {
+        expectedPsn = peerStartPsn & SoftQueuePair.PSN_MASK;
+        ackPsn = (expectedPsn - 1) & SoftQueuePair.PSN_MASK;
+    }
+
+    /** Engine: an RC request for this QP. */
+    void onRequest(SoftFrame f, long nowNs) {
+        QpState s = qp.state();
+        if ((s != QpState.RTR && s != QpState.RTS) || qp.type() != QpType.RC || f.sourceQpn != qp.remoteQpn()) {
+            return;
+        }
+        int d = SoftQueuePair.psnDiff(f.psn, expectedPsn);
+        if (d > 0) {
+            return;
+        }
+        if (d < 0) {
+            if (f.type == FrameType.RDMA_READ_REQUEST) {
+                executeRead(f, nowNs);
+            } else {
+                device.queueAck(this);
+            }
+            return;
+        }
+        switch (f.type) {
+            case SEND -> executeSend(f, nowNs, false);
+            case RDMA_WRITE -> {
+                SoftMemoryRegion mr = device.lookupRemote(f.rkey);
+                String problem = qp.checkRemote(mr, f.rkey, f.remoteAddress, f.length, Access.REMOTE_WRITE);
+                if (problem != null) {
+                    responderError(f, nowNs, WcStatus.REM_ACCESS_ERR);
+                    return;
+                }
+                if (f.hasImmediate) {
+                    executeSend(f, nowNs, true);
+                    return;
+                }
+                writeInto(mr, f);
+                accepted(f);
+            }
+            case RDMA_READ_REQUEST -> {
+                SoftMemoryRegion mr = device.lookupRemote(f.rkey);
+                if (qp.checkRemote(mr, f.rkey, f.remoteAddress, f.length, Access.REMOTE_READ) != null) {
+                    responderError(f, nowNs, WcStatus.REM_ACCESS_ERR);
+                    return;
+                }
+                flushAck(nowNs);
+                executeRead(f, nowNs);
+                expectedPsn = (expectedPsn + 1) & SoftQueuePair.PSN_MASK;
+                ackPsn = f.psn;
+            }
+            default -> {
+            }
+        }
+    }
+
+    private void accepted(SoftFrame f) {
+        expectedPsn = (expectedPsn + 1) & SoftQueuePair.PSN_MASK;
+        ackPsn = f.psn;
+        device.queueAck(this);
+    }
+
+    private void writeInto(SoftMemoryRegion mr, SoftFrame f) {
+        SoftDevice.Scratch s = device.scratch;
+        s.buffers[0] = mr.base;
+        s.addresses[0] = f.remoteAddress;
+        s.lengths[0] = f.length;
+        NativeMemory.scatter(f, s.addresses, s.lengths, 1, f.length);
+    }
+
+    /** SEND, SEND_WITH_IMM, or (withWrite) RDMA_WRITE_WITH_IMM whose rkey was checked. */
+    private void executeSend(SoftFrame f, long nowNs, boolean withWrite) {
+        ReceiveRing ring = this.ring;
+        int slot = ring == null ? -1 : ring.peek();
+        if (slot < 0 || !receiveCq.hasRoom()) {
+            flushAck(nowNs);
+            sendControl(FrameType.NAK, f.psn, WcStatus.RNR_RETRY_EXC_ERR, nowNs);
+            return;
+        }
+        if (withWrite) {
+            writeInto(device.lookupRemote(f.rkey), f);
+            ring.consume();
+            receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 0, true, f.immediate, qpn, 0, "");
+            accepted(f);
+            return;
+        }
+        SoftDevice.Scratch s = device.scratch;
+        String problem = resolveReceive(ring, slot, s);
+        if (problem != null) {
+            ring.consume();
+            receiveCq.add(ring.wrIds[slot], WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0, qpn, 0, problem);
+            responderError(f, nowNs, WcStatus.REM_OP_ERR);
+            return;
+        }
+        long capacity = s.total;
+        if (f.length > capacity) {
+            ring.consume();
+            receiveCq.add(ring.wrIds[slot], WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0, qpn, 0,
+                "message of " + f.length + " bytes does not fit the posted receive of " + capacity + " bytes");
+            responderError(f, nowNs, WcStatus.REM_INV_REQ_ERR);
+            return;
+        }
+        NativeMemory.scatter(f, s.addresses, s.lengths, ring.numSges[slot], f.length);
+        ring.consume();
+        receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV, f.length, f.hasImmediate, f.immediate, qpn, 0, "");
+        accepted(f);
+    }
+
+    /** Fills the scratch scatter list from a posted receive; null when every SGE is usable. */
+    private @Nullable String resolveReceive(ReceiveRing ring, int slot, SoftDevice.Scratch s) {
+        int n = ring.numSges[slot];
+        long total = 0;
+        for (int k = 0; k < n; k++) {
+            int i = slot * ReceiveRing.SGES + k;
+            int lkey = ring.sgeLkeys[i];
+            long addr = ring.sgeAddresses[i];
+            int len = ring.sgeLengths[i];
+            SoftMemoryRegion mr = device.lookupLocal(lkey);
+            if (mr == null || mr.lkey() != lkey || !mr.isValid() || mr.pd() != pd || !mr.contains(addr, len)
+                || (mr.access() & Access.LOCAL_WRITE) == 0) {
+                return "receive SGE " + k + ": " + qp.checkLocal(mr, lkey, addr, len, true);
+            }
+            if (s.buffers[k] != mr.base) {
+                s.buffers[k] = mr.base;
+            }
+            s.addresses[k] = addr;
+            s.lengths[k] = len;
+            total += len;
+        }
+        s.total = total;
+        return null;
+    }
+
+    private void executeRead(SoftFrame request, long nowNs) {
+        SoftMemoryRegion mr = device.lookupRemote(request.rkey);
+        if (qp.checkRemote(mr, request.rkey, request.remoteAddress, request.length, Access.REMOTE_READ) != null) {
+            return;
+        }
+        long arrival = port.depart(nowNs, request.length);
+        if (!port.isUp() || qp.route() == null) {
+            return;
+        }
+        SoftFrame f = device.claimFrame();
+        f.type = FrameType.RDMA_READ_RESPONSE;
+        f.route = qp.route();
+        f.sourceQpn = qpn;
+        f.destinationQpn = qp.remoteQpn();
+        f.psn = request.psn;
+        f.length = request.length;
+        f.sentAtNs = nowNs;
+        f.deliverAtNs = device.monotoneArrival(port, arrival);
+        if (request.length > 0) {
+            f.addPayload(mr.base, (int) (request.remoteAddress - mr.address()), request.length, request.remoteAddress);
+        }
+        device.attachment().transmit(f);
+    }
+
+    private void responderError(SoftFrame f, long nowNs, WcStatus status) {
+        flushAck(nowNs);
+        sendControl(FrameType.NAK, f.psn, status, nowNs);
+        qp.responderFailed();
+    }
+
+    /** Engine: sends the pending cumulative ACK now, if any (before a NAK or READ response, to keep order). */
+    void flushAck(long nowNs) {
+        if (ackQueued) {
+            ackQueued = false;
+            sendControl(FrameType.ACK, ackPsn, WcStatus.SUCCESS, nowNs);
+        }
+    }
+
+    private void sendControl(FrameType t, int psn, WcStatus status, long nowNs) {
+        Route r = qp.route();
+        if (!port.isUp() || r == null) {
+            return;
+        }
+        SoftFrame f = device.claimFrame();
+        f.type = t;
+        f.route = r;
+        f.sourceQpn = qpn;
+        f.destinationQpn = qp.remoteQpn();
+        f.psn = psn;
+        f.status = status;
+        f.length = 0;
+        f.sentAtNs = nowNs;
+        f.deliverAtNs = device.monotoneArrival(port, port.controlArrival(nowNs));
+        device.attachment().transmit(f);
+    }
+
+    /** Engine: a UD datagram for this QP. */
+    void onDatagram(SoftFrame f) {
+        QpState s = qp.state();
+        if ((s != QpState.RTR && s != QpState.RTS) || qp.type() != QpType.UD || f.qkey != qp.attributes().qkey()) {
+            device.udDropped++;
+            return;
+        }
+        ReceiveRing ring = this.ring;
+        int slot = ring == null ? -1 : ring.peek();
+        if (slot < 0 || !receiveCq.hasRoom()) {
+            device.udDropped++;
+            return;
+        }
+        ring.consume();
+        SoftDevice.Scratch sc = device.scratch;
+        String problem = resolveReceive(ring, slot, sc);
+        if (problem != null) {
+            receiveCq.add(ring.wrIds[slot], WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0, qpn, f.sourceQpn, problem);
+            return;
+        }
+        long capacity = sc.total;
+        if (f.length > capacity) {
+            receiveCq.add(ring.wrIds[slot], WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0, qpn, f.sourceQpn,
+                "datagram of " + f.length + " bytes does not fit the posted receive of " + capacity + " bytes");
+            return;
+        }
+        NativeMemory.scatter(f, sc.addresses, sc.lengths, ring.numSges[slot], f.length);
+        receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV, f.length, f.hasImmediate, f.immediate, qpn, f.sourceQpn, "");
+    }
+}
