@@ -33,6 +33,7 @@ import org.agrona.concurrent.SystemNanoClock;
 final class StripingBench implements AutoCloseable {
     static final int BUFFER_BYTES = 16 << 20;
     static final long LATENCY_NS = 2_000;
+    static final long RETRY_TIMEOUT_NS = 200_000_000L;
 
     private static int counter;
 
@@ -66,7 +67,10 @@ final class StripingBench implements AutoCloseable {
             ProtectionDomain pb = db.allocateProtectionDomain();
             CompletionQueue cqa = da.createCompletionQueue(4096);
             CompletionQueue cqb = db.createCompletionQueue(4096);
-            QueuePair qa = pa.createQueuePair(QpInitAttributes.builder(QpType.RC, da.port(1)).cq(cqa).maxSendWr(1024).build());
+            // the RC retry timeout must exceed the serialization time of a queued stripe (4 MiB at 100 MB/s:
+            // 42 ms), or the requester rewinds while a write is still on the wire
+            QueuePair qa = pa.createQueuePair(QpInitAttributes.builder(QpType.RC, da.port(1)).cq(cqa).maxSendWr(1024)
+                .retryTimeoutNs(RETRY_TIMEOUT_NS).build());
             QueuePair qb = pb.createQueuePair(QpInitAttributes.builder(QpType.RC, db.port(1)).cq(cqb).maxReceiveWr(16).build());
             qa.connect(qb.localEndpoint());
             qb.connect(qa.localEndpoint());
