@@ -1,11 +1,13 @@
 package io.rdmaflux.core;
 
+import io.rdmaflux.core.buffer.MessageBufferPool;
 import io.rdmaflux.core.channel.RcSubchannel;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.channel.SubchannelListener;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.credit.MessageCredits;
 import io.rdmaflux.core.credit.SendCredits;
+import io.rdmaflux.core.frame.RendezvousFrameCodec;
 import io.rdmaflux.core.reorder.ReorderWindow;
 import io.rdmaflux.core.reorder.ReorderWindowOverflowException;
 import io.rdmaflux.verbs.ProgressAgent;
@@ -33,6 +35,33 @@ import java.util.function.Consumer;
  * protocol state (subchannels, credits, PSN/ESN, send queue) on the progress thread. Other threads
  * reach it only through atomics and lock-free queues (demand, released messages, new sends, close
  * requests).
+ *
+ * <h2>Large messages: zero-copy rendezvous</h2>
+ * A message longer than the node's rendezvous threshold goes by the RDMA-write rendezvous of seed 001
+ * &sect;3 (Fig. 2) instead of as DATA fragments:
+ * <ol>
+ *   <li>the sender copies it once into a registered staging slot of its node (or lets a
+ *       {@link RdmaMessage#write writer} fill the slot in place), and sends an RTS (PSN, length) on the
+ *       rail the scheduler selects; the RTS takes one message credit and one buffer credit;</li>
+ *   <li>the receiver takes a registered message buffer from its node's bounded pool (registered once:
+ *       no registration per message) and replies CTS (PSN, address, rkey). It grants buffers in PSN
+ *       order and only to an RTS whose earlier PSNs have all arrived, so a buffer is never held by a
+ *       message that cannot be delivered before one still waiting for a buffer (no deadlock with a
+ *       pool of one);</li>
+ *   <li>the sender splits the message with the scheduler's {@code stripe(..)} when it is at least
+ *       {@code stripeThresholdBytes()} long (else it goes whole on the RTS's rail), posts one RDMA WRITE
+ *       per stripe on its rail, each at its offset, then a FIN on the same QP (seed 000 &sect;5.3: one
+ *       FIN per subchannel used; RC delivers it after the WRITE's data);</li>
+ *   <li>the receiver delivers a view of the message buffer in PSN order (through the ESN window) once
+ *       every FIN arrived; its release returns the buffer to the pool. The sender reports each stripe to
+ *       {@code onStripeCompleted} and the message once to {@code onMessageCompleted} (the completion
+ *       filter), and counts it delivered only when every WRITE completed.</li>
+ * </ol>
+ * Why a staging copy and not registration of the user's memory: most messages live on the Java heap
+ * ({@code byte[]}), which cannot be registered because the GC moves it; and a registration cache for
+ * direct buffers cannot know when the application frees or reuses one (Java has no free hook), which
+ * is how pin-down caches go stale. One copy into memory registered once is safe for every message
+ * kind and leaves exactly one more copy, the NIC's WRITE, with none at the receiver.
  */
 final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, SubchannelListener {
     private static final int CLOSE_NONE = 0;
@@ -48,6 +77,14 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private final int localMaxMessageBytes;
     private final int sendQueue;
     private final int sendOpQueueCapacity;
+    private final int rendezvousThreshold;
+    private final @Nullable MessageBufferPool sendPool;
+    private final @Nullable MessageBufferPool receivePool;
+    private final RendezvousSends rvSends;
+    private final RendezvousReceives rvReceives;
+    private final RendezvousMessage[] rvMessages;
+    private final AtomicInteger rvOutstanding = new AtomicInteger();
+    private int ctsRail;
     private final ReceivedMessage[][] receivedMessages;
 
     // inputs from other threads
@@ -141,7 +178,17 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         this.messageStartNs = new long[ring];
         this.messageLength = new int[ring];
         this.inflightMask = ring - 1;
+        boolean rendezvous = node.rendezvousBuffers() > 0;
+        this.sendPool = rendezvous ? node.rendezvousPool(false) : null;
+        this.receivePool = rendezvous ? node.rendezvousPool(true) : null;
+        this.rendezvousThreshold = node.rendezvousThresholdBytes();
+        this.rvSends = new RendezvousSends(node.rendezvousBuffers(), subchannels.length);
+        this.rvReceives = new RendezvousReceives(reorderWindow);
+        this.rvMessages = new RendezvousMessage[Math.max(1, node.rendezvousBuffers())];
+        this.stripeScratch = new long[subchannels.length];
     }
+
+    private final long[] stripeScratch;
 
     String name() {
         return name;
@@ -226,7 +273,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         for (RcSubchannel sc : subchannels) {
             held += sc.receiveBuffersHeld();
         }
-        return held + assembledOutstanding.get();
+        return held + assembledOutstanding.get() + rvOutstanding.get();
+    }
+
+    void onRendezvousReleased() {
+        rvOutstanding.decrementAndGet();
     }
 
     void onReleased(ReceivedMessage m) {
@@ -254,8 +305,10 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             work += sc.doWork(nowNs);
         }
         if (!terminated) {
+            work += postStripes(nowNs);
             work += transmit(nowNs);
             work += requestMore();
+            work += grantRendezvous();
         }
         work += deliver();
         if (!terminated) {
@@ -278,6 +331,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         for (RcSubchannel sc : subchannels) {
             free += sc.freeReceiveBuffers();
         }
+        // a rendezvous in progress holds no receive buffer but is a message ahead of the ESN: it counts
+        // as a buffer here, so messages ahead of the ESN stay within the reorder window
+        free = Math.max(0, free - rvReceives.pending - rvReceives.granted);
         messageCredits.grant(free);
         int work = 0;
         for (RcSubchannel sc : subchannels) {
@@ -414,12 +470,46 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 if (!sendCredits.hasCredits(1)) {
                     return work;
                 }
+                MessageBufferPool staging = sendPool;
+                int stagingSlot = -1;
+                if (staging != null && len > rendezvousThreshold && len <= staging.slotBytes()) {
+                    stagingSlot = staging.acquire();
+                    if (stagingSlot < 0) {
+                        // every staging slot carries a message in progress: wait for one to complete
+                        return work;
+                    }
+                }
                 int rail = scheduler.select(nextPsn, len, subchannels);
                 if (rail < 0) {
+                    if (stagingSlot >= 0) {
+                        staging.release(stagingSlot);
+                    }
                     return work;
                 }
                 if (!subchannels[rail].canSend()) {
+                    if (stagingSlot >= 0) {
+                        staging.release(stagingSlot);
+                    }
                     throw new IllegalStateException("scheduler " + scheduler + " chose rail " + rail + " which cannot send");
+                }
+                if (stagingSlot >= 0) {
+                    op.queue.poll();
+                    sendCredits.onTaken();
+                    sendCredits.consume();
+                    op.taken++;
+                    int psn = nextPsn++;
+                    messageStartNs[psn & inflightMask] = nowNs;
+                    messageLength[psn & inflightMask] = len;
+                    next.writeTo(staging.memory(), staging.offset(stagingSlot));
+                    next.release();
+                    rvSends.start(stagingSlot, psn, len, rail);
+                    subchannels[rail].sendRts(psn, len, -2);
+                    messagesSent++;
+                    work++;
+                    if (terminated) {
+                        return work;
+                    }
+                    continue;
                 }
                 op.queue.poll();
                 sendCredits.onTaken();
@@ -479,7 +569,39 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (token < 0) {
             return;
         }
-        int psn = (int) token;
+        if (RendezvousSends.isStripe(token)) {
+            onStripeCompleted(subchannel, RendezvousSends.entryOf(token), RendezvousSends.railOf(token));
+            return;
+        }
+        onMessageDelivered(subchannel, (int) token);
+    }
+
+    /** Completion filter (seed 000 &sect;4.1, &sect;5.3): one stripe's WRITE completed; the message once all did. */
+    private void onStripeCompleted(RcSubchannel subchannel, int entry, int rail) {
+        RendezvousSends t = rvSends;
+        if (t.state[entry] != RendezvousSends.POSTED && t.state[entry] != RendezvousSends.POSTING) {
+            return;
+        }
+        int psn = t.psn[entry];
+        scheduler.onStripeCompleted(subchannel, psn, t.stripeOffset[entry][rail], t.stripeBytes[entry][rail],
+            t.postedNs[entry][rail], node.clock().nanoTime());
+        if (--t.stripesLeft[entry] == 0 && t.state[entry] == RendezvousSends.POSTED) {
+            finishRendezvousSend(entry);
+        }
+    }
+
+    private void finishRendezvousSend(int entry) {
+        int psn = rvSends.psn[entry];
+        int rail = rvSends.rtsRail[entry];
+        rvSends.finish(entry);
+        MessageBufferPool staging = sendPool;
+        if (staging != null) {
+            staging.release(entry);
+        }
+        onMessageDelivered(subchannels[rail], psn);
+    }
+
+    private void onMessageDelivered(RcSubchannel subchannel, int psn) {
         messagesDelivered++;
         scheduler.onMessageCompleted(subchannel, psn, messageLength[psn & inflightMask],
             node.clock().nanoTime() - messageStartNs[psn & inflightMask]);
@@ -516,6 +638,252 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         } else {
             op.sink.success();
         }
+    }
+
+    // ---------------------------------------------------------------- rendezvous, send side
+
+    @Override
+    public void onCts(RcSubchannel sc, int psn, int length, long remoteAddress, int rkey, int flags) {
+        int e = rvSends.awaitingCts(psn);
+        if (e < 0 || rvSends.length[e] != length) {
+            protocolFailure("peer sent a CTS for PSN " + psn + " (" + length + " bytes) on rail " + sc.rail()
+                + " but no RTS of that PSN and length waits for one");
+            return;
+        }
+        if ((flags & RendezvousFrameCodec.CTS_DISCARD) != 0) {
+            // the receiver closed its inbound side: nothing to write, the message counts delivered
+            rvSends.state[e] = RendezvousSends.POSTED;
+            finishRendezvousSend(e);
+            return;
+        }
+        long[] split = stripeScratch;
+        java.util.Arrays.fill(split, 0);
+        if (length >= scheduler.stripeThresholdBytes()) {
+            scheduler.stripe(psn, length, subchannels, node.clock().nanoTime(), split);
+            String problem = checkSplit(split, length);
+            if (problem != null) {
+                for (RcSubchannel s : subchannels) {
+                    s.sendClose(true, nextPsn, "local scheduler error");
+                }
+                terminate(new IllegalStateException("scheduler " + scheduler + " split PSN " + psn + " of " + length
+                    + " bytes wrongly: " + problem + "; stripe(..) must give >= 0 bytes per usable subchannel, 0 to unusable ones, summing to the length"));
+                return;
+            }
+        } else {
+            int rail = rvSends.rtsRail[e];
+            if (!subchannels[rail].isUsable()) {
+                rail = firstUsableRail();
+                if (rail < 0) {
+                    return;
+                }
+            }
+            split[rail] = length;
+        }
+        long offset = 0;
+        int stripes = 0;
+        for (int r = 0; r < split.length; r++) {
+            rvSends.stripeBytes[e][r] = split[r];
+            rvSends.stripeOffset[e][r] = offset;
+            offset += split[r];
+            if (split[r] > 0) {
+                stripes++;
+            }
+        }
+        rvSends.remoteAddress[e] = remoteAddress;
+        rvSends.rkey[e] = rkey;
+        rvSends.stripes[e] = stripes;
+        rvSends.stripesLeft[e] = stripes;
+        rvSends.queueForPosting(e);
+    }
+
+    private @Nullable String checkSplit(long[] split, int length) {
+        long sum = 0;
+        for (int r = 0; r < split.length; r++) {
+            if (split[r] < 0) {
+                return "rail " + r + " got " + split[r] + " bytes";
+            }
+            if (split[r] > 0 && !subchannels[r].isUsable()) {
+                return "rail " + r + " is not usable but got " + split[r] + " bytes";
+            }
+            sum += split[r];
+        }
+        return sum == length ? null : "the stripes add up to " + sum + " bytes";
+    }
+
+    private int firstUsableRail() {
+        for (RcSubchannel s : subchannels) {
+            if (s.isUsable()) {
+                return s.rail();
+            }
+        }
+        return -1;
+    }
+
+    /** Posts the stripes of messages whose CTS arrived, oldest first, as rails have room. */
+    private int postStripes(long nowNs) {
+        int work = 0;
+        MessageBufferPool staging = sendPool;
+        int e;
+        while (staging != null && (e = rvSends.nextToPost()) >= 0) {
+            long[] bytes = rvSends.stripeBytes[e];
+            int stripes = rvSends.stripes[e];
+            long all = 0;
+            for (int r = 0; r < bytes.length; r++) {
+                if (bytes[r] == 0) {
+                    continue;
+                }
+                all |= 1L << r;
+                if ((rvSends.postedMask[e] & (1L << r)) != 0) {
+                    continue;
+                }
+                RcSubchannel sc = subchannels[r];
+                if (!sc.canWriteStripe()) {
+                    continue;
+                }
+                rvSends.postedMask[e] |= 1L << r;
+                rvSends.postedNs[e][r] = nowNs;
+                sc.writeStripe(rvSends.psn[e], rvSends.length[e], staging.address(e), staging.lkey(), rvSends.remoteAddress[e],
+                    rvSends.rkey[e], (int) rvSends.stripeOffset[e][r], (int) bytes[r], stripes, RendezvousSends.stripeToken(e, r));
+                work++;
+                if (terminated) {
+                    return work;
+                }
+            }
+            if (rvSends.postedMask[e] != all) {
+                return work;
+            }
+            rvSends.posted(e);
+            if (rvSends.stripesLeft[e] == 0) {
+                finishRendezvousSend(e);
+            }
+        }
+        return work;
+    }
+
+    // ---------------------------------------------------------------- rendezvous, receive side
+
+    @Override
+    public void onRts(RcSubchannel sc, int psn, int length) {
+        if (!messageCredits.onMessageArrived()) {
+            protocolFailure("peer sent an RTS for PSN " + psn + " on rail " + sc.rail() + " without holding a message credit");
+            return;
+        }
+        MessageBufferPool pool = receivePool;
+        int distance = psn - reorder.esn();
+        if (pool == null || length > localMaxMessageBytes || length > pool.slotBytes() || length < 0) {
+            protocolFailure(pool == null
+                ? "peer sent an RTS (PSN " + psn + ") but this node has rendezvous off (rendezvousBuffers(0))"
+                : "peer sent an RTS for a message of " + length + " bytes but this node accepts at most " + localMaxMessageBytes);
+            return;
+        }
+        if (!inboundClosed && (distance < 0 || distance >= reorder.windowSize()) || rvReceives.has(psn)) {
+            protocolFailure("peer sent an RTS for PSN " + psn + " outside the window from ESN " + reorder.esn() + " or twice");
+            return;
+        }
+        rvReceives.addPending(psn, sc.rail(), length);
+    }
+
+    /**
+     * Replies CTS to waiting RTSs: in PSN order from the ESN, each only when every earlier PSN has
+     * arrived (is queued or is a rendezvous in progress) and a message buffer is free. After the
+     * inbound side closed, every waiting RTS gets a discarding CTS instead.
+     */
+    private int grantRendezvous() {
+        RendezvousReceives t = rvReceives;
+        MessageBufferPool pool = receivePool;
+        if (t.pending == 0 || pool == null) {
+            return 0;
+        }
+        int work = 0;
+        if (inboundClosed) {
+            for (int i = 0; i < t.state.length && t.pending > 0; i++) {
+                if (t.state[i] == RendezvousReceives.PENDING && ctsRailFor(t.rail[i]).sendCts(t.psn[i], t.length[i], 0, 0,
+                    RendezvousFrameCodec.CTS_DISCARD)) {
+                    t.remove(i);
+                    work++;
+                }
+            }
+            return work;
+        }
+        int q = reorder.esn();
+        for (int d = 0; d < reorder.windowSize() && t.pending > 0; d++, q++) {
+            if (t.has(q)) {
+                int i = t.index(q);
+                if (t.state[i] == RendezvousReceives.PENDING) {
+                    int slot = pool.acquire();
+                    if (slot < 0) {
+                        return work;
+                    }
+                    if (!ctsRailFor(t.rail[i]).sendCts(q, t.length[i], pool.address(slot), pool.rkey(), 0)) {
+                        pool.release(slot);
+                        return work;
+                    }
+                    t.grant(i, slot);
+                    work++;
+                }
+            } else if (!reorder.isQueued(q)) {
+                return work;
+            }
+        }
+        return work;
+    }
+
+    /** The RTS's rail if it can still send, else the next usable one (round robin). */
+    private RcSubchannel ctsRailFor(int rail) {
+        if (subchannels[rail].isUsable()) {
+            return subchannels[rail];
+        }
+        for (int k = 0; k < subchannels.length; k++) {
+            ctsRail = ctsRail + 1 == subchannels.length ? 0 : ctsRail + 1;
+            if (subchannels[ctsRail].isUsable()) {
+                return subchannels[ctsRail];
+            }
+        }
+        return subchannels[rail];
+    }
+
+    @Override
+    public void onFin(RcSubchannel sc, int psn, int stripeOffset, int stripeLength, int stripes) {
+        RendezvousReceives t = rvReceives;
+        int i = t.index(psn);
+        if (!t.has(psn) || t.state[i] != RendezvousReceives.GRANTED) {
+            protocolFailure("peer sent a FIN for PSN " + psn + " on rail " + sc.rail() + " but no CTS was sent for it");
+            return;
+        }
+        int length = t.length[i];
+        if (stripeOffset < 0 || stripeLength < 0 || (long) stripeOffset + stripeLength > length || stripes < 1
+            || (t.stripes[i] != 0 && t.stripes[i] != stripes)) {
+            protocolFailure("FIN of PSN " + psn + " names stripe [" + stripeOffset + ", +" + stripeLength + ") of " + stripes
+                + " for a " + length + "-byte message");
+            return;
+        }
+        t.stripes[i] = stripes;
+        t.bytes[i] += stripeLength;
+        if (++t.fins[i] < stripes) {
+            return;
+        }
+        if (t.bytes[i] != length) {
+            protocolFailure("the " + stripes + " stripes of PSN " + psn + " add up to " + t.bytes[i] + " bytes, not its " + length);
+            return;
+        }
+        int slot = t.slot[i];
+        t.remove(i);
+        MessageBufferPool pool = receivePool;
+        if (pool == null) {
+            return;
+        }
+        if (inboundClosed || terminated) {
+            pool.release(slot);
+            return;
+        }
+        RendezvousMessage m = rvMessages[slot];
+        if (m == null) {
+            m = new RendezvousMessage(this, pool, slot);
+            rvMessages[slot] = m;
+        }
+        m.init(psn, length);
+        rvOutstanding.incrementAndGet();
+        offerInOrder(psn, m);
     }
 
     @Override
@@ -724,6 +1092,14 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             m.release();
         }
         currentOp = null;
+        MessageBufferPool staging = sendPool;
+        if (staging != null) {
+            rvSends.clear(staging::release);
+        }
+        MessageBufferPool pool = receivePool;
+        if (pool != null) {
+            rvReceives.clear(pool::release);
+        }
         for (SendOp op : List.copyOf(sendOps)) {
             op.cancelFromUser();
             finishOp(op, sendError);
@@ -801,6 +1177,20 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     @Override
     public String toString() {
         return "RdmaConnection{" + name + "}";
+    }
+
+    /** Protocol state for diagnostics (progress thread; tests). */
+    String describe() {
+        StringBuilder sb = new StringBuilder(name).append(": nextPsn=").append(nextPsn).append(", esn=").append(reorder.esn())
+            .append(", queued=").append(reorder.queued()).append(", ready=").append(ready.size()).append(", demand=").append(demand)
+            .append(", ").append(messageCredits).append(", ").append(sendCredits).append(", rendezvous sends=").append(rvSends.inUse())
+            .append(", receives pending=").append(rvReceives.pending).append(" granted=").append(rvReceives.granted)
+            .append(", terminated=").append(terminated).append(" failure=").append(failure)
+            .append(", current=").append(current).append(", sendOps=").append(sendOps.size()).append(", inflightOps=").append(inflightOps.size());
+        for (RcSubchannel sc : subchannels) {
+            sb.append("\n  ").append(sc).append(" framesInFlight=").append(sc.framesInFlight()).append(" writes=").append(sc.writesInFlight());
+        }
+        return sb.toString();
     }
 
     /** {@link #receive()}: one subscriber; signals from the progress thread. */

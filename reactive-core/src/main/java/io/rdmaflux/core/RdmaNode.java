@@ -1,11 +1,13 @@
 package io.rdmaflux.core;
 
+import io.rdmaflux.core.buffer.MessageBufferPool;
 import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.QpTimeouts;
 import io.rdmaflux.core.channel.RcSubchannel;
 import io.rdmaflux.core.engine.ProgressEngine;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.HandshakeCodec;
+import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.CmParams;
 import io.rdmaflux.verbs.ConnectionManager;
 import io.rdmaflux.verbs.Device;
@@ -76,6 +78,11 @@ public final class RdmaNode implements AutoCloseable {
     private final int sendQueue;
     private final int creditThreshold;
     private final int maxMessageBytes;
+    private final int rendezvousBuffers;
+    private final int rendezvousThresholdBytes;
+    private final Object poolLock = new Object();
+    private volatile @Nullable MessageBufferPool rendezvousReceivePool;
+    private volatile @Nullable MessageBufferPool rendezvousSendPool;
     private final ChannelFactory acceptChannelFactory;
     private final QpTimeouts qpTimeouts;
     private final Set<DefaultRdmaConnection> connections = ConcurrentHashMap.newKeySet();
@@ -102,6 +109,8 @@ public final class RdmaNode implements AutoCloseable {
             throw new IllegalArgumentException("creditThreshold in [1, receiveBuffers=" + receiveBuffers + "] required but it was " + creditThreshold);
         }
         this.maxMessageBytes = b.maxMessageBytes;
+        this.rendezvousBuffers = b.rendezvousBuffers;
+        this.rendezvousThresholdBytes = b.rendezvousThresholdBytes >= 0 ? b.rendezvousThresholdBytes : bufferBytes - FrameHeader.LENGTH;
         this.acceptChannelFactory = b.acceptChannelFactory;
         this.qpTimeouts = new QpTimeouts(b.qpRetryTimeoutNs, b.qpRetryCount, b.qpRnrTimeoutNs, b.qpRnrRetryCount);
         this.pd = device.allocateProtectionDomain();
@@ -257,13 +266,55 @@ public final class RdmaNode implements AutoCloseable {
     }
 
     private RcSubchannel newSubchannel(int rail) {
-        return new RcSubchannel(rail, pd, ports[rail], bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold, qpTimeouts);
+        // CTS and FIN frames take no credit: each rendezvous buffer can have one of each in flight per rail
+        return new RcSubchannel(rail, pd, ports[rail], bufferBytes, receiveBuffers, controlBuffers + 2 * rendezvousBuffers,
+            sendBuffers, creditThreshold, qpTimeouts, rendezvousBuffers);
+    }
+
+    /** Registered message buffers for rendezvous (0: rendezvous off, large messages are fragmented). */
+    int rendezvousBuffers() {
+        return rendezvousBuffers;
+    }
+
+    /** Messages longer than this many bytes are sent by rendezvous. */
+    int rendezvousThresholdBytes() {
+        return rendezvousThresholdBytes;
+    }
+
+    /**
+     * The node's pool of registered buffers that peers RDMA WRITE large messages into (receive side)
+     * or that large messages are staged in before their WRITEs (send side); registered once, on first
+     * use, and shared by every connection, so pinned memory stays bounded per node.
+     */
+    MessageBufferPool rendezvousPool(boolean receive) {
+        MessageBufferPool p = receive ? rendezvousReceivePool : rendezvousSendPool;
+        if (p != null) {
+            return p;
+        }
+        synchronized (poolLock) {
+            p = receive ? rendezvousReceivePool : rendezvousSendPool;
+            if (p == null) {
+                if (closed) {
+                    throw new IllegalStateException("node " + name + " is closed");
+                }
+                p = new MessageBufferPool(name + (receive ? " rendezvous receive" : " rendezvous send"), pd, Math.max(1, maxMessageBytes),
+                    rendezvousBuffers, receive ? Access.LOCAL_WRITE | Access.REMOTE_WRITE : Access.LOCAL_WRITE);
+                if (receive) {
+                    rendezvousReceivePool = p;
+                } else {
+                    rendezvousSendPool = p;
+                }
+            }
+            return p;
+        }
     }
 
     private DefaultRdmaConnection register(List<RcSubchannel> subchannels, ChannelFactory factory, int peerMaxMessageBytes,
                                            String description) {
         RcSubchannel[] scs = subchannels.toArray(new RcSubchannel[0]);
-        int window = subchannels.size() * (receiveBuffers + 1) + 1;
+        // ahead of the ESN: messages holding receive buffers or credits, one partial message per rail,
+        // and completed rendezvous messages holding message buffers
+        int window = subchannels.size() * (receiveBuffers + 1) + rendezvousBuffers + 1;
         DefaultRdmaConnection c = new DefaultRdmaConnection(this, name + "/conn" + connectionIds.incrementAndGet() + " (" + description + ")",
             scs, factory.create(List.of(scs)), peerMaxMessageBytes, maxMessageBytes, sendQueue, window, creditThreshold);
         connections.add(c);
@@ -329,6 +380,16 @@ public final class RdmaNode implements AutoCloseable {
             c.forceClose();
         }
         connections.clear();
+        synchronized (poolLock) {
+            MessageBufferPool p = rendezvousReceivePool;
+            if (p != null) {
+                p.close();
+            }
+            p = rendezvousSendPool;
+            if (p != null) {
+                p.close();
+            }
+        }
         pd.close();
     }
 
@@ -355,6 +416,8 @@ public final class RdmaNode implements AutoCloseable {
         private int sendQueue = 16;
         private int creditThreshold;
         private int maxMessageBytes = 1 << 20;
+        private int rendezvousBuffers = 4;
+        private int rendezvousThresholdBytes = -1;
         private ThreadingMode threadingMode = ThreadingMode.DEDICATED;
         private NanoClock clock = SystemNanoClock.INSTANCE;
         private IdleStrategy idleStrategy = new BackoffIdleStrategy();
@@ -436,6 +499,28 @@ public final class RdmaNode implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Registered whole-message buffers per node and direction for the zero-copy rendezvous
+         * (default 4; 0 turns rendezvous off and large messages travel as DATA fragments). Each is
+         * {@code maxMessageBytes} long and registered once, on first use: the node pins at most
+         * {@code 2 * n * maxMessageBytes} bytes for large messages, and a consumer holding {@code n}
+         * large messages makes further ones wait at the sender (RTS sent, no CTS yet). In [0, 64].
+         */
+        public Builder rendezvousBuffers(int n) {
+            this.rendezvousBuffers = range("rendezvousBuffers", n, 0, MessageBufferPool.MAX_SLOTS);
+            return this;
+        }
+
+        /**
+         * Messages longer than this many bytes go by rendezvous (RTS, CTS, RDMA WRITE into a registered
+         * message buffer, FIN) instead of as DATA fragments. Default: the payload of one receive buffer
+         * ({@code bufferBytes - 24}), so every message that would need more than one frame. In [0, 2^31 - 1].
+         */
+        public Builder rendezvousThresholdBytes(int bytes) {
+            this.rendezvousThresholdBytes = range("rendezvousThresholdBytes", bytes, 0, Integer.MAX_VALUE);
+            return this;
+        }
+
         public Builder threadingMode(ThreadingMode mode) {
             this.threadingMode = Objects.requireNonNull(mode, "mode");
             return this;
@@ -510,6 +595,10 @@ public final class RdmaNode implements AutoCloseable {
         public RdmaNode build() {
             if (bufferBytes <= FrameHeader.LENGTH) {
                 throw new IllegalArgumentException("bufferBytes must exceed the " + FrameHeader.LENGTH + "-byte frame header");
+            }
+            if (rendezvousBuffers > 0 && (long) rendezvousBuffers * Math.max(1, maxMessageBytes) > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("rendezvousBuffers x maxMessageBytes = " + rendezvousBuffers + " x " + maxMessageBytes
+                    + " exceeds 2 GiB of registered memory per pool; lower either, or use rendezvousBuffers(0) to fragment large messages");
             }
             return new RdmaNode(this);
         }

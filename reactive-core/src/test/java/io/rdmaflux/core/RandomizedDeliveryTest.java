@@ -66,7 +66,8 @@ class RandomizedDeliveryTest {
             };
             p.server.receive().subscribe(sub);
             for (int step = 0; order.size() < n; step++) {
-                assertTrue(step < 100_000, "no progress at seed " + seed);
+                assertTrue(step < 100_000, "no progress at seed " + seed + "\n" + ((DefaultRdmaConnection) p.client).describe()
+                    + "\n" + ((DefaultRdmaConnection) p.server).describe() + "\nheld " + held.size());
                 switch (r.nextInt(3)) {
                     case 0 -> sub.request(1 + r.nextInt(4));
                     case 1 -> {

@@ -14,6 +14,7 @@ import io.rdmaflux.core.frame.DataFrameCodec;
 import io.rdmaflux.core.frame.FrameFormatException;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.FrameType;
+import io.rdmaflux.core.frame.RendezvousFrameCodec;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.CompletionQueue;
 import io.rdmaflux.verbs.CompletionSink;
@@ -53,6 +54,7 @@ import org.jspecify.annotations.Nullable;
 public final class RcSubchannel implements Subchannel, CompletionSink, AutoCloseable {
     private static final long KIND_RECV = 1L << 60;
     private static final long KIND_SEND = 2L << 60;
+    private static final long KIND_WRITE = 3L << 60;
     private static final long KIND_MASK = 0xFL << 60;
     private static final long NO_TOKEN = -1;
     /**
@@ -70,6 +72,10 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     private final int receiveBuffers;
     private final ReceiveCredits receiveCredits;
     private final long[] sendTokens;
+    private final long[] writeTokens;
+    private final int maxWrites;
+    private int writeHead;
+    private int writesInFlight;
     private final SendWorkRequest sendWr = new SendWorkRequest();
     private final ReceiveWorkRequest recvWr = new ReceiveWorkRequest();
     private final UnsafeBuffer recvMemory;
@@ -97,13 +103,19 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
      * @param sendBuffers      send buffers, at least 2 (one stays for control frames)
      * @param creditThreshold  pending credits that trigger an explicit CREDIT frame
      * @param timeouts         the QP's transport and RNR retry settings
+     * @param maxWrites        RDMA WRITEs (rendezvous stripes) that may be outstanding at once, &gt;= 0
      * @throws VerbsException if the device refuses a resource
      */
     public RcSubchannel(int rail, ProtectionDomain pd, Port port, int bufferBytes, int receiveBuffers, int controlBuffers,
-                        int sendBuffers, int creditThreshold, QpTimeouts timeouts) {
+                        int sendBuffers, int creditThreshold, QpTimeouts timeouts, int maxWrites) {
         if (sendBuffers < 2) {
             throw new IllegalArgumentException("sendBuffers >= 2 required but it was " + sendBuffers);
         }
+        if (maxWrites < 0) {
+            throw new IllegalArgumentException("maxWrites >= 0 required but it was " + maxWrites);
+        }
+        this.maxWrites = maxWrites;
+        this.writeTokens = new long[Math.max(1, maxWrites)];
         this.rail = rail;
         this.port = port;
         this.receiveBuffers = receiveBuffers;
@@ -117,9 +129,9 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         try {
             rp = new SlotPool("recv rail " + rail, pd, bufferBytes, totalRecv, Access.LOCAL_WRITE);
             sp = new SlotPool("send rail " + rail, pd, bufferBytes, sendBuffers, Access.LOCAL_WRITE);
-            c = pd.device().createCompletionQueue(totalRecv + sendBuffers + SEND_WR_HEADROOM + 8);
+            c = pd.device().createCompletionQueue(totalRecv + sendBuffers + SEND_WR_HEADROOM + maxWrites + 8);
             q = pd.createQueuePair(QpInitAttributes.builder(QpType.RC, port).cq(c)
-                .maxSendWr(sendBuffers + SEND_WR_HEADROOM).maxReceiveWr(totalRecv).maxInlineBytes(0)
+                .maxSendWr(sendBuffers + SEND_WR_HEADROOM + maxWrites).maxReceiveWr(totalRecv).maxInlineBytes(0)
                 .retryCount(timeouts.retryCount()).retryTimeoutNs(timeouts.retryTimeoutNs())
                 .rnrRetryCount(timeouts.rnrRetryCount()).rnrTimeoutNs(timeouts.rnrTimeoutNs()).build());
             q.init();
@@ -305,6 +317,89 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         post(slot, FrameHeader.LENGTH + length, token);
     }
 
+    /**
+     * Posts an RTS frame for a message of {@code messageLength} bytes (seed 001 &sect;3: start
+     * rendezvous); uses one buffer credit like a DATA frame. The caller checked {@link #canSend()}.
+     *
+     * @param token handed back in {@link SubchannelListener#onSendCompleted}
+     */
+    public void sendRts(int psn, int messageLength, long token) {
+        int slot = sendPool.acquire();
+        int off = sendPool.offset(slot);
+        int len = RendezvousFrameCodec.encodeRts(sendMemory, off, psn, takeCreditWord(), messageLength);
+        sendCredits--;
+        framesInFlight++;
+        post(slot, len, token);
+    }
+
+    /**
+     * Posts a CTS frame (reply rendezvous): the peer may RDMA WRITE its message {@code psn} into
+     * {@code [remoteAddress, remoteAddress + messageLength)} with {@code rkey}. A control frame: no
+     * credit; it may use the send buffer kept back for control frames.
+     *
+     * @return false if no send buffer is free now (retry later) or the subchannel cannot send
+     */
+    public boolean sendCts(int psn, int messageLength, long remoteAddress, int rkey, int flags) {
+        if (!established || failed || closeSent || sendPool.available() == 0) {
+            return false;
+        }
+        int slot = sendPool.acquire();
+        int len = RendezvousFrameCodec.encodeCts(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
+            remoteAddress, rkey, flags);
+        post(slot, len, NO_TOKEN);
+        return !failed;
+    }
+
+    /**
+     * Whether one rendezvous stripe (an RDMA WRITE and its FIN frame) can be posted now: a send
+     * buffer for the FIN beyond the one kept for control frames, and room for the WRITE.
+     */
+    public boolean canWriteStripe() {
+        return established && !failed && !closeSent && writesInFlight < maxWrites && sendPool.available() > 1;
+    }
+
+    /**
+     * Posts one stripe of a rendezvous message: a signaled RDMA WRITE of {@code length} bytes from
+     * local registered memory into the peer's message buffer at {@code stripeOffset}, then a FIN frame
+     * on the same QP, which RC delivers after the WRITE's data (seed 000 &sect;5.3). The caller checked
+     * {@link #canWriteStripe()}.
+     *
+     * @param token handed back in {@link SubchannelListener#onSendCompleted} when the WRITE completed
+     */
+    public void writeStripe(int psn, int messageLength, long localAddress, int lkey, long remoteAddress, int rkey,
+                            int stripeOffset, int length, int stripes, long token) {
+        int idx = writeHead;
+        writeHead = writeHead + 1 == writeTokens.length ? 0 : writeHead + 1;
+        writeTokens[idx] = token;
+        writesInFlight++;
+        bytesSent += length;
+        sendWr.reset().wrId(KIND_WRITE | idx).opcode(WrOpcode.RDMA_WRITE).signaled(true)
+            .remoteAddress(remoteAddress + stripeOffset).rkey(rkey);
+        if (length > 0) {
+            sendWr.sge(localAddress + stripeOffset, length, lkey);
+        }
+        try {
+            if (!qp.postSend(sendWr)) {
+                writesInFlight--;
+                fail(new RdmaTransportException("send queue of rail " + rail + " is full while posting an RDMA WRITE", null, null));
+                return;
+            }
+        } catch (VerbsException e) {
+            writesInFlight--;
+            fail(new RdmaTransportException("posting an RDMA WRITE on rail " + rail + " failed: " + e.getMessage(), e.status(), e));
+            return;
+        }
+        int slot = sendPool.acquire();
+        int len = RendezvousFrameCodec.encodeFin(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
+            stripeOffset, length, stripes);
+        post(slot, len, NO_TOKEN);
+    }
+
+    /** RDMA WRITEs posted and not completed. */
+    public int writesInFlight() {
+        return writesInFlight;
+    }
+
     /** Sends CLOSE (graceful or abort) once; frames after it are not sent. */
     public void sendClose(boolean abort, int nextPsn, String reason) {
         if (closeSent || failed) {
@@ -435,6 +530,15 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     public void onCompletion(WorkCompletion wc) {
         long wrId = wc.wrId();
         int slot = (int) (wrId & ~KIND_MASK);
+        if ((wrId & KIND_MASK) == KIND_WRITE) {
+            writesInFlight--;
+            if (!wc.isSuccess()) {
+                fail(transportError("RDMA WRITE", wc.status(), wc.detail()));
+            } else if (listener != null) {
+                listener.onSendCompleted(this, writeTokens[slot]);
+            }
+            return;
+        }
         if ((wrId & KIND_MASK) == KIND_SEND) {
             long token = sendTokens[slot];
             sendPool.release(slot);
@@ -490,6 +594,48 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
                     FrameHeader.psn(recvMemory, off), DataFrameCodec.isFirst(recvMemory, off), DataFrameCodec.isLast(recvMemory, off),
                     FrameHeader.messageLength(recvMemory, off));
             }
+            case RTS -> {
+                if (!receiveCredits.onDataArrived()) {
+                    receivePool.release(slot);
+                    fail(new RdmaProtocolException("peer sent an RTS frame (PSN " + FrameHeader.psn(recvMemory, off)
+                        + ") on rail " + rail + " without holding a credit"));
+                    return;
+                }
+                int psn = FrameHeader.psn(recvMemory, off);
+                int length = FrameHeader.messageLength(recvMemory, off);
+                // the RTS is parsed: its buffer is free again at once (its credit returns with the next grant)
+                releaseReceiveBuffer(slot);
+                if (l != null) {
+                    l.onRts(this, psn, length);
+                }
+            }
+            case CTS -> {
+                if (!validRendezvous(slot, off, type)) {
+                    return;
+                }
+                int psn = FrameHeader.psn(recvMemory, off);
+                int length = FrameHeader.messageLength(recvMemory, off);
+                long address = RendezvousFrameCodec.ctsRemoteAddress(recvMemory, off);
+                int rkey = RendezvousFrameCodec.ctsRkey(recvMemory, off);
+                int flags = RendezvousFrameCodec.ctsFlags(recvMemory, off);
+                postReceive(slot);
+                if (l != null) {
+                    l.onCts(this, psn, length, address, rkey, flags);
+                }
+            }
+            case FIN -> {
+                if (!validRendezvous(slot, off, type)) {
+                    return;
+                }
+                int psn = FrameHeader.psn(recvMemory, off);
+                int stripeOffset = RendezvousFrameCodec.finStripeOffset(recvMemory, off);
+                int stripeLength = RendezvousFrameCodec.finStripeLength(recvMemory, off);
+                int stripes = RendezvousFrameCodec.finStripes(recvMemory, off);
+                postReceive(slot);
+                if (l != null) {
+                    l.onFin(this, psn, stripeOffset, stripeLength, stripes);
+                }
+            }
             case CREDIT -> postReceive(slot);
             case CLOSE -> {
                 boolean abort = CloseFrameCodec.isAbort(recvMemory, off);
@@ -500,6 +646,17 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
                     l.onPeerClose(this, abort, nextPsn, reason);
                 }
             }
+        }
+    }
+
+    private boolean validRendezvous(int slot, int off, FrameType type) {
+        try {
+            RendezvousFrameCodec.validatePayload(recvMemory, off, type);
+            return true;
+        } catch (FrameFormatException e) {
+            receivePool.release(slot);
+            fail(e);
+            return false;
         }
     }
 

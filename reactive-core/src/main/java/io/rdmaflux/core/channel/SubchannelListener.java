@@ -17,7 +17,19 @@ public interface SubchannelListener {
     void onData(RcSubchannel subchannel, int slot, DirectBuffer buffer, int payloadOffset, int payloadLength, int psn,
                 boolean first, boolean last, int messageLength);
 
-    /** A DATA frame posted with {@code token} completed successfully (the peer's receive buffer holds it). */
+    /**
+     * An RTS arrived: the peer asks to RDMA WRITE message {@code psn} of {@code messageLength} bytes
+     * (it used a buffer credit, already returned, and a message credit).
+     */
+    void onRts(RcSubchannel subchannel, int psn, int messageLength);
+
+    /** A CTS arrived: message {@code psn} may be written to {@code [remoteAddress, +messageLength)} with {@code rkey}. */
+    void onCts(RcSubchannel subchannel, int psn, int messageLength, long remoteAddress, int rkey, int flags);
+
+    /** A FIN arrived: the stripe {@code [stripeOffset, +stripeLength)} of message {@code psn}, one of {@code stripes}, is in place. */
+    void onFin(RcSubchannel subchannel, int psn, int stripeOffset, int stripeLength, int stripes);
+
+    /** A DATA or RTS frame, or an RDMA WRITE, posted with {@code token} completed successfully. */
     void onSendCompleted(RcSubchannel subchannel, long token);
 
     /** The peer sent CLOSE: it sends no more DATA after PSN {@code nextPsn - 1}. */

@@ -10,14 +10,23 @@ package io.rdmaflux.core.frame;
  *       carried it piggybacked (seed 001 &sect;3.1); consumes no credit.</li>
  *   <li>{@link #CLOSE}: the sender will send no more DATA (graceful) or is aborting; consumes no
  *       credit. One per subchannel, like the FIN of seed 000 &sect;5.3.</li>
+ *   <li>{@link #RTS}: request to send one large message by rendezvous (seed 001 &sect;3.1, Fig. 2:
+ *       "start rendezvous"); consumes one credit, like the first fragment of a message.</li>
+ *   <li>{@link #CTS}: clear to send, the receiver's reply with the address and rkey of a
+ *       registered message buffer ("reply rendezvous"); consumes no credit.</li>
+ *   <li>{@link #FIN}: the RDMA WRITE of one stripe on this subchannel is complete ("finish
+ *       rendezvous"); one per subchannel used (seed 000 &sect;5.3); consumes no credit.</li>
  * </ul>
  */
 public enum FrameType {
     DATA(1),
     CREDIT(2),
-    CLOSE(3);
+    CLOSE(3),
+    RTS(4),
+    CTS(5),
+    FIN(6);
 
-    private static final FrameType[] BY_CODE = {null, DATA, CREDIT, CLOSE};
+    private static final FrameType[] BY_CODE = {null, DATA, CREDIT, CLOSE, RTS, CTS, FIN};
 
     private final int code;
 
@@ -32,7 +41,7 @@ public enum FrameType {
 
     /** Whether a frame of this type consumes one of the peer's receive credits. */
     public boolean consumesCredit() {
-        return this == DATA;
+        return this == DATA || this == RTS;
     }
 
     /**
@@ -42,7 +51,7 @@ public enum FrameType {
      */
     public static FrameType fromCode(int code) {
         if (code <= 0 || code >= BY_CODE.length) {
-            throw new FrameFormatException("unknown frame type code " + code + "; known codes are 1 (DATA), 2 (CREDIT), 3 (CLOSE)");
+            throw new FrameFormatException("unknown frame type code " + code + "; known codes are 1 (DATA), 2 (CREDIT), 3 (CLOSE), 4 (RTS), 5 (CTS), 6 (FIN)");
         }
         FrameType t = BY_CODE[code];
         if (t == null) {

@@ -102,6 +102,12 @@ public final class ReorderWindow<T> {
         return esn;
     }
 
+    /** Whether {@code psn} is queued out of order (arrived, waiting for an earlier PSN). */
+    public boolean isQueued(int psn) {
+        int distance = psn - esn;
+        return distance > 0 && distance < windowSize && slots[psn & mask] != null;
+    }
+
     /** Items waiting out of order. */
     public int queued() {
         return queued;

@@ -123,4 +123,56 @@ class FrameCodecTest {
         assertThrows(FrameFormatException.class, () -> HandshakeCodec.decode(new byte[3]));
         assertThrows(IllegalArgumentException.class, () -> new HandshakeCodec(0, 4096, 1, 0, 0));
     }
+
+    @Test
+    void rtsFrameIsAHeaderWithPsnAndMessageLength() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        int len = RendezvousFrameCodec.encodeRts(b, 0, 5, FrameHeader.packCredits(2, 1), 0x100000);
+        assertEquals(24, len);
+        assertEquals("01040000" + "00000000" + "05000000" + "02000100" + "00000000" + "00001000", hex(b, len));
+        assertEquals(FrameType.RTS, FrameHeader.validate(b, 0, len));
+        assertTrue(FrameType.RTS.consumesCredit());
+    }
+
+    @Test
+    void ctsFrameCarriesAddressRkeyAndFlags() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        int len = RendezvousFrameCodec.encodeCts(b, 0, 7, 0, 4096, 0x1122334455667788L, 0xCAFE, RendezvousFrameCodec.CTS_DISCARD);
+        assertEquals(40, len);
+        assertEquals("01050000" + "00000000" + "07000000" + "00000000" + "10000000" + "00100000"
+            + "8877665544332211" + "feca0000" + "01000000", hex(b, len));
+        assertEquals(FrameType.CTS, FrameHeader.validate(b, 0, len));
+        RendezvousFrameCodec.validatePayload(b, 0, FrameType.CTS);
+        assertEquals(0x1122334455667788L, RendezvousFrameCodec.ctsRemoteAddress(b, 0));
+        assertEquals(0xCAFE, RendezvousFrameCodec.ctsRkey(b, 0));
+        assertEquals(RendezvousFrameCodec.CTS_DISCARD, RendezvousFrameCodec.ctsFlags(b, 0));
+        assertFalse(FrameType.CTS.consumesCredit());
+    }
+
+    @Test
+    void finFrameNamesItsStripeAndTheStripeCount() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        int len = RendezvousFrameCodec.encodeFin(b, 0, 9, 0, 1000, 600, 400, 2);
+        assertEquals(36, len);
+        assertEquals("01060000" + "00000000" + "09000000" + "00000000" + "0c000000" + "e8030000"
+            + "58020000" + "90010000" + "02000000", hex(b, len));
+        assertEquals(FrameType.FIN, FrameHeader.validate(b, 0, len));
+        assertEquals(600, RendezvousFrameCodec.finStripeOffset(b, 0));
+        assertEquals(400, RendezvousFrameCodec.finStripeLength(b, 0));
+        assertEquals(2, RendezvousFrameCodec.finStripes(b, 0));
+    }
+
+    @Test
+    void rendezvousFramesRejectBadStripesAndShortPayloads() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        IllegalArgumentException outside = assertThrows(IllegalArgumentException.class,
+            () -> RendezvousFrameCodec.encodeFin(b, 0, 1, 0, 1000, 700, 400, 2));
+        assertTrue(outside.getMessage().contains("1000-byte message"), outside.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> RendezvousFrameCodec.encodeFin(b, 0, 1, 0, 1000, 0, 10, 0));
+        assertThrows(IllegalArgumentException.class, () -> RendezvousFrameCodec.encodeRts(b, 0, 1, 0, -1));
+        RendezvousFrameCodec.encodeRts(b, 0, 1, 0, 10);
+        b.putByte(FrameHeader.TYPE_OFFSET, (byte) FrameType.FIN.code());
+        FrameFormatException e = assertThrows(FrameFormatException.class, () -> RendezvousFrameCodec.validatePayload(b, 0, FrameType.FIN));
+        assertTrue(e.getMessage().contains("FIN") && e.getMessage().contains("12"), e.getMessage());
+    }
 }

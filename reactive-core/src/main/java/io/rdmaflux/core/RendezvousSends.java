@@ -1,0 +1,129 @@
+package io.rdmaflux.core;
+
+import java.util.Arrays;
+
+/**
+ * Send-side state of the rendezvous messages of one connection, one entry per staging slot of the
+ * node's send {@code MessageBufferPool} (so at most that many are in progress): the RTS sent, the
+ * CTS received, the stripe split chosen and which stripes are posted and completed. Arrays only: a
+ * large message allocates nothing. The completion filter of seed 000 &sect;4.1/&sect;5.3 counts
+ * stripe completions here and reports the message once all completed.
+ *
+ * <p><b>Concurrency:</b> progress thread only.
+ */
+final class RendezvousSends {
+    static final int FREE = 0;
+    static final int RTS_SENT = 1;
+    static final int POSTING = 2;
+    static final int POSTED = 3;
+
+    /** Token flag of a stripe's RDMA WRITE: {@code STRIPE | entry << 8 | rail}. */
+    static final long STRIPE = 1L << 40;
+
+    final int[] state;
+    final int[] psn;
+    final int[] length;
+    final int[] rtsRail;
+    final long[] remoteAddress;
+    final int[] rkey;
+    final int[] stripes;
+    final int[] stripesLeft;
+    final long[] postedMask;
+    final long[][] stripeBytes;
+    final long[][] stripeOffset;
+    final long[][] postedNs;
+    private final int[] ctsQueue;
+    private int ctsHead;
+    private int ctsSize;
+    private int inUse;
+
+    RendezvousSends(int entries, int rails) {
+        int n = Math.max(1, entries);
+        state = new int[n];
+        psn = new int[n];
+        length = new int[n];
+        rtsRail = new int[n];
+        remoteAddress = new long[n];
+        rkey = new int[n];
+        stripes = new int[n];
+        stripesLeft = new int[n];
+        postedMask = new long[n];
+        stripeBytes = new long[n][rails];
+        stripeOffset = new long[n][rails];
+        postedNs = new long[n][rails];
+        ctsQueue = new int[n];
+    }
+
+    static long stripeToken(int entry, int rail) {
+        return STRIPE | ((long) entry << 8) | rail;
+    }
+
+    static boolean isStripe(long token) {
+        return token >= 0 && (token & STRIPE) != 0;
+    }
+
+    static int entryOf(long token) {
+        return (int) ((token & ~STRIPE) >>> 8);
+    }
+
+    static int railOf(long token) {
+        return (int) (token & 0xFF);
+    }
+
+    void start(int entry, int messagePsn, int messageLength, int rail) {
+        state[entry] = RTS_SENT;
+        psn[entry] = messagePsn;
+        length[entry] = messageLength;
+        rtsRail[entry] = rail;
+        postedMask[entry] = 0;
+        Arrays.fill(stripeBytes[entry], 0);
+        inUse++;
+    }
+
+    /** The entry waiting for the CTS of {@code messagePsn}, or -1. */
+    int awaitingCts(int messagePsn) {
+        for (int e = 0; e < state.length; e++) {
+            if (state[e] == RTS_SENT && psn[e] == messagePsn) {
+                return e;
+            }
+        }
+        return -1;
+    }
+
+    void queueForPosting(int entry) {
+        state[entry] = POSTING;
+        ctsQueue[(ctsHead + ctsSize++) % ctsQueue.length] = entry;
+    }
+
+    /** The oldest entry whose stripes are not all posted, or -1. */
+    int nextToPost() {
+        return ctsSize == 0 ? -1 : ctsQueue[ctsHead];
+    }
+
+    void posted(int entry) {
+        state[entry] = POSTED;
+        ctsHead = (ctsHead + 1) % ctsQueue.length;
+        ctsSize--;
+    }
+
+    void finish(int entry) {
+        state[entry] = FREE;
+        inUse--;
+    }
+
+    int inUse() {
+        return inUse;
+    }
+
+    /** Forgets every entry (the connection terminated); calls {@code release} with each entry in use. */
+    void clear(java.util.function.IntConsumer release) {
+        for (int e = 0; e < state.length; e++) {
+            if (state[e] != FREE) {
+                state[e] = FREE;
+                release.accept(e);
+            }
+        }
+        inUse = 0;
+        ctsSize = 0;
+    }
+}

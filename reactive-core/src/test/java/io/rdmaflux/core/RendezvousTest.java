@@ -1,0 +1,373 @@
+package io.rdmaflux.core;
+
+import io.rdmaflux.core.channel.ChannelFactory;
+import io.rdmaflux.core.channel.Subchannel;
+import io.rdmaflux.core.channel.SubchannelScheduler;
+import io.rdmaflux.verbs.testing.VerbsLeakCheck;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import reactor.core.publisher.BaseSubscriber;
+import reactor.core.publisher.Flux;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The zero-copy rendezvous (seed 001 &sect;3: RTS, CTS with rkey, RDMA WRITE, FIN; seed 000 &sect;4.3
+ * and &sect;5.3: striped WRITEs landing in place, one FIN per subchannel used) over 1, 2 and 3 rails
+ * in virtual time.
+ */
+class RendezvousTest {
+    private static final int BUFFER_BYTES = 1024;
+    private static final int MAX_MESSAGE = 256 * 1024;
+    private static final int POOL = 4;
+
+    private VerbsLeakCheck leaks;
+
+    @BeforeEach
+    void begin() {
+        leaks = VerbsLeakCheck.begin();
+    }
+
+    @AfterEach
+    void noLeaks() {
+        leaks.assertClean();
+    }
+
+    /** Round robin for whole messages; stripes messages of at least 8 KiB with weights 3:1:2:... and records everything. */
+    static final class RecordingStriper implements SubchannelScheduler {
+        final SubchannelScheduler rr;
+        final long[] askedBytes;
+        final long[] completedBytes;
+        final List<long[]> stripes = new ArrayList<>();
+        final java.util.Set<Integer> stripedPsns = new java.util.HashSet<>();
+        final AtomicInteger messagesCompleted = new AtomicInteger();
+        final AtomicInteger failures = new AtomicInteger();
+        boolean broken;
+
+        RecordingStriper(List<? extends Subchannel> subchannels) {
+            rr = ChannelFactory.roundRobin().create(subchannels);
+            askedBytes = new long[subchannels.size()];
+            completedBytes = new long[subchannels.size()];
+        }
+
+        @Override
+        public int select(int psn, int lengthBytes, Subchannel[] subchannels) {
+            return rr.select(psn, lengthBytes, subchannels);
+        }
+
+        @Override
+        public long stripeThresholdBytes() {
+            return 8 * 1024;
+        }
+
+        @Override
+        public void stripe(int psn, int lengthBytes, Subchannel[] subchannels, long nowNs, long[] stripeBytes) {
+            long total = 0;
+            for (int i = 0; i < subchannels.length; i++) {
+                if (subchannels[i].isUsable()) {
+                    total += weight(i);
+                }
+            }
+            long left = lengthBytes;
+            int last = -1;
+            for (int i = 0; i < subchannels.length; i++) {
+                if (subchannels[i].isUsable()) {
+                    stripeBytes[i] = lengthBytes * weight(i) / total;
+                    left -= stripeBytes[i];
+                    last = i;
+                }
+            }
+            stripeBytes[last] += left;
+            if (broken) {
+                stripeBytes[last] += 1;
+            }
+            for (int i = 0; i < subchannels.length; i++) {
+                askedBytes[i] += stripeBytes[i];
+            }
+            stripedPsns.add(psn);
+        }
+
+        private static long weight(int rail) {
+            return rail % 2 == 0 ? 3 + rail : 1;
+        }
+
+        @Override
+        public void onStripeCompleted(Subchannel subchannel, int psn, long offsetBytes, long lengthBytes, long postedNs,
+                                      long completedNs) {
+            if (stripedPsns.contains(psn)) {
+                completedBytes[subchannel.rail()] += lengthBytes;
+            }
+            stripes.add(new long[] {psn, subchannel.rail(), offsetBytes, lengthBytes, postedNs, completedNs});
+        }
+
+        @Override
+        public void onMessageCompleted(Subchannel subchannel, int psn, int lengthBytes, long elapsedNs) {
+            messagesCompleted.incrementAndGet();
+        }
+
+        @Override
+        public void onSubchannelFailed(Subchannel subchannel) {
+            failures.incrementAndGet();
+        }
+    }
+
+    private static InvokerPair pair(int rails, AtomicReference<RecordingStriper> striper) {
+        ChannelFactory f = subchannels -> {
+            RecordingStriper s = new RecordingStriper(subchannels);
+            striper.set(s);
+            return s;
+        };
+        return InvokerPair.open(rails, ConnectionSpec.rails(rails).striping(f),
+            b -> b.bufferBytes(BUFFER_BYTES).receiveBuffers(8).maxMessageBytes(MAX_MESSAGE).rendezvousBuffers(POOL));
+    }
+
+    static byte[] pattern(int length, int seed) {
+        byte[] b = new byte[length];
+        for (int i = 0; i < length; i++) {
+            b[i] = (byte) (i * 31 + seed * 7 + (i >>> 8));
+        }
+        return b;
+    }
+
+    @ParameterizedTest(name = "{0} rails")
+    @ValueSource(ints = {1, 2, 3})
+    void largeMessagesArriveByteExactWithEachRailCarryingTheBytesStripeAskedFor(int rails) {
+        AtomicReference<RecordingStriper> striper = new AtomicReference<>();
+        try (InvokerPair p = pair(rails, striper)) {
+            int[] sizes = {MAX_MESSAGE, 100_000, 8 * 1024, 8 * 1024 - 1, 2000, 65_537};
+            List<byte[]> got = new ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                got.add(m.toByteArray());
+                m.release();
+            });
+            AtomicBoolean sent = new AtomicBoolean();
+            p.client.send(Flux.range(0, sizes.length).map(i -> RdmaMessage.of(pattern(sizes[i], i))))
+                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
+            p.runUntil(() -> sent.get() && got.size() == sizes.length);
+            for (int i = 0; i < sizes.length; i++) {
+                assertArrayEquals(pattern(sizes[i], i), got.get(i), "message " + i);
+            }
+            RecordingStriper s = striper.get();
+            assertArrayEquals(s.askedBytes, s.completedBytes, "every stripe stripe() asked for completed, no more");
+            long striped = Arrays.stream(s.askedBytes).sum();
+            assertEquals(MAX_MESSAGE + 100_000 + 8 * 1024 + 65_537, striped, "messages >= stripeThresholdBytes are striped");
+            for (Subchannel sc : p.client.subchannels()) {
+                assertTrue(s.askedBytes[sc.rail()] > 0, "rail " + sc.rail() + " carried a stripe");
+                // bytes by RDMA WRITE per rail: the stripes asked, plus the unstriped 8 KiB - 1 and 2000-byte messages on their RTS rail
+                assertTrue(sc.bytesSent() >= s.askedBytes[sc.rail()], "rail " + sc.rail());
+            }
+            assertEquals(Arrays.stream(sizes).asLongStream().sum(),
+                p.client.subchannels().stream().mapToLong(Subchannel::bytesSent).sum(), "each byte written once, no DATA copy");
+            assertEquals(sizes.length, s.messagesCompleted.get(), "the completion filter reports each message once");
+            for (long[] st : s.stripes) {
+                assertTrue(st[4] <= st[5], "posted before completed");
+            }
+            assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+        }
+    }
+
+    @ParameterizedTest(name = "{0} rails")
+    @ValueSource(ints = {1, 2, 3})
+    void smallAndLargeMessagesInterleavedArriveInPsnOrder(int rails) {
+        AtomicReference<RecordingStriper> striper = new AtomicReference<>();
+        try (InvokerPair p = pair(rails, striper)) {
+            int n = 120;
+            int[] sizes = new int[n];
+            java.util.Random r = new java.util.Random(rails);
+            for (int i = 0; i < n; i++) {
+                sizes[i] = switch (r.nextInt(4)) {
+                    case 0 -> 5000 + r.nextInt(60_000);
+                    case 1 -> 1001 + r.nextInt(3000);
+                    default -> r.nextInt(BUFFER_BYTES - 24);
+                };
+            }
+            List<RdmaMessage> got = new ArrayList<>();
+            AtomicBoolean sent = new AtomicBoolean();
+            p.server.receive().subscribe(got::add);
+            p.client.send(Flux.range(0, n).map(i -> RdmaMessage.write(sizes[i], (buf, off, len) -> buf.putBytes(off, pattern(len, i)))))
+                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
+            List<Integer> order = new ArrayList<>();
+            for (int step = 0; order.size() < n; step++) {
+                assertTrue(step < 10_000, "no progress after " + order.size() + " messages");
+                p.pass();
+                if (p.pass() == 0) {
+                    p.soft.clock().advance(1_000);
+                }
+                // release out of order: newest first, every other pass
+                if (!got.isEmpty() && step % 2 == 0) {
+                    RdmaMessage m = got.remove(got.size() - 1);
+                    assertArrayEquals(pattern(sizes[m.psn()], m.psn()), m.toByteArray(), "PSN " + m.psn());
+                    order.add(m.psn());
+                    m.release();
+                }
+            }
+            List<Integer> sorted = new ArrayList<>(order);
+            sorted.sort(null);
+            for (int i = 0; i < n; i++) {
+                assertEquals(i, sorted.get(i), "every PSN exactly once");
+            }
+            p.drive();
+            assertTrue(sent.get());
+            assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+        }
+    }
+
+    @Test
+    void deliveryOrderFollowsPsnWhenLargeAndSmallMessagesAlternate() {
+        AtomicReference<RecordingStriper> striper = new AtomicReference<>();
+        try (InvokerPair p = pair(3, striper)) {
+            List<Integer> psns = new ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                psns.add(m.psn());
+                assertEquals(m.psn() % 2 == 0 ? 50_000 : 10, m.lengthBytes());
+                m.release();
+            });
+            p.client.send(Flux.range(0, 40).map(i -> RdmaMessage.of(new byte[i % 2 == 0 ? 50_000 : 10]))).subscribe();
+            p.runUntil(() -> psns.size() == 40);
+            for (int i = 0; i < 40; i++) {
+                assertEquals(i, psns.get(i));
+            }
+        }
+    }
+
+    @Test
+    void aStalledConsumerHoldsAtMostThePoolAndTheSenderWaitsWithoutBuffering() {
+        AtomicReference<RecordingStriper> striper = new AtomicReference<>();
+        try (InvokerPair p = pair(2, striper)) {
+            List<RdmaMessage> held = new ArrayList<>();
+            AtomicInteger emitted = new AtomicInteger();
+            BaseSubscriber<RdmaMessage> sub = new BaseSubscriber<>() {
+                @Override
+                protected void hookOnNext(RdmaMessage m) {
+                    held.add(m);
+                }
+            };
+            p.server.receive().subscribe(sub);
+            AtomicBoolean sent = new AtomicBoolean();
+            p.client.send(Flux.range(0, 30).doOnNext(i -> emitted.incrementAndGet()).map(i -> RdmaMessage.of(pattern(40_000, i))))
+                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
+            for (int i = 0; i < 20; i++) {
+                p.drive();
+            }
+            assertEquals(POOL, held.size(), "the consumer holds every message buffer of the pool, no more arrive");
+            assertEquals(POOL, p.serverNode.rendezvousPool(true).inUse());
+            assertTrue(p.clientNode.rendezvousPool(false).inUse() <= POOL);
+            assertTrue(emitted.get() <= 2 * 8 + 16 + POOL, "publisher held to credits + queue, emitted " + emitted.get());
+            assertFalse(sent.get());
+            int next = 0;
+            while (next < 30) {
+                assertTrue(!held.isEmpty(), "stalled at " + next);
+                RdmaMessage m = held.remove(0);
+                assertEquals(next, m.psn());
+                assertArrayEquals(pattern(40_000, next), m.toByteArray());
+                m.release();
+                next++;
+                p.drive();
+                assertTrue(p.serverNode.rendezvousPool(true).inUse() <= POOL);
+            }
+            assertTrue(sent.get());
+            assertEquals(0, p.serverNode.rendezvousPool(true).inUse());
+            assertEquals(0, p.clientNode.rendezvousPool(false).inUse());
+            assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+        }
+    }
+
+    @Test
+    void aPoolOfOneBufferStillDeliversOutOfOrderArrivalsWithoutDeadlock() {
+        try (InvokerPair p = InvokerPair.open(3, ConnectionSpec.rails(3),
+            b -> b.bufferBytes(BUFFER_BYTES).receiveBuffers(4).maxMessageBytes(MAX_MESSAGE).rendezvousBuffers(1))) {
+            List<Integer> psns = new ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                psns.add(m.psn());
+                assertArrayEquals(pattern(m.lengthBytes(), m.psn()), m.toByteArray());
+                m.release();
+            });
+            p.client.send(Flux.range(0, 30).map(i -> RdmaMessage.of(pattern(2000 + 997 * i, i)))).subscribe();
+            p.runUntil(() -> psns.size() == 30);
+            for (int i = 0; i < 30; i++) {
+                assertEquals(i, psns.get(i));
+            }
+        }
+    }
+
+    @Test
+    void cancellingReceiveWhileRtsWaitsLetsTheSenderComplete() {
+        AtomicReference<RecordingStriper> striper = new AtomicReference<>();
+        try (InvokerPair p = pair(2, striper)) {
+            List<RdmaMessage> held = new ArrayList<>();
+            BaseSubscriber<RdmaMessage> sub = new BaseSubscriber<>() {
+                @Override
+                protected void hookOnNext(RdmaMessage m) {
+                    held.add(m);
+                }
+            };
+            p.server.receive().subscribe(sub);
+            AtomicBoolean sent = new AtomicBoolean();
+            p.client.send(Flux.range(0, 12).map(i -> RdmaMessage.of(new byte[30_000]))).subscribe(null, null, () -> sent.set(true));
+            p.drive();
+            assertEquals(POOL, held.size());
+            sub.cancel();
+            p.drive();
+            held.forEach(RdmaMessage::release);
+            p.drive();
+            assertTrue(sent.get(), "messages after the cancel are acknowledged and dropped, the send completes");
+            assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+            assertEquals(0, p.serverNode.rendezvousPool(true).inUse());
+        }
+    }
+
+    @Test
+    void aSchedulerSplittingWronglyFailsTheConnectionNamingTheSplit() {
+        AtomicReference<RecordingStriper> striper = new AtomicReference<>();
+        try (InvokerPair p = pair(2, striper)) {
+            striper.get().broken = true;
+            p.server.receive().subscribe(RdmaMessage::release, e -> { });
+            AtomicReference<Throwable> error = new AtomicReference<>();
+            p.client.send(Flux.just(RdmaMessage.of(new byte[20_000]))).subscribe(null, error::set);
+            p.runUntil(() -> error.get() != null);
+            IllegalStateException e = assertInstanceOf(IllegalStateException.class, error.get());
+            assertTrue(e.getMessage().contains("add up to 20001"), e.getMessage());
+            assertTrue(p.client.isDisposed());
+        }
+    }
+
+    @Test
+    void withRendezvousOffLargeMessagesAreFragmentedAndNoMessageBufferIsRegistered() {
+        try (InvokerPair p = InvokerPair.open(b -> b.bufferBytes(BUFFER_BYTES).maxMessageBytes(MAX_MESSAGE).rendezvousBuffers(0))) {
+            AtomicReference<byte[]> got = new AtomicReference<>();
+            p.server.receive().subscribe(m -> {
+                got.set(m.toByteArray());
+                m.release();
+            });
+            p.client.send(Flux.just(RdmaMessage.of(pattern(100_000, 3)))).subscribe();
+            p.runUntil(() -> got.get() != null);
+            assertArrayEquals(pattern(100_000, 3), got.get());
+        }
+    }
+
+    @Test
+    void builderRejectsPoolsItCannotRegister() {
+        IllegalArgumentException tooMany = assertThrows(IllegalArgumentException.class, () -> RdmaNode.builder().rendezvousBuffers(65));
+        assertTrue(tooMany.getMessage().contains("rendezvousBuffers") && tooMany.getMessage().contains("65"), tooMany.getMessage());
+        IllegalArgumentException tooBig = assertThrows(IllegalArgumentException.class, () -> RdmaNode.builder()
+            .maxMessageBytes(1 << 30).rendezvousBuffers(4).build());
+        assertTrue(tooBig.getMessage().contains("rendezvousBuffers x maxMessageBytes"), tooBig.getMessage());
+        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> RdmaNode.builder().rendezvousThresholdBytes(-1));
+        assertTrue(negative.getMessage().contains("rendezvousThresholdBytes"), negative.getMessage());
+    }
+}
