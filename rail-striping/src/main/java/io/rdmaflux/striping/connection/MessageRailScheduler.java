@@ -147,8 +147,12 @@ final class MessageRailScheduler implements SubchannelScheduler {
         long active = RailMask.all(railCount) & ~failed;
         if ((freshRates & active) == active && RailMask.count(active) > 1) {
             freshRates = 0;
+            double before = striping.share(0);
             striping.onMessageCompleted(round.of(active));
-            java.util.Arrays.fill(assignedBytes, 0);
+            if (striping.share(0) != before) {
+                // new weights: deficits counted under the old ones no longer apply
+                java.util.Arrays.fill(assignedBytes, 0);
+            }
         }
     }
 
