@@ -4,10 +4,15 @@ import io.rdmaflux.verbs.soft.SoftDevice;
 import io.rdmaflux.verbs.soft.SoftFrame;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
+import org.jspecify.annotations.Nullable;
 
 /**
- * An accepted TCP stream: reads frames into its buffer and hands each to the NIC, in order. A
+ * The receive half of one RC connection (accepted, or opened by a local {@link RcStream}, its
+ * {@link #writer}): reads frames into its buffer and hands each to the NIC, in order. A
  * frame due now is handed over by reference into the buffer (the NIC places it before returning);
  * one the NIC must hold (a rail with latency) is copied first. The buffer grows to the largest
  * frame seen (up to {@link NetTransportConfig#maxFrameBytes()}). A malformed header closes the
@@ -27,12 +32,49 @@ final class InboundStream {
     private long lastDeliverAtNs = Long.MIN_VALUE;
     private boolean closed;
     boolean backlogged;
+    private @Nullable SelectionKey key;
+    /** The send half on this connection, once a local route uses it. */
+    @Nullable RcStream writer;
+    private @Nullable InetAddress remoteIp;
+    private boolean sawFrame;
+    private int firstSourceQpn;
+    private int firstDestinationQpn;
 
     InboundStream(NetTransport transport, SoftDevice nic, SocketChannel channel, NetAttachment owner) {
         this.transport = transport;
         this.nic = nic;
         this.channel = channel;
         this.owner = owner;
+    }
+
+    SocketChannel channel() {
+        return channel;
+    }
+
+    @Nullable SelectionKey key() {
+        return key;
+    }
+
+    void key(SelectionKey key) {
+        this.key = key;
+    }
+
+    /**
+     * Whether this accepted connection carries the peer's half of the QP pair
+     * {@code (remoteQpn -> localQpn)} from {@code remote}, with no local send half yet.
+     */
+    boolean carries(InetAddress remote, int remoteQpn, int localQpn) {
+        if (closed || writer != null || !sawFrame || firstSourceQpn != remoteQpn || firstDestinationQpn != localQpn) {
+            return false;
+        }
+        if (remoteIp == null) {
+            try {
+                remoteIp = ((InetSocketAddress) channel.getRemoteAddress()).getAddress();
+            } catch (IOException | RuntimeException e) {
+                return false;
+            }
+        }
+        return remote.equals(remoteIp);
     }
 
     /** Reads what arrived and delivers complete frames, at most {@code limit}; returns frames delivered. */
@@ -43,8 +85,10 @@ final class InboundStream {
                 makeRoom(writePos - readPos + 1);
             }
             int n;
+            int space;
             try {
                 buf.limit(readLimit()).position(writePos);
+                space = buf.remaining();
                 n = channel.read(buf);
             } catch (IOException e) {
                 close();
@@ -59,6 +103,11 @@ final class InboundStream {
             }
             writePos += n;
             delivered += deliver(nowNs, limit - delivered);
+            if (n < space) {
+                // the socket had less than we asked for, so it is drained: save the read that would
+                // only say so (the selector reports the stream again when more arrives)
+                return delivered;
+            }
         }
         return delivered;
     }
@@ -109,6 +158,11 @@ final class InboundStream {
     private void handOver(int at, int frameLength, long nowNs) {
         SoftFrame f = nic.claimFrame();
         long delay = NetFrameCodec.decodeHeader(buf, at, f);
+        if (!sawFrame) {
+            sawFrame = true;
+            firstSourceQpn = f.sourceQpn;
+            firstDestinationQpn = f.destinationQpn;
+        }
         long deliverAt = nowNs + delay;
         if (deliverAt - lastDeliverAtNs < 0 && lastDeliverAtNs != Long.MIN_VALUE) {
             deliverAt = lastDeliverAtNs;
@@ -160,5 +214,9 @@ final class InboundStream {
         closed = true;
         owner.forget(this);
         NetAttachment.closeQuietly(channel);
+        RcStream w = writer;
+        if (w != null) {
+            w.breakStream("the peer closed the stream (or it was reset)");
+        }
     }
 }

@@ -140,12 +140,35 @@ final class NetAttachment implements FrameTransport.Attachment {
         }
         RcStream s = route.stream;
         if (s == null) {
-            s = new RcStream(transport, this, route.socketAddress, route.destination);
+            s = streamFor(route, frame);
             route.stream = s;
             outbound.add(s);
-            s.open(localAddressFor(route.socketAddress.getAddress()));
         }
         s.transmit(frame);
+    }
+
+    /**
+     * The send half for a new RC route: the connection the peer already opened for this QP pair
+     * when there is one (so the pair shares one TCP connection), else a new connection.
+     */
+    private RcStream streamFor(NetTransport.NetRoute route, SoftFrame first) {
+        InetAddress peer = route.socketAddress.getAddress();
+        for (int i = 0; i < inbound.size(); i++) {
+            InboundStream in = inbound.get(i);
+            if (in.carries(peer, first.destinationQpn, first.sourceQpn)) {
+                return RcStream.over(transport, this, in, route.socketAddress, route.destination);
+            }
+        }
+        RcStream s = new RcStream(transport, this, route.socketAddress, route.destination);
+        s.open(localAddressFor(peer));
+        return s;
+    }
+
+    /** A receive half for a connection a local {@link RcStream} opens. */
+    InboundStream reader(SocketChannel ch) {
+        InboundStream r = new InboundStream(transport, nic, ch, this);
+        inbound.add(r);
+        return r;
     }
 
     void markDirty(RcStream s) {
@@ -265,15 +288,22 @@ final class NetAttachment implements FrameTransport.Attachment {
             return;
         }
         if (a instanceof InboundStream s) {
-            if (budget <= 0) {
+            RcStream w = s.writer;
+            if (key.isConnectable()) {
+                if (w != null) {
+                    w.onConnectable(key);
+                }
                 return;
             }
-            budget -= s.onReadable(nowNs, budget);
-            if (s.backlogged) {
-                backlogged.add(s);
+            if (key.isReadable() && budget > 0 && !s.backlogged) {
+                budget -= s.onReadable(nowNs, budget);
+                if (s.backlogged) {
+                    backlogged.add(s);
+                }
             }
-        } else if (a instanceof RcStream s) {
-            s.onReady(key);
+            if (w != null && key.isValid() && key.isWritable()) {
+                w.onWritable();
+            }
         } else if (a instanceof BoundPort p) {
             if (key.isAcceptable()) {
                 accept(p);
@@ -294,7 +324,7 @@ final class NetAttachment implements FrameTransport.Attachment {
                     ch.setOption(StandardSocketOptions.SO_RCVBUF, transport.config.tcpBufferBytes());
                 }
                 InboundStream s = new InboundStream(transport, nic, ch, this);
-                ch.register(selector, SelectionKey.OP_READ, s);
+                s.key(ch.register(selector, SelectionKey.OP_READ, s));
                 inbound.add(s);
             }
         } catch (IOException e) {

@@ -18,8 +18,9 @@ import org.jspecify.annotations.Nullable;
  * The outbound TCP stream of one RC route: frames in transmission order, written without
  * blocking. Frames of at most {@value #SMALL_FRAME_PAYLOAD} payload bytes are copied into a staging
  * buffer (several per write); a larger one is written by reference from the sender's registered
- * memory, after its header, in one gathering write, and released once fully written. The stream
- * never reads data; it watches for EOF or reset, which break it.
+ * memory, after its header, in one gathering write, and released once fully written. Frames
+ * coming back on the same connection (the peer's half of the QP pair) are read by its
+ * {@link InboundStream}; EOF or reset there breaks this half too.
  *
  * <p>Acknowledgements: ACKs are cumulative, so a queued ACK followed by a newer one is replaced
  * by it, and a lone ACK is held for up to {@link NetTransportConfig#ackCoalescingNs()} so that it
@@ -41,7 +42,7 @@ final class RcStream {
     private final ByteBuffer[] gather = new ByteBuffer[1 + MAX_SGE];
     private final @Nullable ByteBuffer[] viewSource = new ByteBuffer[MAX_SGE];
     private final @Nullable ByteBuffer[] views = new ByteBuffer[MAX_SGE];
-    private final ByteBuffer probe = ByteBuffer.allocateDirect(64);
+    private @Nullable InboundStream reader;
     private @Nullable SocketChannel channel;
     private @Nullable SelectionKey key;
     private @Nullable SoftFrame large;
@@ -63,6 +64,22 @@ final class RcStream {
         gather[0] = staging;
     }
 
+    /**
+     * The send half of a connection the peer opened for the same QP pair (its reader is
+     * {@code accepted}): frames go back on the peer's stream, so the QP pair shares one TCP
+     * connection and the kernel's acknowledgements ride on the data.
+     */
+    static RcStream over(NetTransport transport, NetAttachment owner, InboundStream accepted, InetSocketAddress remote,
+                         PortAddress destination) {
+        RcStream s = new RcStream(transport, owner, remote, destination);
+        s.channel = accepted.channel();
+        s.key = accepted.key();
+        s.reader = accepted;
+        s.connected = true;
+        accepted.writer = s;
+        return s;
+    }
+
     /** Starts the non-blocking connect from {@code local}. */
     void open(InetAddress local) {
         try {
@@ -76,12 +93,16 @@ final class RcStream {
             }
             ch.bind(new InetSocketAddress(local, 0));
             transport.streamsOpened.incrementAndGet();
+            InboundStream r = owner.reader(ch);
+            r.writer = this;
+            reader = r;
             if (ch.connect(remote)) {
                 connected = true;
-                key = ch.register(owner.selector(), SelectionKey.OP_READ, this);
+                key = ch.register(owner.selector(), SelectionKey.OP_READ, r);
             } else {
-                key = ch.register(owner.selector(), SelectionKey.OP_CONNECT, this);
+                key = ch.register(owner.selector(), SelectionKey.OP_CONNECT, r);
             }
+            r.key(key);
         } catch (IOException | RuntimeException e) {
             breakStream("connect to " + destination + " failed: " + e);
         }
@@ -135,40 +156,30 @@ final class RcStream {
         return false;
     }
 
-    void onReady(SelectionKey k) {
+    /** The non-blocking connect finished (or failed). */
+    void onConnectable(SelectionKey k) {
         if (broken) {
             return;
         }
-        SocketChannel ch = channel;
         try {
-            if (k.isConnectable()) {
-                if (!ch.finishConnect()) {
-                    return;
-                }
-                connected = true;
-                k.interestOps(SelectionKey.OP_READ);
-                flush();
+            if (!channel.finishConnect()) {
                 return;
             }
-            if (k.isReadable()) {
-                probe.clear();
-                int n = ch.read(probe);
-                if (n < 0) {
-                    breakStream("peer " + destination + " closed the stream");
-                    return;
-                }
-                if (n > 0) {
-                    breakStream("peer " + destination + " sent data on a send-only stream");
-                    return;
-                }
-            }
-            if (k.isValid() && k.isWritable()) {
-                writeBlocked = false;
-                flush();
-            }
+            connected = true;
+            k.interestOps(SelectionKey.OP_READ);
+            flush();
         } catch (IOException e) {
-            breakStream("stream to " + destination + " failed: " + e);
+            breakStream("connect to " + destination + " failed: " + e);
         }
+    }
+
+    /** The socket takes data again. */
+    void onWritable() {
+        if (broken) {
+            return;
+        }
+        writeBlocked = false;
+        flush();
     }
 
     /** Writes as much as the socket takes. */
@@ -273,7 +284,7 @@ final class RcStream {
         return any;
     }
 
-    private void breakStream(String reason) {
+    void breakStream(String reason) {
         if (broken) {
             return;
         }
@@ -282,6 +293,10 @@ final class RcStream {
         transport.streamsBroken.incrementAndGet();
         releaseAll();
         NetAttachment.closeQuietly(channel);
+        InboundStream r = reader;
+        if (r != null) {
+            r.close();
+        }
     }
 
     private void releaseAll() {
@@ -305,6 +320,10 @@ final class RcStream {
         broken = true;
         releaseAll();
         NetAttachment.closeQuietly(channel);
+        InboundStream r = reader;
+        if (r != null) {
+            r.close();
+        }
     }
 
     @Override
