@@ -33,6 +33,14 @@ public final class StripingPolicies {
         return (railCount, granule) -> new WeightedStriping(railCount, granule, copy);
     }
 
+    /**
+     * Load-balanced fragmentation (seed 002 §3.2): fragments equalize each rail's outstanding bytes;
+     * with idle rails an equal split. Use one instance per direction (puts and gets).
+     */
+    public static StripingPolicy.Factory loadBalanced() {
+        return LoadBalancedStriping::new;
+    }
+
     /** Adaptive striping with {@link #DEFAULT_ALPHA} from equal weights. */
     public static StripingPolicy.Factory adaptive() {
         return adaptive(DEFAULT_ALPHA);

@@ -40,6 +40,7 @@ class StripingPoliciesTest {
             StripingPolicies.even().create(4, 4096),
             StripingPolicies.weighted(5, 3, 0, 1).create(4, 4096),
             StripingPolicies.adaptive().create(4, 4096),
+            StripingPolicies.loadBalanced().create(4, 4096),
             StripingPolicies.sampled(TransferTimeModel.nominal(1_000_000_000L, 1000), TransferTimeModel.nominal(250_000_000L, 5000),
                 TransferTimeModel.nominal(500_000_000L, 100), TransferTimeModel.nominal(2_000_000_000L, 20_000)).create(4, 4096),
         };
@@ -60,6 +61,23 @@ class StripingPoliciesTest {
                 assertEquals(length, sum, p.name() + " lost bytes");
             }
         }
+    }
+
+    @Test
+    void loadBalancedFragmentationEqualizesOutstandingBytes() {
+        StripingPolicy lb = StripingPolicies.loadBalanced().create(3, 1024);
+        long[] out = new long[3];
+        lb.split(3 * 1024 * 1024, 0b111, 0, out);
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new long[] {1 << 20, 1 << 20, 1 << 20}, out);
+        // rail 0 still has 1 MiB outstanding: the next 1.5 MiB fills the others up to its level first
+        lb.onStripePosted(0, 1 << 20, 0);
+        lb.split(3 * 512 * 1024, 0b111, 0, out);
+        assertEquals(0, out[0]);
+        assertEquals(out[1], out[2]);
+        assertEquals(3 * 512 * 1024, out[1] + out[2]);
+        lb.onStripeCompleted(0, 1 << 20, 0, 1, true, 0);
+        lb.split(3 * 1024, 0b111, 0, out);
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new long[] {1024, 1024, 1024}, out);
     }
 
     /** Timings of one message as a fixed test double. */

@@ -41,7 +41,7 @@ public class ReconvergenceBenchmark {
     static final long SIZE = 1 << 20;
 
     private StripingBench bench;
-    private CommunicationScheduler<RdmaPut> scheduler;
+    private CommunicationScheduler<RdmaTransfer> scheduler;
 
     @Setup(Level.Invocation)
     public void settle() {
@@ -67,7 +67,7 @@ public class ReconvergenceBenchmark {
      * Sends 1 MiB messages until {@code stable} consecutive weight updates are within 5% of the
      * ratio {@code target : 1 - target}; returns the messages sent.
      */
-    static int followUntil(StripingBench bench, CommunicationScheduler<RdmaPut> scheduler, double target, int stable, int limit) {
+    static int followUntil(StripingBench bench, CommunicationScheduler<RdmaTransfer> scheduler, double target, int stable, int limit) {
         int inside = 0;
         int messages = 0;
         double targetRatio = target / (1 - target);

@@ -53,7 +53,7 @@ public class StripingBandwidthBenchmark {
     public int inFlight;
 
     private StripingBench bench;
-    private CommunicationScheduler<RdmaPut> scheduler;
+    private CommunicationScheduler<RdmaTransfer> scheduler;
 
     static long[] rates(String rails) {
         return switch (rails) {

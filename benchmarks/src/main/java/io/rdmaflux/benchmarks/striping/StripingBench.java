@@ -5,7 +5,7 @@ import io.rdmaflux.striping.RailSubchannel;
 import io.rdmaflux.striping.RailsSpec;
 import io.rdmaflux.striping.verbs.RailBuffers;
 import io.rdmaflux.striping.verbs.RdmaPut;
-import io.rdmaflux.striping.verbs.RdmaWriteRail;
+import io.rdmaflux.striping.verbs.RdmaRail;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.CompletionQueue;
 import io.rdmaflux.verbs.Device;
@@ -40,7 +40,7 @@ final class StripingBench implements AutoCloseable {
     final NanoClock clock = new SystemNanoClock();
     final SoftProvider hostA;
     final SoftProvider hostB;
-    final List<RdmaWriteRail> rails = new ArrayList<>();
+    final List<RdmaRail> rails = new ArrayList<>();
     final RailBuffers buffers;
     private final List<AutoCloseable> resources = new ArrayList<>();
     private final ByteBuffer srcMemory = ByteBuffer.allocateDirect(BUFFER_BYTES);
@@ -80,7 +80,7 @@ final class StripingBench implements AutoCloseable {
             rkeys[rail] = dst.rkey();
             remote = dst.address();
             resources.addAll(List.of(pa, pb, cqa, cqb, qa, qb, src, dst));
-            rails.add(new RdmaWriteRail(qa, cqa));
+            rails.add(new RdmaRail(qa, cqa));
         }
         buffers = RailBuffers.of(local, remote, rkeys);
         for (int rail = 0; rail < railCount; rail++) {
@@ -96,14 +96,14 @@ final class StripingBench implements AutoCloseable {
     }
 
     /** A scheduler posting on this bench's rails; the rails report to it until another is attached. */
-    CommunicationScheduler<RdmaPut> scheduler(RailsSpec spec) {
-        CommunicationScheduler<RdmaPut> s = new CommunicationScheduler<>(spec, stripe -> rails.get(stripe.rail()).post(stripe));
+    CommunicationScheduler<RdmaTransfer> scheduler(RailsSpec spec) {
+        CommunicationScheduler<RdmaTransfer> s = new CommunicationScheduler<>(spec, stripe -> rails.get(stripe.rail()).post(stripe));
         attach(s);
         return s;
     }
 
     /** Makes the rails report to {@code s}; only while no stripe is outstanding. */
-    void attach(CommunicationScheduler<RdmaPut> s) {
+    void attach(CommunicationScheduler<RdmaTransfer> s) {
         RailSubchannel.StripeListener listener = new RailSubchannel.StripeListener() {
             @Override
             public void onStripeCompleted(int rail, long stripeId, long nowNs) {
@@ -126,7 +126,7 @@ final class StripingBench implements AutoCloseable {
         int work = hostA.progress(now) + hostB.progress(now);
         // completions are stamped when they are seen, after the providers' pass (which copies data)
         long seen = clock.nanoTime();
-        for (RdmaWriteRail r : rails) {
+        for (RdmaRail r : rails) {
             work += r.poll(seen);
         }
         return work;
@@ -136,7 +136,7 @@ final class StripingBench implements AutoCloseable {
      * Sends {@code messages} puts of {@code sizeBytes} (cycling over the buffer) and drives until all
      * completed; returns the elapsed ns.
      */
-    long transfer(CommunicationScheduler<RdmaPut> s, int messages, long sizeBytes) {
+    long transfer(CommunicationScheduler<RdmaTransfer> s, int messages, long sizeBytes) {
         long start = clock.nanoTime();
         int sent = 0;
         int[] done = {0};

@@ -37,7 +37,7 @@ public class StripingLatencyBenchmark {
     public String policy;
 
     private StripingBench bench;
-    private CommunicationScheduler<RdmaPut> scheduler;
+    private CommunicationScheduler<RdmaTransfer> scheduler;
 
     @Setup(Level.Trial)
     public void setUp() {

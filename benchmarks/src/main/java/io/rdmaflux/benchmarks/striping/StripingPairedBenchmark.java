@@ -78,13 +78,13 @@ public class StripingPairedBenchmark {
     }
 
     private StripingBench bench;
-    private CommunicationScheduler<RdmaPut> adaptive;
-    private CommunicationScheduler<RdmaPut> even;
-    private CommunicationScheduler<RdmaPut> weighted;
-    private CommunicationScheduler<RdmaPut> rail0;
-    private CommunicationScheduler<RdmaPut> rail1;
-    private CommunicationScheduler<RdmaPut> evenOneInFlight;
-    private CommunicationScheduler<RdmaPut> rail0OneInFlight;
+    private CommunicationScheduler<RdmaTransfer> adaptive;
+    private CommunicationScheduler<RdmaTransfer> even;
+    private CommunicationScheduler<RdmaTransfer> weighted;
+    private CommunicationScheduler<RdmaTransfer> rail0;
+    private CommunicationScheduler<RdmaTransfer> rail1;
+    private CommunicationScheduler<RdmaTransfer> evenOneInFlight;
+    private CommunicationScheduler<RdmaTransfer> rail0OneInFlight;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -108,7 +108,7 @@ public class StripingPairedBenchmark {
      * The rails report to whichever scheduler started them last, so each measured transfer first
      * re-attaches its own scheduler (the previous transfer left nothing in flight).
      */
-    private long timed(CommunicationScheduler<RdmaPut> s, int messages, long size) {
+    private long timed(CommunicationScheduler<RdmaTransfer> s, int messages, long size) {
         bench.attach(s);
         return bench.transfer(s, messages, size);
     }

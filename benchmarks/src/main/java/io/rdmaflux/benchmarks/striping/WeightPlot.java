@@ -37,7 +37,7 @@ public final class WeightPlot {
         long startNs;
         long[] followNs = new long[2];
         try (StripingBench bench = new StripingBench(rate, rate)) {
-            CommunicationScheduler<RdmaPut> s = bench.scheduler(RailsSpec.rails(2).striping(StripingPolicies.adaptive())
+            CommunicationScheduler<RdmaTransfer> s = bench.scheduler(RailsSpec.rails(2).striping(StripingPolicies.adaptive())
                 .maxInFlightMessages(2).switchoverThresholdBytes(0).weightHistoryCapacity(1 << 16));
             startNs = bench.clock.nanoTime();
             boolean throttled = false;

@@ -62,7 +62,7 @@ class SoftFabricStripingTest {
     private final ByteBuffer srcMemory = ByteBuffer.allocateDirect((int) (SLOTS * MIB));
     private final ByteBuffer dstMemory = ByteBuffer.allocateDirect((int) (SLOTS * MIB));
     private RailBuffers buffers;
-    private final List<RdmaWriteRail> rails = new ArrayList<>();
+    private final List<RdmaRail> rails = new ArrayList<>();
     private final List<AutoCloseable> resources = new ArrayList<>();
 
     /**
@@ -107,7 +107,7 @@ class SoftFabricStripingTest {
             remoteAddress = dst.address();
             // closed in reverse order: regions and QPs before CQs and PDs
             resources.addAll(List.of(pa, pb, cqa, cqb, qa, qb, src, dst));
-            rails.add(new RdmaWriteRail(qa, cqa));
+            rails.add(new RdmaRail(qa, cqa));
         }
         buffers = RailBuffers.of(local, remoteAddress, rkeys);
         for (int i = 0; i < SLOTS * MIB; i++) {
@@ -136,7 +136,7 @@ class SoftFabricStripingTest {
             long now = clock.nanoTime();
             atTime.accept(now);
             int work = hostA.progress(now) + hostB.progress(now);
-            for (RdmaWriteRail r : rails) {
+            for (RdmaRail r : rails) {
                 work += r.poll(now);
             }
             if (work == 0) {
@@ -171,10 +171,10 @@ class SoftFabricStripingTest {
     void adaptiveStripingConvergesTo4To1OverShapedSoftPorts() {
         RailsSpec spec = RailsSpec.rails(2).striping(StripingPolicies.adaptive()).maxInFlightMessages(4).switchoverThresholdBytes(0);
         List<Scannable> scans = new ArrayList<>();
-        Flux<RdmaPut> out = Flux.fromStream(LongStream.range(0, 40).boxed()).map(this::put)
-            .transform(Rails.stripe(spec, rails, RdmaPut::lengthBytes, clock::nanoTime))
+        Flux<RdmaTransfer> out = Flux.fromStream(LongStream.range(0, 40).boxed()).<RdmaTransfer>map(this::put)
+            .transform(Rails.stripe(spec, rails, RdmaTransfer::lengthBytes, clock::nanoTime))
             .doOnSubscribe(s -> scans.add(Scannable.from(s)));
-        TestSubscriber<RdmaPut> ts = TestSubscriber.create();
+        TestSubscriber<RdmaTransfer> ts = TestSubscriber.create();
         out.subscribe(ts);
         run(ts, now -> { });
         assertTrue(ts.isTerminatedComplete(), () -> String.valueOf(ts.getTerminalSignal()));
@@ -193,10 +193,10 @@ class SoftFabricStripingTest {
     void aPortTakenDownMidStreamLosesNoPutAndDuplicatesNone() {
         RailsSpec spec = RailsSpec.rails(2).striping(StripingPolicies.adaptive()).multiplexing(MultiplexingPolicies.roundRobin())
             .maxInFlightMessages(8).switchoverThresholdBytes(256 * 1024);
-        Flux<RdmaPut> out = Flux.fromStream(LongStream.range(0, 60).boxed())
-            .map(i -> i % 2 == 0 ? put(i) : new RdmaPut(buffers, (i % SLOTS) * MIB, 64 * 1024))
-            .transform(Rails.stripe(spec, rails, RdmaPut::lengthBytes, clock::nanoTime));
-        TestSubscriber<RdmaPut> ts = TestSubscriber.create();
+        Flux<RdmaTransfer> out = Flux.fromStream(LongStream.range(0, 60).boxed())
+            .<RdmaTransfer>map(i -> i % 2 == 0 ? put(i) : new RdmaPut(buffers, (i % SLOTS) * MIB, 64 * 1024))
+            .transform(Rails.stripe(spec, rails, RdmaTransfer::lengthBytes, clock::nanoTime));
+        TestSubscriber<RdmaTransfer> ts = TestSubscriber.create();
         out.subscribe(ts);
         boolean[] downed = new boolean[1];
         run(ts, now -> {
@@ -207,7 +207,7 @@ class SoftFabricStripingTest {
         });
         assertTrue(downed[0]);
         assertTrue(ts.isTerminatedComplete(), () -> String.valueOf(ts.getTerminalSignal()));
-        List<RdmaPut> got = ts.getReceivedOnNext();
+        List<RdmaTransfer> got = ts.getReceivedOnNext();
         assertEquals(60, got.size());
         for (int i = 0; i < 60; i++) {
             assertEquals(i % 2 == 0 ? MIB : 64 * 1024, got.get(i).lengthBytes(), "put " + i + " out of order");
