@@ -4,7 +4,7 @@ import io.rdmaflux.striping.CommunicationScheduler;
 import io.rdmaflux.striping.MultiplexingPolicies;
 import io.rdmaflux.striping.RailsSpec;
 import io.rdmaflux.striping.StripingPolicies;
-import io.rdmaflux.striping.verbs.RdmaPut;
+import io.rdmaflux.striping.verbs.RdmaTransfer;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -5,6 +5,7 @@ import io.rdmaflux.striping.RailSubchannel;
 import io.rdmaflux.striping.RailsSpec;
 import io.rdmaflux.striping.verbs.RailBuffers;
 import io.rdmaflux.striping.verbs.RdmaPut;
+import io.rdmaflux.striping.verbs.RdmaTransfer;
 import io.rdmaflux.striping.verbs.RdmaRail;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.CompletionQueue;

@@ -1,7 +1,7 @@
 package io.rdmaflux.benchmarks.striping;
 
 import io.rdmaflux.striping.CommunicationScheduler;
-import io.rdmaflux.striping.verbs.RdmaPut;
+import io.rdmaflux.striping.verbs.RdmaTransfer;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

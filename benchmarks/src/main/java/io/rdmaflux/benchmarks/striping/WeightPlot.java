@@ -5,7 +5,7 @@ import io.rdmaflux.striping.RailsSpec;
 import io.rdmaflux.striping.StripingMetrics;
 import io.rdmaflux.striping.StripingPolicies;
 import io.rdmaflux.striping.WeightChart;
-import io.rdmaflux.striping.verbs.RdmaPut;
+import io.rdmaflux.striping.verbs.RdmaTransfer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
