@@ -75,13 +75,13 @@ internal class ChannelSubscriber(private val prefetch: Int) : Subscriber<RdmaMes
     }
 
     override fun onNext(message: RdmaMessage) {
-        if (!channel.trySend(message).isSuccess) {
-            // closed (collection ended) or overflow (publisher ignored demand): the message is ours to release
-            message.release()
-            if (!channel.isClosedForSend) {
-                subscription.get()?.cancel()
-                channel.close(IllegalStateException("receive publisher emitted more than the $prefetch messages requested"))
-            }
+        val result = channel.trySend(message)
+        if (result.isSuccess) return
+        // closed (collection ended) or full (the publisher ignored demand): the message is ours to release
+        message.release()
+        if (!result.isClosed) {
+            subscription.get()?.cancel()
+            channel.close(IllegalStateException("receive publisher emitted more than the $prefetch messages requested"))
         }
     }
 

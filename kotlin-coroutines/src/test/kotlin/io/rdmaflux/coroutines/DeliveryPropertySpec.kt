@@ -1,5 +1,6 @@
 package io.rdmaflux.coroutines
 
+import io.kotest.common.ExperimentalKotest
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactly
 import io.kotest.matchers.shouldBe
@@ -25,6 +26,7 @@ import java.nio.ByteBuffer
  * byte for byte; and whenever the collector stops early, every receive buffer goes back. Seeded,
  * so a failure reproduces.
  */
+@OptIn(ExperimentalKotest::class)
 class DeliveryPropertySpec : FunSpec({
     val config = PropTestConfig(seed = 20_261_122L, iterations = 40)
 

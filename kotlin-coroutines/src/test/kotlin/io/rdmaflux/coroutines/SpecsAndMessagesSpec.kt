@@ -11,6 +11,9 @@ import kotlinx.coroutines.flow.flowOf
 import kotlinx.coroutines.flow.toList
 import kotlinx.coroutines.runBlocking
 import org.agrona.concurrent.UnsafeBuffer
+import reactor.core.publisher.Flux
+import org.reactivestreams.Publisher
+import org.reactivestreams.Subscription
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 
@@ -68,6 +71,27 @@ class SpecsAndMessagesSpec : FunSpec({
         val arrays = runBlocking { flowOf(*messages.toTypedArray()).toByteArrays().toList() }
         arrays.map { String(it) } shouldBe listOf("a", "bc")
         messages.map { it.refCnt() } shouldBe listOf(0, 0)
+    }
+
+    test("a receive publisher that ignores demand errors the flow and every message is released") {
+        val messages = List(10) { "m$it".toRdmaMessage() }
+        // a raw publisher: ignores demand and keeps signalling after cancel (Reactor's own would drop those itself)
+        val rogue = Publisher<RdmaMessage> { s ->
+            s.onSubscribe(object : Subscription {
+                override fun request(n: Long) {}
+                override fun cancel() {}
+            })
+            messages.forEach(s::onNext)
+        }
+        val e = shouldThrow<IllegalStateException> {
+            runBlocking { MessageFlow(rogue, prefetch = 2).collect { m -> m.close() } }
+        }
+        e.message shouldContain "more than the 2 messages requested"
+        messages.map { it.refCnt() } shouldBe List(10) { 0 }
+    }
+
+    test("receiveAsFlow rejects a prefetch out of range naming it") {
+        shouldThrow<IllegalArgumentException> { MessageFlow(Flux.empty(), prefetch = 0) }.message shouldContain "it was 0"
     }
 
     test("rdmaMessage rejects a negative length") {
