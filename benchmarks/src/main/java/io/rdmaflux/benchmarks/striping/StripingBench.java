@@ -16,6 +16,7 @@ import io.rdmaflux.verbs.QpInitAttributes;
 import io.rdmaflux.verbs.QpType;
 import io.rdmaflux.verbs.QueuePair;
 import io.rdmaflux.verbs.ThreadingMode;
+import io.rdmaflux.verbs.VirtualClock;
 import io.rdmaflux.verbs.soft.RailConfig;
 import io.rdmaflux.verbs.soft.SoftFabric;
 import io.rdmaflux.verbs.soft.SoftPort;
@@ -38,7 +39,8 @@ final class StripingBench implements AutoCloseable {
 
     private static int counter;
 
-    final NanoClock clock = new SystemNanoClock();
+    final NanoClock clock;
+    private final @org.jspecify.annotations.Nullable VirtualClock virtualClock;
     final SoftProvider hostA;
     final SoftProvider hostB;
     final List<RdmaRail> rails = new ArrayList<>();
@@ -48,6 +50,17 @@ final class StripingBench implements AutoCloseable {
     private final ByteBuffer dstMemory = ByteBuffer.allocateDirect(BUFFER_BYTES);
 
     StripingBench(long... railBytesPerSec) {
+        this(false, railBytesPerSec);
+    }
+
+    /**
+     * @param virtualTime drive a {@link VirtualClock} (advanced 1 µs whenever a pass does no work)
+     *                    instead of the system clock: deterministic figures, independent of the load
+     *                    of the machine
+     */
+    StripingBench(boolean virtualTime, long... railBytesPerSec) {
+        this.virtualClock = virtualTime ? new VirtualClock() : null;
+        this.clock = virtualTime ? virtualClock : new SystemNanoClock();
         int n;
         synchronized (StripingBench.class) {
             n = counter++;
@@ -129,6 +142,9 @@ final class StripingBench implements AutoCloseable {
         long seen = clock.nanoTime();
         for (RdmaRail r : rails) {
             work += r.poll(seen);
+        }
+        if (work == 0 && virtualClock != null) {
+            virtualClock.advance(1_000);
         }
         return work;
     }

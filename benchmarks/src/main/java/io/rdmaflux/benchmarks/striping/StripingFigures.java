@@ -27,7 +27,46 @@ public final class StripingFigures {
         return r.getSecondaryResults().get(name).getScore();
     }
 
+    /** Bytes per ns of {@code messages} 1 MiB messages with {@code policy}, on a fresh virtual-time bench. */
+    private static double virtualRate(long[] rates, String policy, int inFlight, int messages, long size) {
+        try (StripingBench bench = new StripingBench(true, rates)) {
+            var s = bench.scheduler(StripingBandwidthBenchmark.spec(policy, inFlight));
+            // the first messages teach the adaptive policy; measure the steady state after them
+            bench.transfer(s, 16, size);
+            return (double) messages * size / bench.transfer(s, messages, size);
+        }
+    }
+
+    /**
+     * The same ratios on the same soft rails in virtual time: the providers, the scheduler and the
+     * RDMA WRITE stripes are all the same code, only the clock is virtual, so the figures do not
+     * depend on how busy the machine is.
+     */
+    static String virtualTimeFigures() {
+        long mib = 1 << 20;
+        long[] fourToOne = {1_000_000_000L, 250_000_000L};
+        long[] equal = {500_000_000L, 500_000_000L};
+        StringBuilder md = new StringBuilder("\n## The same in virtual time (soft provider, VirtualClock, 4 in flight, 1 MiB)\n\n"
+            + "| figure | value | target |\n|---|---|---|\n");
+        double aggregate = virtualRate(fourToOne, "rail0", 4, 64, mib) + virtualRate(fourToOne, "rail1", 4, 64, mib);
+        md.append(String.format(Locale.ROOT, "| 4:1 rails (1 GB/s + 250 MB/s): adaptive / aggregate | %.3f | >= 0.98 |%n",
+            virtualRate(fourToOne, "adaptive", 4, 64, mib) / aggregate));
+        md.append(String.format(Locale.ROOT, "| 4:1 rails: even / aggregate | %.3f | (reference) |%n",
+            virtualRate(fourToOne, "even", 4, 64, mib) / aggregate));
+        md.append(String.format(Locale.ROOT, "| 4:1 rails: static weighted 4:1 / aggregate | %.3f | (reference) |%n",
+            virtualRate(fourToOne, "weighted", 4, 64, mib) / aggregate));
+        md.append(String.format(Locale.ROOT, "| 1:1 rails (2 x 500 MB/s): even / one rail | %.3f | >= 1.95 |%n",
+            virtualRate(equal, "even", 4, 64, mib) / virtualRate(equal, "rail0", 4, 64, mib)));
+        md.append(String.format(Locale.ROOT, "| 1:1 rails: 4 MiB latency striped / one rail | %.3f | about 0.5 |%n",
+            virtualRate(equal, "rail0", 1, 4, 4 * mib) / virtualRate(equal, "even", 1, 4, 4 * mib)));
+        return md.toString();
+    }
+
     public static void main(String[] args) throws RunnerException, IOException {
+        if (args.length > 2 && args[2].equals("virtual-only")) {
+            System.out.println(virtualTimeFigures());
+            return;
+        }
         Path dir = Path.of(args.length > 0 ? args[0] : "rail-striping/reports");
         String inFlight = args.length > 1 ? args[1] : "1";
         Options paired = new OptionsBuilder().include(StripingPairedBenchmark.class.getName()).param("inFlight", inFlight)
@@ -59,6 +98,7 @@ public final class StripingFigures {
             md.append(String.format(Locale.ROOT, "| re-convergence after rail 1 drops to 1/4 (2 x 1 GB/s nominal) | %.1f ms | <= 500 ms |%n",
                 r.getPrimaryResult().getScore()));
         }
+        md.append(virtualTimeFigures());
         md.append("\nReproduce: `mvn -B -o -q -pl benchmarks package -DskipTests && java $(cat .mvn/jvm-flags) -Djmh.ignoreLock=true "
             + "-cp benchmarks/target/benchmarks.jar io.rdmaflux.benchmarks.striping.StripingFigures rail-striping/reports`\n");
         Files.createDirectories(dir);
