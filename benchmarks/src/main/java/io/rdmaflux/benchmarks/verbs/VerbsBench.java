@@ -19,13 +19,6 @@ import sun.misc.Unsafe;
  * hand-off.
  */
 final class VerbsBench implements AutoCloseable {
-    /** Chronicle flags (.mvn/jvm-flags) for forked JMH JVMs. */
-    static final String[] JVM_FLAGS = {
-        "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",
-        "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
-        "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-        "-Dchronicle.analytics.disable=true"};
-
     static final Unsafe UNSAFE;
 
     static {
