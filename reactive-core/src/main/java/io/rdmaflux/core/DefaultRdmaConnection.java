@@ -85,6 +85,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private final RendezvousMessage[] rvMessages;
     private final AtomicInteger rvOutstanding = new AtomicInteger();
     private int ctsRail;
+    private int railFailures;
+    private long railDownToSend;
     private final ReceivedMessage[][] receivedMessages;
 
     // inputs from other threads
@@ -111,7 +113,10 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private final AtomicBoolean terminalSent = new AtomicBoolean();
     private volatile boolean receiveTerminalReady;
     private volatile @Nullable Throwable receiveError;
-    private int peerClosedRails;
+    private int peerCloseMask;
+    private int peerCloseExpected;
+    private final boolean[] dropping;
+    private final int[] droppingPsn;
     private int peerNextPsn = -1;
     private @Nullable Throwable failure;
 
@@ -121,6 +126,13 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private final SendCredits sendCredits;
     private final MessageCredits messageCredits;
     private final long[] messageStartNs;
+    /** Small messages sent and not yet completed, kept for re-sending after a rail failure; by PSN. */
+    private final @Nullable RdmaMessage[] inflightMessages;
+    private final int[] messagePsn;
+    private final int[] messageRail;
+    private final int[] resendPsns;
+    private int resendCount;
+    private boolean resending;
     private final int[] messageLength;
     private final int inflightMask;
     private @Nullable RdmaMessage current;
@@ -174,8 +186,16 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         }
         this.released = new ManyToOneConcurrentArrayQueue<>(Math.max(2, slots));
         this.sendOpQueueCapacity = peerBuffers + sendQueue;
-        int ring = Integer.highestOneBit(Math.max(2, sendSlots) * 2);
+        // PSNs not yet completed at this side span at most the send slots plus what the peer's reorder window admits
+        int ring = Integer.highestOneBit(Math.max(2, sendSlots + reorderWindow) * 2);
         this.messageStartNs = new long[ring];
+        this.inflightMessages = new RdmaMessage[ring];
+        this.messagePsn = new int[ring];
+        this.messageRail = new int[ring];
+        this.resendPsns = new int[ring];
+        this.dropping = new boolean[subchannels.length];
+        this.droppingPsn = new int[subchannels.length];
+        this.peerCloseExpected = subchannels.length == 32 ? -1 : (1 << subchannels.length) - 1;
         this.messageLength = new int[ring];
         this.inflightMask = ring - 1;
         boolean rendezvous = node.rendezvousBuffers() > 0;
@@ -313,6 +333,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         work += deliver();
         if (!terminated) {
             work += flushCredits();
+            work += sendRailDowns();
             work += progressClose();
         }
         if (terminated) {
@@ -447,6 +468,17 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         int work = 0;
         for (;;) {
             RdmaMessage m = current;
+            if (m == null && resendCount > 0) {
+                int r = resendOne();
+                if (r < 0) {
+                    return work;
+                }
+                work += r;
+                if (terminated) {
+                    return work;
+                }
+                continue;
+            }
             if (m == null) {
                 SendOp op = activeOp();
                 if (op == null) {
@@ -520,8 +552,13 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 currentOffset = 0;
                 currentRail = rail;
                 currentPsn = nextPsn++;
-                messageStartNs[currentPsn & inflightMask] = nowNs;
-                messageLength[currentPsn & inflightMask] = len;
+                resending = false;
+                int idx = currentPsn & inflightMask;
+                messageStartNs[idx] = nowNs;
+                messageLength[idx] = len;
+                inflightMessages[idx] = next;
+                messagePsn[idx] = currentPsn;
+                messageRail[idx] = rail;
                 m = next;
             }
             RcSubchannel sc = subchannels[currentRail];
@@ -541,14 +578,70 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             sc.sendData(m, currentOffset, frag, first, last, currentPsn, token);
             currentOffset += frag;
             work++;
-            if (last) {
+            if (last && !resending) {
                 messagesSent++;
-                m.release();
             }
             if (terminated) {
                 return work;
             }
         }
+    }
+
+    /**
+     * Re-sends the lowest PSN that was in flight on a failed rail, with its PSN, on a rail the
+     * scheduler selects now: a small message from its first fragment, a rendezvous message from its
+     * RTS (the receiver answers a CTS again, or a discarding CTS if the message already arrived).
+     * No new message credit is used: the receiver counts each PSN once.
+     *
+     * @return work done, or -1 to wait (no rail can send)
+     */
+    private int resendOne() {
+        int psn = resendPsns[0];
+        int idx = psn & inflightMask;
+        RdmaMessage m = inflightMessages[idx];
+        int e = rvSends.find(psn, RendezvousSends.RESEND);
+        if ((m == null || messagePsn[idx] != psn) && e < 0) {
+            popResend();
+            return 1;
+        }
+        int len = m != null && messagePsn[idx] == psn ? m.lengthBytes() : rvSends.length[e];
+        int rail = scheduler.select(psn, len, subchannels);
+        if (rail < 0) {
+            return -1;
+        }
+        if (!subchannels[rail].canSend()) {
+            throw new IllegalStateException("scheduler " + scheduler + " chose rail " + rail + " which cannot send");
+        }
+        popResend();
+        if (e >= 0) {
+            rvSends.setState(e, RendezvousSends.RTS_SENT);
+            rvSends.rtsRail[e] = rail;
+            subchannels[rail].sendRts(psn, len, -2);
+            return 1;
+        }
+        current = m;
+        currentOp = null;
+        currentOffset = 0;
+        currentRail = rail;
+        currentPsn = psn;
+        resending = true;
+        messageRail[idx] = rail;
+        return 1;
+    }
+
+    private void popResend() {
+        System.arraycopy(resendPsns, 1, resendPsns, 0, --resendCount);
+    }
+
+    /** Adds {@code psn} to the re-send list, kept in PSN order (relative to the next PSN). */
+    private void addResend(int psn) {
+        int k = resendCount;
+        while (k > 0 && resendPsns[k - 1] - nextPsn > psn - nextPsn) {
+            resendPsns[k] = resendPsns[k - 1];
+            k--;
+        }
+        resendPsns[k] = psn;
+        resendCount++;
     }
 
     private int requestMore() {
@@ -573,18 +666,32 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             onStripeCompleted(subchannel, RendezvousSends.entryOf(token), RendezvousSends.railOf(token));
             return;
         }
-        onMessageDelivered(subchannel, (int) token);
+        int psn = (int) token;
+        int idx = psn & inflightMask;
+        RdmaMessage m = inflightMessages[idx];
+        if (m == null || messagePsn[idx] != psn) {
+            // a copy re-sent after a failover completed too: the message was counted once already
+            return;
+        }
+        if (current == m) {
+            // its re-send is under way on another rail; the peer drops that copy as a duplicate
+            current = null;
+        }
+        inflightMessages[idx] = null;
+        m.release();
+        onMessageDelivered(subchannel, psn);
     }
 
     /** Completion filter (seed 000 &sect;4.1, &sect;5.3): one stripe's WRITE completed; the message once all did. */
-    private void onStripeCompleted(RcSubchannel subchannel, int entry, int rail) {
+    private void onStripeCompleted(RcSubchannel subchannel, int entry, int stripe) {
         RendezvousSends t = rvSends;
-        if (t.state[entry] != RendezvousSends.POSTED && t.state[entry] != RendezvousSends.POSTING) {
+        if (t.state[entry] == RendezvousSends.FREE || (t.completedMask[entry] & (1L << stripe)) != 0) {
             return;
         }
+        t.completedMask[entry] |= 1L << stripe;
         int psn = t.psn[entry];
-        scheduler.onStripeCompleted(subchannel, psn, t.stripeOffset[entry][rail], t.stripeBytes[entry][rail],
-            t.postedNs[entry][rail], node.clock().nanoTime());
+        scheduler.onStripeCompleted(subchannel, psn, t.stripeOffset[entry][stripe], t.stripeBytes[entry][stripe],
+            t.postedNs[entry][stripe], node.clock().nanoTime());
         if (--t.stripesLeft[entry] == 0 && t.state[entry] == RendezvousSends.POSTED) {
             finishRendezvousSend(entry);
         }
@@ -645,15 +752,27 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     @Override
     public void onCts(RcSubchannel sc, int psn, int length, long remoteAddress, int rkey, int flags) {
         int e = rvSends.awaitingCts(psn);
-        if (e < 0 || rvSends.length[e] != length) {
-            protocolFailure("peer sent a CTS for PSN " + psn + " (" + length + " bytes) on rail " + sc.rail()
-                + " but no RTS of that PSN and length waits for one");
+        if (e < 0) {
+            // a second CTS answering an RTS re-sent after a failover, or for a message already complete
+            return;
+        }
+        if (rvSends.length[e] != length) {
+            protocolFailure("peer sent a CTS for PSN " + psn + " of " + length + " bytes on rail " + sc.rail()
+                + " but the RTS announced " + rvSends.length[e]);
             return;
         }
         if ((flags & RendezvousFrameCodec.CTS_DISCARD) != 0) {
-            // the receiver closed its inbound side: nothing to write, the message counts delivered
-            rvSends.state[e] = RendezvousSends.POSTED;
+            // the receiver closed its inbound side, or already holds the message: nothing (more) to write
+            rvSends.setState(e, RendezvousSends.POSTED);
             finishRendezvousSend(e);
+            return;
+        }
+        rvSends.remoteAddress[e] = remoteAddress;
+        rvSends.rkey[e] = rkey;
+        if (rvSends.hasSplit[e]) {
+            // again after a failover: the split stays, stripes that completed are not written again
+            rvSends.postedMask[e] = rvSends.completedMask[e];
+            rvSends.queueForPosting(e);
             return;
         }
         long[] split = stripeScratch;
@@ -689,10 +808,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 stripes++;
             }
         }
-        rvSends.remoteAddress[e] = remoteAddress;
-        rvSends.rkey[e] = rkey;
         rvSends.stripes[e] = stripes;
         rvSends.stripesLeft[e] = stripes;
+        rvSends.hasSplit[e] = true;
         rvSends.queueForPosting(e);
     }
 
@@ -710,6 +828,15 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         return sum == length ? null : "the stripes add up to " + sum + " bytes";
     }
 
+    private @Nullable RcSubchannel firstRailThatCanWrite() {
+        for (RcSubchannel s : subchannels) {
+            if (s.isUsable() && s.canWriteStripe()) {
+                return s;
+            }
+        }
+        return null;
+    }
+
     private int firstUsableRail() {
         for (RcSubchannel s : subchannels) {
             if (s.isUsable()) {
@@ -724,7 +851,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         int work = 0;
         MessageBufferPool staging = sendPool;
         int e;
-        while (staging != null && (e = rvSends.nextToPost()) >= 0) {
+        while (staging != null && (e = rvSends.nextToPost(nextPsn)) >= 0) {
             long[] bytes = rvSends.stripeBytes[e];
             int stripes = rvSends.stripes[e];
             long all = 0;
@@ -736,23 +863,25 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 if ((rvSends.postedMask[e] & (1L << r)) != 0) {
                     continue;
                 }
-                RcSubchannel sc = subchannels[r];
-                if (!sc.canWriteStripe()) {
+                // stripe r goes on rail r; after rail r failed, on the first live rail with room
+                RcSubchannel sc = subchannels[r].isUsable() ? subchannels[r] : firstRailThatCanWrite();
+                if (sc == null || !sc.canWriteStripe()) {
                     continue;
                 }
                 rvSends.postedMask[e] |= 1L << r;
                 rvSends.postedNs[e][r] = nowNs;
+                rvSends.carrier[e][r] = sc.rail();
                 sc.writeStripe(rvSends.psn[e], rvSends.length[e], staging.address(e), staging.lkey(), rvSends.remoteAddress[e],
-                    rvSends.rkey[e], (int) rvSends.stripeOffset[e][r], (int) bytes[r], stripes, RendezvousSends.stripeToken(e, r));
+                    rvSends.rkey[e], (int) rvSends.stripeOffset[e][r], (int) bytes[r], stripes, r, RendezvousSends.stripeToken(e, r));
                 work++;
-                if (terminated) {
+                if (terminated || rvSends.state[e] != RendezvousSends.POSTING) {
                     return work;
                 }
             }
             if (rvSends.postedMask[e] != all) {
                 return work;
             }
-            rvSends.posted(e);
+            rvSends.setState(e, RendezvousSends.POSTED);
             if (rvSends.stripesLeft[e] == 0) {
                 finishRendezvousSend(e);
             }
@@ -764,6 +893,21 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
 
     @Override
     public void onRts(RcSubchannel sc, int psn, int length) {
+        int ahead = psn - reorder.esn();
+        if (!inboundClosed && (ahead < 0 || reorder.isQueued(psn))) {
+            // re-sent after a failover but the message is here already: tell the sender to stop
+            rvReceives.oweDiscard(psn, length, sc.rail());
+            return;
+        }
+        if (rvReceives.has(psn)) {
+            // re-sent after a failover: answer on the rail it came by (again, if a CTS was sent)
+            int i = rvReceives.index(psn);
+            rvReceives.rail[i] = sc.rail();
+            if (rvReceives.state[i] == RendezvousReceives.GRANTED) {
+                rvReceives.oweCts(i);
+            }
+            return;
+        }
         if (!messageCredits.onMessageArrived()) {
             protocolFailure("peer sent an RTS for PSN " + psn + " on rail " + sc.rail() + " without holding a message credit");
             return;
@@ -791,10 +935,28 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private int grantRendezvous() {
         RendezvousReceives t = rvReceives;
         MessageBufferPool pool = receivePool;
-        if (t.pending == 0 || pool == null) {
+        if (!t.hasWork() || pool == null) {
             return 0;
         }
         int work = 0;
+        int sent = 0;
+        while (sent < t.discards && ctsRailFor(t.discardRail(sent)).sendCts(t.discardPsn(sent), t.discardLength(sent), 0, 0,
+            RendezvousFrameCodec.CTS_DISCARD)) {
+            sent++;
+        }
+        if (sent > 0) {
+            t.discardsSent(sent);
+            work += sent;
+        }
+        for (int i = 0; i < t.state.length && t.owed > 0; i++) {
+            if (t.ctsOwed[i] && ctsRailFor(t.rail[i]).sendCts(t.psn[i], t.length[i], pool.address(t.slot[i]), pool.rkey(), 0)) {
+                t.ctsSent(i);
+                work++;
+            }
+        }
+        if (t.pending == 0) {
+            return work;
+        }
         if (inboundClosed) {
             for (int i = 0; i < t.state.length && t.pending > 0; i++) {
                 if (t.state[i] == RendezvousReceives.PENDING && ctsRailFor(t.rail[i]).sendCts(t.psn[i], t.length[i], 0, 0,
@@ -843,13 +1005,23 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     @Override
-    public void onFin(RcSubchannel sc, int psn, int stripeOffset, int stripeLength, int stripes) {
+    public void onFin(RcSubchannel sc, int psn, int stripeOffset, int stripeLength, int stripes, int stripeIndex) {
         RendezvousReceives t = rvReceives;
         int i = t.index(psn);
         if (!t.has(psn) || t.state[i] != RendezvousReceives.GRANTED) {
+            int ahead = psn - reorder.esn();
+            if (inboundClosed || ahead < 0 || reorder.isQueued(psn)) {
+                // a stripe re-sent after a failover for a message that is complete
+                return;
+            }
             protocolFailure("peer sent a FIN for PSN " + psn + " on rail " + sc.rail() + " but no CTS was sent for it");
             return;
         }
+        if ((t.finMask[i] & (1L << stripeIndex)) != 0) {
+            // the same stripe again, re-sent after its rail failed: count it once
+            return;
+        }
+        t.finMask[i] |= 1L << stripeIndex;
         int length = t.length[i];
         if (stripeOffset < 0 || stripeLength < 0 || (long) stripeOffset + stripeLength > length || stripes < 1
             || (t.stripes[i] != 0 && t.stripes[i] != stripes)) {
@@ -889,7 +1061,33 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     @Override
     public void onData(RcSubchannel sc, int slot, DirectBuffer buffer, int payloadOffset, int payloadLength, int psn,
                        boolean first, boolean last, int messageLength) {
-        if (first && !messageCredits.onMessageArrived()) {
+        int rail = sc.rail();
+        boolean resent = false;
+        if (first) {
+            dropping[rail] = false;
+            int ahead = psn - reorder.esn();
+            if (!inboundClosed && (ahead < 0 || reorder.isQueued(psn))) {
+                // re-sent after a failover, but it arrived before: drop this copy (and its other fragments)
+                sc.releaseReceiveBuffer(slot);
+                dropping[rail] = !last;
+                droppingPsn[rail] = psn;
+                return;
+            }
+            for (int r = 0; r < partial.length; r++) {
+                AssembledMessage stale = partial[r];
+                if (r != rail && stale != null && stale.psn() == psn) {
+                    // its first copy was cut off by a failed rail: start again from this one, counted once
+                    partial[r] = null;
+                    stale.release();
+                    resent = true;
+                }
+            }
+        } else if (dropping[rail] && droppingPsn[rail] == psn) {
+            sc.releaseReceiveBuffer(slot);
+            dropping[rail] = !last;
+            return;
+        }
+        if (first && !resent && !messageCredits.onMessageArrived()) {
             sc.releaseReceiveBuffer(slot);
             protocolFailure("peer started message PSN " + psn + " on rail " + sc.rail() + " without holding a message credit");
             return;
@@ -898,7 +1096,6 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             sc.releaseReceiveBuffer(slot);
             return;
         }
-        int rail = sc.rail();
         if (first && last) {
             ReceivedMessage m = receivedMessages[rail][slot];
             m.init(psn, buffer, payloadOffset, payloadLength);
@@ -980,7 +1177,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (ready.isEmpty()) {
             if (failure != null) {
                 terminateReceive(failure);
-            } else if (peerClosedRails == subchannels.length && reorder.esn() == peerNextPsn) {
+            } else if (peerClosed() && reorder.esn() == peerNextPsn) {
                 receiveTerminated = true;
                 inboundClosed = true;
                 signalReceiveTerminal();
@@ -1015,22 +1212,148 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     @Override
-    public void onPeerClose(RcSubchannel subchannel, boolean abort, int nextPsn, String reason) {
+    public void onPeerClose(RcSubchannel subchannel, boolean abort, int nextPsn, String reason, int railMask) {
         if (abort) {
             terminate(new ConnectionClosedException("peer aborted " + name + (reason.isEmpty() ? "" : ": " + reason), true));
             return;
         }
-        peerClosedRails++;
+        peerCloseMask |= 1 << subchannel.rail();
+        if (railMask != 0) {
+            peerCloseExpected = railMask;
+        }
         peerNextPsn = nextPsn;
         closeRequest.compareAndSet(CLOSE_NONE, CLOSE_GRACEFUL);
         disposed = true;
     }
 
+    /**
+     * Rail failover (seed 000 &sect;4.2: any subchannel can carry any message; seed 003's failover to
+     * another rail): the scheduler stops using the failed subchannel, and everything sent on it without
+     * a completion is sent again with its PSN on the remaining rails: small messages (kept until their
+     * completion), and rendezvous messages from their RTS so that the receiver confirms the message
+     * buffer is still theirs before any stripe is written again. The receiver drops copies by PSN. The
+     * connection fails only when no usable rail remains.
+     */
     @Override
     public void onFailure(RcSubchannel subchannel, RdmaException error) {
+        if (terminated) {
+            return;
+        }
         scheduler.onSubchannelFailed(subchannel);
-        // no failover yet: unacknowledged messages of the failed rail are not re-sent elsewhere, so the connection fails
-        terminate(error);
+        if (firstUsableRail() < 0 || closeRequest.get() == CLOSE_ABORT) {
+            terminate(error);
+            return;
+        }
+        int f = subchannel.rail();
+        railFailures++;
+        railDownToSend |= 1L << f;
+        spillOutOfOrder();
+        AssembledMessage p = partial[f];
+        if (p != null) {
+            partial[f] = null;
+            p.release();
+        }
+        dropping[f] = false;
+        if (current != null && currentRail == f) {
+            current = null;
+            currentOp = null;
+        }
+        for (int idx = 0; idx < inflightMessages.length; idx++) {
+            if (inflightMessages[idx] != null && messageRail[idx] == f && !resendListed(messagePsn[idx])) {
+                addResend(messagePsn[idx]);
+            }
+        }
+        RendezvousSends t = rvSends;
+        for (int e = 0; e < t.state.length; e++) {
+            int s = t.state[e];
+            boolean lost = s == RendezvousSends.RTS_SENT && t.rtsRail[e] == f;
+            if (s == RendezvousSends.POSTING || s == RendezvousSends.POSTED) {
+                for (int r = 0; r < subchannels.length; r++) {
+                    long bit = 1L << r;
+                    if ((t.postedMask[e] & bit) != 0 && (t.completedMask[e] & bit) == 0 && t.carrier[e][r] == f) {
+                        lost = true;
+                    }
+                }
+            }
+            if (lost) {
+                t.setState(e, RendezvousSends.RESEND);
+                t.postedMask[e] = t.completedMask[e];
+                if (!resendListed(t.psn[e])) {
+                    addResend(t.psn[e]);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void onPeerRailDown(RcSubchannel subchannel, int failedRail) {
+        if (failedRail < 0 || failedRail >= subchannels.length) {
+            protocolFailure("peer reported rail " + failedRail + " failed but the connection has " + subchannels.length + " rails");
+            return;
+        }
+        RcSubchannel sc = subchannels[failedRail];
+        if (!sc.isFailed()) {
+            // the peer saw it first: stop using the rail here too (onFailure re-sends what was on it)
+            railDownToSend &= ~(1L << failedRail);
+            sc.failedByPeer();
+            railDownToSend &= ~(1L << failedRail);
+        } else {
+            spillOutOfOrder();
+        }
+    }
+
+    /**
+     * Copies the messages waiting out of order into their own buffers and frees the receive buffers
+     * they hold. After a failover the PSNs they wait for come again over the live rails, whose buffers
+     * those messages may all hold: without this the re-sent messages would find no credit. Only on a
+     * rail failure, so the copy is off the normal data path.
+     */
+    private void spillOutOfOrder() {
+        reorder.replaceQueued(m -> {
+            if (!(m instanceof ReceivedMessage r)) {
+                return m;
+            }
+            AssembledMessage copy = new AssembledMessage(this, r.psn(), r.lengthBytes());
+            copy.append(r.content(), 0, r.lengthBytes());
+            assembledOutstanding.incrementAndGet();
+            r.release();
+            return copy;
+        });
+    }
+
+    /** Tells the peer about rails that failed here, on any live rail that can send a control frame. */
+    private int sendRailDowns() {
+        if (railDownToSend == 0) {
+            return 0;
+        }
+        int work = 0;
+        for (int f = 0; f < subchannels.length; f++) {
+            if ((railDownToSend & (1L << f)) == 0) {
+                continue;
+            }
+            for (RcSubchannel sc : subchannels) {
+                if (sc.isUsable() && sc.sendRailDown(f)) {
+                    railDownToSend &= ~(1L << f);
+                    work++;
+                    break;
+                }
+            }
+        }
+        return work;
+    }
+
+    private boolean resendListed(int psn) {
+        for (int k = 0; k < resendCount; k++) {
+            if (resendPsns[k] == psn) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Rails that failed while the connection went on over the others. */
+    int railFailures() {
+        return railFailures;
     }
 
     private int progressClose() {
@@ -1046,23 +1369,27 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 finishOp(op, closedError());
                 op = sendOps.peek();
             }
-            if (!sendOps.isEmpty() || current != null || !inflightOps.isEmpty()) {
+            if (!sendOps.isEmpty() || current != null || !inflightOps.isEmpty() || resendCount > 0) {
                 return 0;
             }
+            int closeMask = 0;
             for (RcSubchannel sc : subchannels) {
-                if (sc.framesInFlight() > 0) {
+                if (sc.framesInFlight() > 0 && !sc.isFailed()) {
                     return 0;
+                }
+                if (sc.isUsable()) {
+                    closeMask |= 1 << sc.rail();
                 }
             }
             for (RcSubchannel sc : subchannels) {
-                sc.sendClose(false, nextPsn, "");
+                sc.sendClose(false, nextPsn, "", closeMask);
             }
             localCloseSent = true;
             return 1;
         }
-        if (peerClosedRails == subchannels.length && (receiveTerminated || receiver == null)) {
+        if (peerClosed() && (receiveTerminated || receiver == null)) {
             for (RcSubchannel sc : subchannels) {
-                if (sc.sendBuffersInUse() > 0) {
+                if (sc.sendBuffersInUse() > 0 && !sc.isFailed()) {
                     return 0;
                 }
             }
@@ -1070,6 +1397,18 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             return 1;
         }
         return 0;
+    }
+
+    /** CLOSE arrived on every rail the peer sends it on (all rails, or those it named after a failover). */
+    private boolean peerClosed() {
+        int expected = peerCloseExpected;
+        for (RcSubchannel sc : subchannels) {
+            if (sc.isFailed()) {
+                // a CLOSE cannot come over a rail that failed here
+                expected &= ~(1 << sc.rail());
+            }
+        }
+        return peerCloseMask != 0 && (peerCloseMask & expected) == expected;
     }
 
     private ConnectionClosedException closedError() {
@@ -1086,12 +1425,16 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             failure = error;
         }
         Throwable sendError = error != null ? error : closedError();
-        RdmaMessage m = current;
-        if (m != null) {
-            current = null;
-            m.release();
-        }
+        current = null;
         currentOp = null;
+        for (int idx = 0; idx < inflightMessages.length; idx++) {
+            RdmaMessage m = inflightMessages[idx];
+            if (m != null) {
+                inflightMessages[idx] = null;
+                m.release();
+            }
+        }
+        resendCount = 0;
         MessageBufferPool staging = sendPool;
         if (staging != null) {
             rvSends.clear(staging::release);

@@ -20,6 +20,13 @@ final class RendezvousReceives {
     final int[] fins;
     final int[] stripes;
     final long[] bytes;
+    final long[] finMask;
+    final boolean[] ctsOwed;
+    private final int[] discardPsn = new int[64];
+    private final int[] discardLength = new int[64];
+    private final int[] discardRail = new int[64];
+    int discards;
+    int owed;
     private final int mask;
     int pending;
     int granted;
@@ -38,6 +45,63 @@ final class RendezvousReceives {
         fins = new int[cap];
         stripes = new int[cap];
         bytes = new long[cap];
+        finMask = new long[cap];
+        ctsOwed = new boolean[cap];
+    }
+
+    /** Work for the grant loop: RTSs waiting, CTSs to send again, discarding CTSs owed. */
+    boolean hasWork() {
+        return pending > 0 || owed > 0 || discards > 0;
+    }
+
+    /**
+     * Remembers that a discarding CTS is owed for a duplicate RTS (its message already arrived).
+     *
+     * @return false if 64 are already owed (the RTS is then ignored; the sender asks again after its next failover)
+     */
+    boolean oweDiscard(int messagePsn, int messageLength, int messageRail) {
+        if (discards == discardPsn.length) {
+            return false;
+        }
+        discardPsn[discards] = messagePsn;
+        discardLength[discards] = messageLength;
+        discardRail[discards] = messageRail;
+        discards++;
+        return true;
+    }
+
+    int discardPsn(int k) {
+        return discardPsn[k];
+    }
+
+    int discardLength(int k) {
+        return discardLength[k];
+    }
+
+    int discardRail(int k) {
+        return discardRail[k];
+    }
+
+    /** Drops the first {@code n} owed discards. */
+    void discardsSent(int n) {
+        System.arraycopy(discardPsn, n, discardPsn, 0, discards - n);
+        System.arraycopy(discardLength, n, discardLength, 0, discards - n);
+        System.arraycopy(discardRail, n, discardRail, 0, discards - n);
+        discards -= n;
+    }
+
+    void oweCts(int i) {
+        if (!ctsOwed[i]) {
+            ctsOwed[i] = true;
+            owed++;
+        }
+    }
+
+    void ctsSent(int i) {
+        if (ctsOwed[i]) {
+            ctsOwed[i] = false;
+            owed--;
+        }
     }
 
     int index(int messagePsn) {
@@ -60,6 +124,8 @@ final class RendezvousReceives {
         fins[i] = 0;
         stripes[i] = 0;
         bytes[i] = 0;
+        finMask[i] = 0;
+        ctsOwed[i] = false;
         pending++;
     }
 
@@ -71,6 +137,7 @@ final class RendezvousReceives {
     }
 
     void remove(int i) {
+        ctsSent(i);
         if (state[i] == PENDING) {
             pending--;
         } else if (state[i] == GRANTED) {
@@ -86,8 +153,11 @@ final class RendezvousReceives {
                 releaseSlot.accept(slot[i]);
             }
             state[i] = NONE;
+            ctsOwed[i] = false;
         }
         pending = 0;
         granted = 0;
+        owed = 0;
+        discards = 0;
     }
 }

@@ -16,8 +16,10 @@ final class RendezvousSends {
     static final int RTS_SENT = 1;
     static final int POSTING = 2;
     static final int POSTED = 3;
+    /** The RTS, CTS or a stripe was on a rail that failed: the RTS goes again (same PSN) on a live rail. */
+    static final int RESEND = 4;
 
-    /** Token flag of a stripe's RDMA WRITE: {@code STRIPE | entry << 8 | rail}. */
+    /** Token flag of a stripe's FIN: {@code STRIPE | entry << 8 | stripe index}; stripe i is the one stripe() gave rail i. */
     static final long STRIPE = 1L << 40;
 
     final int[] state;
@@ -29,13 +31,14 @@ final class RendezvousSends {
     final int[] stripes;
     final int[] stripesLeft;
     final long[] postedMask;
+    final long[] completedMask;
+    final boolean[] hasSplit;
+    final int[][] carrier;
     final long[][] stripeBytes;
     final long[][] stripeOffset;
     final long[][] postedNs;
-    private final int[] ctsQueue;
-    private int ctsHead;
-    private int ctsSize;
     private int inUse;
+    private int posting;
 
     RendezvousSends(int entries, int rails) {
         int n = Math.max(1, entries);
@@ -48,10 +51,12 @@ final class RendezvousSends {
         stripes = new int[n];
         stripesLeft = new int[n];
         postedMask = new long[n];
+        completedMask = new long[n];
+        hasSplit = new boolean[n];
+        carrier = new int[n][rails];
         stripeBytes = new long[n][rails];
         stripeOffset = new long[n][rails];
         postedNs = new long[n][rails];
-        ctsQueue = new int[n];
     }
 
     static long stripeToken(int entry, int rail) {
@@ -76,6 +81,8 @@ final class RendezvousSends {
         length[entry] = messageLength;
         rtsRail[entry] = rail;
         postedMask[entry] = 0;
+        completedMask[entry] = 0;
+        hasSplit[entry] = false;
         Arrays.fill(stripeBytes[entry], 0);
         inUse++;
     }
@@ -91,23 +98,45 @@ final class RendezvousSends {
     }
 
     void queueForPosting(int entry) {
-        state[entry] = POSTING;
-        ctsQueue[(ctsHead + ctsSize++) % ctsQueue.length] = entry;
+        setState(entry, POSTING);
     }
 
-    /** The oldest entry whose stripes are not all posted, or -1. */
-    int nextToPost() {
-        return ctsSize == 0 ? -1 : ctsQueue[ctsHead];
+    /** The entry with the lowest PSN (relative to {@code nextPsn}) whose stripes are not all posted, or -1. */
+    int nextToPost(int nextPsn) {
+        if (posting == 0) {
+            return -1;
+        }
+        int best = -1;
+        for (int e = 0; e < state.length; e++) {
+            if (state[e] == POSTING && (best < 0 || psn[e] - nextPsn < psn[best] - nextPsn)) {
+                best = e;
+            }
+        }
+        return best;
     }
 
-    void posted(int entry) {
-        state[entry] = POSTED;
-        ctsHead = (ctsHead + 1) % ctsQueue.length;
-        ctsSize--;
+    void setState(int entry, int s) {
+        if (state[entry] == POSTING) {
+            posting--;
+        }
+        if (s == POSTING) {
+            posting++;
+        }
+        state[entry] = s;
+    }
+
+    /** The entry of {@code messagePsn} in state {@code s}, or -1. */
+    int find(int messagePsn, int s) {
+        for (int e = 0; e < state.length; e++) {
+            if (state[e] == s && psn[e] == messagePsn) {
+                return e;
+            }
+        }
+        return -1;
     }
 
     void finish(int entry) {
-        state[entry] = FREE;
+        setState(entry, FREE);
         inUse--;
     }
 
@@ -124,6 +153,6 @@ final class RendezvousSends {
             }
         }
         inUse = 0;
-        ctsSize = 0;
+        posting = 0;
     }
 }

@@ -14,6 +14,7 @@ import io.rdmaflux.core.frame.DataFrameCodec;
 import io.rdmaflux.core.frame.FrameFormatException;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.FrameType;
+import io.rdmaflux.core.frame.RailDownFrameCodec;
 import io.rdmaflux.core.frame.RendezvousFrameCodec;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.CompletionQueue;
@@ -93,6 +94,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     private boolean failed;
     private boolean closed;
     private boolean closeSent;
+    private int closeRailMask;
 
     /**
      * Creates the QP (in INIT, receives posted) and registers the pools.
@@ -364,10 +366,10 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
      * on the same QP, which RC delivers after the WRITE's data (seed 000 &sect;5.3). The caller checked
      * {@link #canWriteStripe()}.
      *
-     * @param token handed back in {@link SubchannelListener#onSendCompleted} when the WRITE completed
+     * @param token handed back in {@link SubchannelListener#onSendCompleted} when the FIN (so the WRITE) completed
      */
     public void writeStripe(int psn, int messageLength, long localAddress, int lkey, long remoteAddress, int rkey,
-                            int stripeOffset, int length, int stripes, long token) {
+                            int stripeOffset, int length, int stripes, int stripeIndex, long token) {
         int idx = writeHead;
         writeHead = writeHead + 1 == writeTokens.length ? 0 : writeHead + 1;
         writeTokens[idx] = token;
@@ -391,8 +393,29 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         }
         int slot = sendPool.acquire();
         int len = RendezvousFrameCodec.encodeFin(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
-            stripeOffset, length, stripes);
-        post(slot, len, NO_TOKEN);
+            stripeOffset, length, stripes, stripeIndex);
+        // the FIN's completion is the stripe's: RC completes it after the WRITE, and it proves the FIN arrived
+        framesInFlight++;
+        post(slot, len, token);
+    }
+
+    /**
+     * Tells the peer that rail {@code failedRail} failed here (a control frame, no credit).
+     *
+     * @return false if no send buffer is free now (retry later) or this subchannel cannot send
+     */
+    public boolean sendRailDown(int failedRail) {
+        if (!established || failed || closeSent || sendPool.available() == 0) {
+            return false;
+        }
+        int slot = sendPool.acquire();
+        post(slot, RailDownFrameCodec.encode(sendMemory, sendPool.offset(slot), takeCreditWord(), failedRail), NO_TOKEN);
+        return !failed;
+    }
+
+    /** The peer reported this rail failed on its side: fail it here too (the listener hears {@code onFailure}). */
+    public void failedByPeer() {
+        fail(new RdmaTransportException("the peer reported rail " + rail + " failed", null, null));
     }
 
     /** RDMA WRITEs posted and not completed. */
@@ -402,10 +425,19 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
 
     /** Sends CLOSE (graceful or abort) once; frames after it are not sent. */
     public void sendClose(boolean abort, int nextPsn, String reason) {
+        sendClose(abort, nextPsn, reason, 0);
+    }
+
+    /**
+     * Sends CLOSE once, naming the rails ({@code railMask}, 0 for all) the connection sends CLOSE on, so
+     * the peer does not wait for one on a rail that failed.
+     */
+    public void sendClose(boolean abort, int nextPsn, String reason, int railMask) {
         if (closeSent || failed) {
             return;
         }
         if (established) {
+            closeRailMask = railMask;
             sendControl(FrameType.CLOSE, abort, nextPsn, reason);
         }
         closeSent = true;
@@ -427,7 +459,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         int len = type == FrameType.CREDIT
             ? encodeCredit(off)
             : CloseFrameCodec.encode(sendMemory, off, 0, nextPsn, takeCreditWord(), abort,
-                reason.length() > maxFramePayloadBytes() ? reason.substring(0, maxFramePayloadBytes()) : reason);
+                reason.length() > maxFramePayloadBytes() ? reason.substring(0, maxFramePayloadBytes()) : reason, closeRailMask);
         post(slot, len, NO_TOKEN);
     }
 
@@ -534,8 +566,6 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             writesInFlight--;
             if (!wc.isSuccess()) {
                 fail(transportError("RDMA WRITE", wc.status(), wc.detail()));
-            } else if (listener != null) {
-                listener.onSendCompleted(this, writeTokens[slot]);
             }
             return;
         }
@@ -547,7 +577,8 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             }
             if (!wc.isSuccess()) {
                 fail(transportError("send", wc.status(), wc.detail()));
-            } else if (token != NO_TOKEN && listener != null) {
+            } else if (token != NO_TOKEN && listener != null && !failed) {
+                // after a failure the connection already re-sent what had no completion then
                 listener.onSendCompleted(this, token);
             }
             return;
@@ -631,19 +662,28 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
                 int stripeOffset = RendezvousFrameCodec.finStripeOffset(recvMemory, off);
                 int stripeLength = RendezvousFrameCodec.finStripeLength(recvMemory, off);
                 int stripes = RendezvousFrameCodec.finStripes(recvMemory, off);
+                int index = RendezvousFrameCodec.finStripeIndex(recvMemory, off);
                 postReceive(slot);
                 if (l != null) {
-                    l.onFin(this, psn, stripeOffset, stripeLength, stripes);
+                    l.onFin(this, psn, stripeOffset, stripeLength, stripes, index);
+                }
+            }
+            case RAIL_DOWN -> {
+                int failedRail = RailDownFrameCodec.rail(recvMemory, off);
+                postReceive(slot);
+                if (l != null) {
+                    l.onPeerRailDown(this, failedRail);
                 }
             }
             case CREDIT -> postReceive(slot);
             case CLOSE -> {
                 boolean abort = CloseFrameCodec.isAbort(recvMemory, off);
                 int nextPsn = FrameHeader.psn(recvMemory, off);
+                int railMask = CloseFrameCodec.railMask(recvMemory, off);
                 String reason = CloseFrameCodec.reason(recvMemory, off);
                 postReceive(slot);
                 if (l != null) {
-                    l.onPeerClose(this, abort, nextPsn, reason);
+                    l.onPeerClose(this, abort, nextPsn, reason, railMask);
                 }
             }
         }

@@ -27,13 +27,20 @@ public interface SubchannelListener {
     void onCts(RcSubchannel subchannel, int psn, int messageLength, long remoteAddress, int rkey, int flags);
 
     /** A FIN arrived: the stripe {@code [stripeOffset, +stripeLength)} of message {@code psn}, one of {@code stripes}, is in place. */
-    void onFin(RcSubchannel subchannel, int psn, int stripeOffset, int stripeLength, int stripes);
+    void onFin(RcSubchannel subchannel, int psn, int stripeOffset, int stripeLength, int stripes, int stripeIndex);
 
     /** A DATA or RTS frame, or an RDMA WRITE, posted with {@code token} completed successfully. */
     void onSendCompleted(RcSubchannel subchannel, long token);
 
-    /** The peer sent CLOSE: it sends no more DATA after PSN {@code nextPsn - 1}. */
-    void onPeerClose(RcSubchannel subchannel, boolean abort, int nextPsn, String reason);
+    /**
+     * The peer sent CLOSE: it sends no more DATA after PSN {@code nextPsn - 1}.
+     *
+     * @param railMask the rails the peer sends CLOSE on (bit r for rail r), 0 for every rail
+     */
+    void onPeerClose(RcSubchannel subchannel, boolean abort, int nextPsn, String reason, int railMask);
+
+    /** The peer reports that rail {@code failedRail} failed on its side (a RAIL_DOWN frame). */
+    void onPeerRailDown(RcSubchannel subchannel, int failedRail);
 
     /** The subchannel failed (error completion, protocol violation); it is in ERROR and sends nothing more. */
     void onFailure(RcSubchannel subchannel, RdmaException error);

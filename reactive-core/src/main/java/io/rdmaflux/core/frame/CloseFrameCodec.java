@@ -18,15 +18,32 @@ public final class CloseFrameCodec {
     private CloseFrameCodec() {
     }
 
-    /** @return the frame length in bytes */
+    /** @return the frame length in bytes; the rail mask is 0 (the CLOSE goes on every rail) */
     public static int encode(MutableDirectBuffer b, int offset, int streamId, int nextPsn, int credits,
                              boolean abort, String reason) {
+        return encode(b, offset, streamId, nextPsn, credits, abort, reason, 0);
+    }
+
+    /**
+     * Encodes a CLOSE that the sender sends on the rails of {@code railMask} (bit r for rail r), carried
+     * in the message length field: after a rail failed, the peer waits for CLOSE on these rails only.
+     * 0 means every rail.
+     *
+     * @return the frame length in bytes
+     */
+    public static int encode(MutableDirectBuffer b, int offset, int streamId, int nextPsn, int credits,
+                             boolean abort, String reason, int railMask) {
         byte[] text = reason.getBytes(StandardCharsets.UTF_8);
         int n = Math.min(text.length, MAX_REASON_BYTES);
         FrameHeader.write(b, offset, FrameType.CLOSE, abort ? FrameHeader.FLAG_ABORT : 0, streamId, nextPsn,
-            credits, n, 0);
+            credits, n, railMask);
         b.putBytes(offset + FrameHeader.LENGTH, text, 0, n);
         return FrameHeader.LENGTH + n;
+    }
+
+    /** The rails the CLOSE is sent on (bit r for rail r), 0 for every rail. */
+    public static int railMask(DirectBuffer b, int offset) {
+        return FrameHeader.messageLength(b, offset);
     }
 
     public static boolean isAbort(DirectBuffer b, int offset) {

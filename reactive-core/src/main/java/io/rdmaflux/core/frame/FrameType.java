@@ -16,6 +16,9 @@ package io.rdmaflux.core.frame;
  *       registered message buffer ("reply rendezvous"); consumes no credit.</li>
  *   <li>{@link #FIN}: the RDMA WRITE of one stripe on this subchannel is complete ("finish
  *       rendezvous"); one per subchannel used (seed 000 &sect;5.3); consumes no credit.</li>
+ *   <li>{@link #RAIL_DOWN}: the sender found the rail named in the PSN field failed and re-sends what
+ *       was in flight on it over the other rails; the receiver stops using that rail too and frees the
+ *       receive buffers its out-of-order messages hold so the re-sent ones find credit; no credit.</li>
  * </ul>
  */
 public enum FrameType {
@@ -24,9 +27,10 @@ public enum FrameType {
     CLOSE(3),
     RTS(4),
     CTS(5),
-    FIN(6);
+    FIN(6),
+    RAIL_DOWN(7);
 
-    private static final FrameType[] BY_CODE = {null, DATA, CREDIT, CLOSE, RTS, CTS, FIN};
+    private static final FrameType[] BY_CODE = {null, DATA, CREDIT, CLOSE, RTS, CTS, FIN, RAIL_DOWN};
 
     private final int code;
 
@@ -51,7 +55,7 @@ public enum FrameType {
      */
     public static FrameType fromCode(int code) {
         if (code <= 0 || code >= BY_CODE.length) {
-            throw new FrameFormatException("unknown frame type code " + code + "; known codes are 1 (DATA), 2 (CREDIT), 3 (CLOSE), 4 (RTS), 5 (CTS), 6 (FIN)");
+            throw new FrameFormatException("unknown frame type code " + code + "; known codes are 1 (DATA), 2 (CREDIT), 3 (CLOSE), 4 (RTS), 5 (CTS), 6 (FIN), 7 (RAIL_DOWN)");
         }
         FrameType t = BY_CODE[code];
         if (t == null) {

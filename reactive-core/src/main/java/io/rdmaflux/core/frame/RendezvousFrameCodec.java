@@ -12,7 +12,7 @@ import org.agrona.MutableDirectBuffer;
  * <pre>
  * RTS: header only (payload length 0). Consumes one buffer credit and one message credit.
  *
- * CTS: header + 16 bytes                        FIN: header + 12 bytes
+ * CTS: header + 16 bytes                        FIN: header + 16 bytes
  * +-------------------------------------+       +-------------------------------------+
  * | remote address (u64, LE)        24  |       | stripe offset in the message    24  |
  * +-------------------------------------+       +-------------------------------------+
@@ -20,9 +20,12 @@ import org.agrona.MutableDirectBuffer;
  * +-------------------------------------+       +-------------------------------------+
  * | flags (u32): bit 0 DISCARD      36  |       | stripes of the message (FINs)   32  |
  * +-------------------------------------+       +-------------------------------------+
+ *                                               | stripe index in [0, stripes)    36  |
+ *                                               +-------------------------------------+
  * </pre>
  *
- * <p>A CTS with {@link #CTS_DISCARD} tells the sender that the receiver closed its inbound side:
+ * <p>The stripe index lets the receiver count each stripe once when a stripe is re-sent after its
+ * rail failed. A CTS with {@link #CTS_DISCARD} tells the sender that the receiver closed its inbound side:
  * the message counts as delivered and no data is written (as DATA frames arriving after a
  * {@code receive()} cancel are acknowledged and dropped).
  */
@@ -32,7 +35,7 @@ public final class RendezvousFrameCodec {
     /** Length of a CTS frame. */
     public static final int CTS_LENGTH = FrameHeader.LENGTH + 16;
     /** Length of a FIN frame. */
-    public static final int FIN_LENGTH = FrameHeader.LENGTH + 12;
+    public static final int FIN_LENGTH = FrameHeader.LENGTH + 16;
     /** CTS flag: the receiver drops the message; write nothing, count it delivered. */
     public static final int CTS_DISCARD = 0x1;
 
@@ -42,6 +45,7 @@ public final class RendezvousFrameCodec {
     private static final int FIN_OFFSET = FrameHeader.LENGTH;
     private static final int FIN_LENGTH_FIELD = FrameHeader.LENGTH + 4;
     private static final int FIN_STRIPES = FrameHeader.LENGTH + 8;
+    private static final int FIN_INDEX = FrameHeader.LENGTH + 12;
 
     private RendezvousFrameCodec() {
     }
@@ -69,16 +73,18 @@ public final class RendezvousFrameCodec {
      * @throws IllegalArgumentException if the stripe is outside the message or the stripe count is not positive
      */
     public static int encodeFin(MutableDirectBuffer b, int offset, int psn, int credits, int messageLength,
-                                int stripeOffset, int stripeLength, int stripes) {
+                                int stripeOffset, int stripeLength, int stripes, int stripeIndex) {
         requireLength(messageLength);
-        if (stripeOffset < 0 || stripeLength < 0 || (long) stripeOffset + stripeLength > messageLength || stripes < 1) {
-            throw new IllegalArgumentException("FIN stripe [" + stripeOffset + ", +" + stripeLength + ") of " + stripes
-                + " stripes must lie inside the " + messageLength + "-byte message");
+        if (stripeOffset < 0 || stripeLength < 0 || (long) stripeOffset + stripeLength > messageLength || stripes < 1
+            || stripeIndex < 0 || stripeIndex >= 64) {
+            throw new IllegalArgumentException("FIN stripe " + stripeIndex + " [" + stripeOffset + ", +" + stripeLength + ") of "
+                + stripes + " stripes must lie inside the " + messageLength + "-byte message, index in [0, 64)");
         }
         FrameHeader.write(b, offset, FrameType.FIN, 0, 0, psn, credits, FIN_LENGTH - FrameHeader.LENGTH, messageLength);
         b.putInt(offset + FIN_OFFSET, stripeOffset, FrameHeader.ORDER);
         b.putInt(offset + FIN_LENGTH_FIELD, stripeLength, FrameHeader.ORDER);
         b.putInt(offset + FIN_STRIPES, stripes, FrameHeader.ORDER);
+        b.putInt(offset + FIN_INDEX, stripeIndex, FrameHeader.ORDER);
         return FIN_LENGTH;
     }
 
@@ -128,5 +134,9 @@ public final class RendezvousFrameCodec {
 
     public static int finStripes(DirectBuffer b, int offset) {
         return b.getInt(offset + FIN_STRIPES, FrameHeader.ORDER);
+    }
+
+    public static int finStripeIndex(DirectBuffer b, int offset) {
+        return b.getInt(offset + FIN_INDEX, FrameHeader.ORDER);
     }
 }

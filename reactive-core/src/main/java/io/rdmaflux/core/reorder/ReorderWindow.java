@@ -108,6 +108,17 @@ public final class ReorderWindow<T> {
         return distance > 0 && distance < windowSize && slots[psn & mask] != null;
     }
 
+    /** Replaces every item waiting out of order with {@code f}'s result for it (same PSN). */
+    public void replaceQueued(java.util.function.UnaryOperator<T> f) {
+        for (int i = 0; i < slots.length; i++) {
+            @SuppressWarnings("unchecked")
+            @Nullable T t = (T) slots[i];
+            if (t != null) {
+                slots[i] = f.apply(t);
+            }
+        }
+    }
+
     /** Items waiting out of order. */
     public int queued() {
         return queued;

@@ -152,27 +152,29 @@ class FrameCodecTest {
     @Test
     void finFrameNamesItsStripeAndTheStripeCount() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
-        int len = RendezvousFrameCodec.encodeFin(b, 0, 9, 0, 1000, 600, 400, 2);
-        assertEquals(36, len);
-        assertEquals("01060000" + "00000000" + "09000000" + "00000000" + "0c000000" + "e8030000"
-            + "58020000" + "90010000" + "02000000", hex(b, len));
+        int len = RendezvousFrameCodec.encodeFin(b, 0, 9, 0, 1000, 600, 400, 2, 1);
+        assertEquals(40, len);
+        assertEquals("01060000" + "00000000" + "09000000" + "00000000" + "10000000" + "e8030000"
+            + "58020000" + "90010000" + "02000000" + "01000000", hex(b, len));
         assertEquals(FrameType.FIN, FrameHeader.validate(b, 0, len));
         assertEquals(600, RendezvousFrameCodec.finStripeOffset(b, 0));
         assertEquals(400, RendezvousFrameCodec.finStripeLength(b, 0));
         assertEquals(2, RendezvousFrameCodec.finStripes(b, 0));
+        assertEquals(1, RendezvousFrameCodec.finStripeIndex(b, 0));
     }
 
     @Test
     void rendezvousFramesRejectBadStripesAndShortPayloads() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         IllegalArgumentException outside = assertThrows(IllegalArgumentException.class,
-            () -> RendezvousFrameCodec.encodeFin(b, 0, 1, 0, 1000, 700, 400, 2));
+            () -> RendezvousFrameCodec.encodeFin(b, 0, 1, 0, 1000, 700, 400, 2, 0));
         assertTrue(outside.getMessage().contains("1000-byte message"), outside.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> RendezvousFrameCodec.encodeFin(b, 0, 1, 0, 1000, 0, 10, 0));
+        assertThrows(IllegalArgumentException.class, () -> RendezvousFrameCodec.encodeFin(b, 0, 1, 0, 1000, 0, 10, 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> RendezvousFrameCodec.encodeFin(b, 0, 1, 0, 1000, 0, 10, 1, 64));
         assertThrows(IllegalArgumentException.class, () -> RendezvousFrameCodec.encodeRts(b, 0, 1, 0, -1));
         RendezvousFrameCodec.encodeRts(b, 0, 1, 0, 10);
         b.putByte(FrameHeader.TYPE_OFFSET, (byte) FrameType.FIN.code());
         FrameFormatException e = assertThrows(FrameFormatException.class, () -> RendezvousFrameCodec.validatePayload(b, 0, FrameType.FIN));
-        assertTrue(e.getMessage().contains("FIN") && e.getMessage().contains("12"), e.getMessage());
+        assertTrue(e.getMessage().contains("FIN") && e.getMessage().contains("16"), e.getMessage());
     }
 }
