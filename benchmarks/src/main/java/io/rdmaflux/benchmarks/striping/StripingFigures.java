@@ -62,12 +62,21 @@ public final class StripingFigures {
         return md.toString();
     }
 
+    private static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (IOException | RuntimeException e) {
+            return "unknown";
+        }
+    }
+
     public static void main(String[] args) throws RunnerException, IOException {
         if (args.length > 2 && args[2].equals("virtual-only")) {
             System.out.println(virtualTimeFigures());
             return;
         }
         Path dir = Path.of(args.length > 0 ? args[0] : "rail-striping/reports");
+        String loadBefore = loadAverage();
         String inFlight = args.length > 1 ? args[1] : "1";
         Options paired = new OptionsBuilder().include(StripingPairedBenchmark.class.getName()).param("inFlight", inFlight)
             .forks(1).warmupIterations(2).measurementIterations(5).warmupTime(TimeValue.seconds(2))
@@ -75,7 +84,8 @@ public final class StripingFigures {
         Collection<RunResult> results = new Runner(paired).run();
         StringBuilder md = new StringBuilder("# rail-striping figures (real time, soft provider, token-bucket rails)\n\n");
         md.append("Ratios measured interleaved in one JMH run (StripingPairedBenchmark, ").append(inFlight)
-            .append(" message(s) in flight, 1 MiB messages).\n\n| figure | value | target |\n|---|---|---|\n");
+            .append(" message(s) in flight, 1 MiB messages), ").append(Runtime.getRuntime().availableProcessors())
+            .append(" CPUs, load average before the run: ").append(loadBefore).append(".\n\n| figure | value | target |\n|---|---|---|\n");
         for (RunResult r : results) {
             String rails = r.getParams().getParam("rails");
             if (rails.equals("4:1")) {
@@ -98,6 +108,8 @@ public final class StripingFigures {
             md.append(String.format(Locale.ROOT, "| re-convergence after rail 1 drops to 1/4 (2 x 1 GB/s nominal) | %.1f ms | <= 500 ms |%n",
                 r.getPrimaryResult().getScore()));
         }
+        md.append("\nLoad average after the run: ").append(loadAverage()).append(". Real-time figures move by several percent "
+            + "between runs on a busy machine (the single-rail references included); the virtual-time table below does not.\n");
         md.append(virtualTimeFigures());
         md.append("\nReproduce: `mvn -B -o -q -pl benchmarks package -DskipTests && java $(cat .mvn/jvm-flags) -Djmh.ignoreLock=true "
             + "-cp benchmarks/target/benchmarks.jar io.rdmaflux.benchmarks.striping.StripingFigures rail-striping/reports`\n");
