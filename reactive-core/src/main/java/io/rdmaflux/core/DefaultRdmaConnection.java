@@ -57,11 +57,14 @@ import java.util.function.Consumer;
  *       {@code onStripeCompleted} and the message once to {@code onMessageCompleted} (the completion
  *       filter), and counts it delivered only when every WRITE completed.</li>
  * </ol>
- * Why a staging copy and not registration of the user's memory: most messages live on the Java heap
- * ({@code byte[]}), which cannot be registered because the GC moves it; and a registration cache for
- * direct buffers cannot know when the application frees or reuses one (Java has no free hook), which
- * is how pin-down caches go stale. One copy into memory registered once is safe for every message
- * kind and leaves exactly one more copy, the NIC's WRITE, with none at the receiver.
+ * Why a staging copy and not a registration cache for the user's memory: most messages live on the
+ * Java heap ({@code byte[]}), which cannot be registered because the GC moves it; and a cache keyed by
+ * the address of direct buffers cannot know when the application frees or reuses one (Java has no free
+ * hook), which is how pin-down caches go stale. One copy into memory registered once is safe for every
+ * message kind and leaves one more copy, the NIC's WRITE, with none at the receiver. Applications that
+ * want no copy at all register their memory explicitly ({@link RdmaNode#registerMemory}, the lifetime
+ * is then theirs to manage) and send {@link RdmaMessage#of(io.rdmaflux.verbs.MemoryRegion, long, int)}
+ * messages: those are written straight from it and kept until every stripe completed.
  */
 final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, SubchannelListener {
     private static final int CLOSE_NONE = 0;
@@ -202,7 +205,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         this.sendPool = rendezvous ? node.rendezvousPool(false) : null;
         this.receivePool = rendezvous ? node.rendezvousPool(true) : null;
         this.rendezvousThreshold = node.rendezvousThresholdBytes();
-        this.rvSends = new RendezvousSends(node.rendezvousBuffers(), subchannels.length);
+        // staged messages are bounded by the node's staging pool; registered ones by these entries
+        this.rvSends = new RendezvousSends(2 * node.rendezvousBuffers(), subchannels.length);
         this.rvReceives = new RendezvousReceives(reorderWindow);
         this.rvMessages = new RendezvousMessage[Math.max(1, node.rendezvousBuffers())];
         this.stripeScratch = new long[subchannels.length];
@@ -504,11 +508,19 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 }
                 MessageBufferPool staging = sendPool;
                 int stagingSlot = -1;
-                if (staging != null && len > rendezvousThreshold && len <= staging.slotBytes()) {
-                    stagingSlot = staging.acquire();
-                    if (stagingSlot < 0) {
-                        // every staging slot carries a message in progress: wait for one to complete
+                int entry = -1;
+                boolean registered = next instanceof RegisteredMessage rm && node.owns(rm.region());
+                if (staging != null && len > rendezvousThreshold && (registered || len <= staging.slotBytes())) {
+                    entry = rvSends.freeEntry();
+                    if (entry < 0) {
                         return work;
+                    }
+                    if (!registered) {
+                        stagingSlot = staging.acquire();
+                        if (stagingSlot < 0) {
+                            // every staging slot carries a message in progress: wait for one to complete
+                            return work;
+                        }
                     }
                 }
                 int rail = scheduler.select(nextPsn, len, subchannels);
@@ -524,7 +536,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                     }
                     throw new IllegalStateException("scheduler " + scheduler + " chose rail " + rail + " which cannot send");
                 }
-                if (stagingSlot >= 0) {
+                if (entry >= 0) {
                     op.queue.poll();
                     sendCredits.onTaken();
                     sendCredits.consume();
@@ -532,9 +544,15 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                     int psn = nextPsn++;
                     messageStartNs[psn & inflightMask] = nowNs;
                     messageLength[psn & inflightMask] = len;
-                    next.writeTo(staging.memory(), staging.offset(stagingSlot));
-                    next.release();
-                    rvSends.start(stagingSlot, psn, len, rail);
+                    if (registered) {
+                        RegisteredMessage rm = (RegisteredMessage) next;
+                        rvSends.source(entry, -1, rm.address(), rm.region().lkey(), rm);
+                    } else {
+                        next.writeTo(staging.memory(), staging.offset(stagingSlot));
+                        next.release();
+                        rvSends.source(entry, stagingSlot, staging.address(stagingSlot), staging.lkey(), null);
+                    }
+                    rvSends.start(entry, psn, len, rail);
                     subchannels[rail].sendRts(psn, len, -2);
                     messagesSent++;
                     work++;
@@ -703,7 +721,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         rvSends.finish(entry);
         MessageBufferPool staging = sendPool;
         if (staging != null) {
-            staging.release(entry);
+            rvSends.releaseSource(entry, staging::release);
         }
         onMessageDelivered(subchannels[rail], psn);
     }
@@ -871,7 +889,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 rvSends.postedMask[e] |= 1L << r;
                 rvSends.postedNs[e][r] = nowNs;
                 rvSends.carrier[e][r] = sc.rail();
-                sc.writeStripe(rvSends.psn[e], rvSends.length[e], staging.address(e), staging.lkey(), rvSends.remoteAddress[e],
+                sc.writeStripe(rvSends.psn[e], rvSends.length[e], rvSends.localAddress[e], rvSends.lkey[e], rvSends.remoteAddress[e],
                     rvSends.rkey[e], (int) rvSends.stripeOffset[e][r], (int) bytes[r], stripes, r, RendezvousSends.stripeToken(e, r));
                 work++;
                 if (terminated || rvSends.state[e] != RendezvousSends.POSTING) {
@@ -1437,7 +1455,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         resendCount = 0;
         MessageBufferPool staging = sendPool;
         if (staging != null) {
-            rvSends.clear(staging::release);
+            rvSends.clear(e -> rvSends.releaseSource(e, staging::release));
         }
         MessageBufferPool pool = receivePool;
         if (pool != null) {

@@ -24,9 +24,12 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * {@link #release()}, so Kotlin's {@code use {}} and try-with-resources work.
  *
  * <p><b>Sending:</b> passing a message to {@code RdmaConnection.send} hands over one reference; the
- * connection releases it once the bytes are in a send buffer. Factories: {@link #of(byte[])},
- * {@link #of(ByteBuffer)}, {@link #of(String)}, and {@link #write(int, Writer)} which fills the
- * registered send buffer in place when the message fits one frame (no extra copy).
+ * connection releases it once the message's delivery completed (it keeps it until then so that it can
+ * send it again over another rail if its rail fails). Factories: {@link #of(byte[])},
+ * {@link #of(ByteBuffer)}, {@link #of(String)}, {@link #of(io.rdmaflux.verbs.MemoryRegion, long, int)}
+ * for memory registered with the node (large messages are RDMA-written from it with no copy), and
+ * {@link #write(int, Writer)} which fills the registered send buffer in place when the message fits
+ * one frame, or a rendezvous staging buffer when it is large (no extra copy).
  *
  * <p><b>Concurrency:</b> the count is atomic, so {@code retain}/{@code release} may be called from
  * any thread; the bytes are immutable while the count is positive.
@@ -35,7 +38,11 @@ public abstract class RdmaMessage implements AutoCloseable {
     private static final AtomicIntegerFieldUpdater<RdmaMessage> REF_CNT =
         AtomicIntegerFieldUpdater.newUpdater(RdmaMessage.class, "refCnt");
 
-    /** Fills {@code lengthBytes} bytes at {@code offset} of {@code buffer}; runs on the progress thread, must not block. */
+    /**
+     * Fills {@code lengthBytes} bytes at {@code offset} of {@code buffer}; runs on the progress thread,
+     * must not block. It may run more than once for one message (again when its rail failed and the
+     * message is re-sent), so it must write the same bytes each time.
+     */
     @FunctionalInterface
     public interface Writer {
         void write(MutableDirectBuffer buffer, int offset, int lengthBytes);
@@ -61,6 +68,27 @@ public abstract class RdmaMessage implements AutoCloseable {
     public static RdmaMessage of(ByteBuffer buffer) {
         Objects.requireNonNull(buffer, "buffer");
         return new HeapMessage(new UnsafeBuffer(buffer, buffer.position(), buffer.remaining()), buffer.remaining());
+    }
+
+    /**
+     * A message of {@code lengthBytes} bytes at {@code offset} of memory registered with the sending node
+     * ({@link RdmaNode#registerMemory}). A large message (above the node's rendezvous threshold) is
+     * RDMA-written straight from this memory to the receiver's message buffer: the only copy is the
+     * NIC's. Do not change the bytes until the send's {@code Mono} completed; the message's release does
+     * not deregister the region.
+     *
+     * @throws IllegalArgumentException if the range is outside the region or the region is deregistered
+     */
+    public static RdmaMessage of(io.rdmaflux.verbs.MemoryRegion region, long offset, int lengthBytes) {
+        Objects.requireNonNull(region, "region");
+        if (!region.isValid()) {
+            throw new IllegalArgumentException("region rkey=" + region.rkey() + " is deregistered; register the memory again");
+        }
+        if (offset < 0 || lengthBytes < 0 || offset + lengthBytes > region.length()) {
+            throw new IllegalArgumentException("range [" + offset + ", " + (offset + lengthBytes) + ") is outside the "
+                + region.length() + "-byte region");
+        }
+        return new RegisteredMessage(region, offset, lengthBytes);
     }
 
     /** The UTF-8 bytes of {@code text}. */

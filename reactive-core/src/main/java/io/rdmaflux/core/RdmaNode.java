@@ -271,6 +271,29 @@ public final class RdmaNode implements AutoCloseable {
             sendBuffers, creditThreshold, qpTimeouts, rendezvousBuffers);
     }
 
+    /**
+     * Registers application memory with this node's protection domain, for
+     * {@link RdmaMessage#of(io.rdmaflux.verbs.MemoryRegion, long, int)}: large messages in it are
+     * RDMA-written with no staging copy. Register once and reuse (registration pins memory and costs
+     * far more than a copy of one message); deregister the region when done, after the sends using it
+     * completed. The node's close deregisters it too.
+     *
+     * @param buffer a direct buffer; the region covers {@code [position, limit)}
+     * @throws IllegalArgumentException if the buffer is not direct
+     */
+    public io.rdmaflux.verbs.MemoryRegion registerMemory(java.nio.ByteBuffer buffer) {
+        ensureOpen();
+        if (!buffer.isDirect()) {
+            throw new IllegalArgumentException("registerMemory needs a direct ByteBuffer (ByteBuffer.allocateDirect); the GC moves heap buffers");
+        }
+        return pd.registerMemory(buffer, Access.LOCAL_WRITE);
+    }
+
+    /** Whether {@code region} is registered in this node's protection domain. */
+    boolean owns(io.rdmaflux.verbs.MemoryRegion region) {
+        return region.protectionDomain() == pd && region.isValid();
+    }
+
     /** Registered message buffers for rendezvous (0: rendezvous off, large messages are fragmented). */
     int rendezvousBuffers() {
         return rendezvousBuffers;

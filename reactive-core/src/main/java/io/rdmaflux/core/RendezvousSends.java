@@ -3,8 +3,9 @@ package io.rdmaflux.core;
 import java.util.Arrays;
 
 /**
- * Send-side state of the rendezvous messages of one connection, one entry per staging slot of the
- * node's send {@code MessageBufferPool} (so at most that many are in progress): the RTS sent, the
+ * Send-side state of the rendezvous messages of one connection, a bounded number of entries (each
+ * holding a staging slot of the node's send {@code MessageBufferPool}, or a message in memory the
+ * application registered): the RTS sent, the
  * CTS received, the stripe split chosen and which stripes are posted and completed. Arrays only: a
  * large message allocates nothing. The completion filter of seed 000 &sect;4.1/&sect;5.3 counts
  * stripe completions here and reports the message once all completed.
@@ -23,6 +24,10 @@ final class RendezvousSends {
     static final long STRIPE = 1L << 40;
 
     final int[] state;
+    final int[] stagingSlot;
+    final long[] localAddress;
+    final int[] lkey;
+    final RdmaMessage[] retained;
     final int[] psn;
     final int[] length;
     final int[] rtsRail;
@@ -43,6 +48,10 @@ final class RendezvousSends {
     RendezvousSends(int entries, int rails) {
         int n = Math.max(1, entries);
         state = new int[n];
+        stagingSlot = new int[n];
+        localAddress = new long[n];
+        lkey = new int[n];
+        retained = new RdmaMessage[n];
         psn = new int[n];
         length = new int[n];
         rtsRail = new int[n];
@@ -73,6 +82,43 @@ final class RendezvousSends {
 
     static int railOf(long token) {
         return (int) (token & 0xFF);
+    }
+
+    /** A free entry, or -1 when as many rendezvous messages as entries are in progress. */
+    int freeEntry() {
+        if (inUse == state.length) {
+            return -1;
+        }
+        for (int e = 0; e < state.length; e++) {
+            if (state[e] == FREE) {
+                return e;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * @param slot    the staging slot holding the bytes, or -1 when they are in application-registered memory
+     * @param message kept until the message completed when the bytes are the application's, else null
+     */
+    void source(int entry, int slot, long address, int key, @org.jspecify.annotations.Nullable RdmaMessage message) {
+        stagingSlot[entry] = slot;
+        localAddress[entry] = address;
+        lkey[entry] = key;
+        retained[entry] = message;
+    }
+
+    /** Releases what the entry holds (staging slot via {@code releaseSlot}, retained message). */
+    void releaseSource(int entry, java.util.function.IntConsumer releaseSlot) {
+        if (stagingSlot[entry] >= 0) {
+            releaseSlot.accept(stagingSlot[entry]);
+            stagingSlot[entry] = -1;
+        }
+        RdmaMessage m = retained[entry];
+        if (m != null) {
+            retained[entry] = null;
+            m.release();
+        }
     }
 
     void start(int entry, int messagePsn, int messageLength, int rail) {

@@ -370,4 +370,59 @@ class RendezvousTest {
         IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> RdmaNode.builder().rendezvousThresholdBytes(-1));
         assertTrue(negative.getMessage().contains("rendezvousThresholdBytes"), negative.getMessage());
     }
+
+    @ParameterizedTest(name = "{0} rails")
+    @ValueSource(ints = {1, 3})
+    void messagesInRegisteredMemoryAreWrittenWithoutAStagingCopy(int rails) {
+        AtomicReference<RecordingStriper> striper = new AtomicReference<>();
+        try (InvokerPair p = pair(rails, striper)) {
+            java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(3 * 100_000);
+            io.rdmaflux.verbs.MemoryRegion region = p.clientNode.registerMemory(direct);
+            for (int k = 0; k < 3; k++) {
+                direct.put(k * 100_000, pattern(100_000, k));
+            }
+            List<byte[]> got = new ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                got.add(m.toByteArray());
+                m.release();
+            });
+            AtomicBoolean sent = new AtomicBoolean();
+            List<RdmaMessage> messages = new ArrayList<>();
+            for (int k = 0; k < 3; k++) {
+                messages.add(RdmaMessage.of(region, k * 100_000L, 100_000));
+            }
+            p.client.send(Flux.fromIterable(messages)).subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
+            boolean stagedAny = false;
+            for (int i = 0; i < 100_000 && !(sent.get() && got.size() == 3); i++) {
+                if (p.pass() == 0) {
+                    p.soft.clock().advance(1_000);
+                }
+                stagedAny |= p.clientNode.rendezvousPool(false).inUse() > 0;
+                if (!sent.get()) {
+                    assertTrue(messages.stream().allMatch(m -> m.refCnt() <= 1), "held by the connection until written");
+                }
+            }
+            assertTrue(sent.get() && got.size() == 3);
+            assertFalse(stagedAny, "no staging slot was used");
+            for (int k = 0; k < 3; k++) {
+                assertArrayEquals(pattern(100_000, k), got.get(k));
+                assertEquals(0, messages.get(k).refCnt(), "released after its stripes completed");
+            }
+            region.deregister();
+        }
+    }
+
+    @Test
+    void aRegisteredMessageOutsideItsRegionIsRejectedNamingTheRange() {
+        try (InvokerPair p = InvokerPair.open()) {
+            io.rdmaflux.verbs.MemoryRegion region = p.clientNode.registerMemory(java.nio.ByteBuffer.allocateDirect(1000));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RdmaMessage.of(region, 900, 200));
+            assertTrue(e.getMessage().contains("[900, 1100)") && e.getMessage().contains("1000-byte"), e.getMessage());
+            IllegalArgumentException heap = assertThrows(IllegalArgumentException.class,
+                () -> p.clientNode.registerMemory(java.nio.ByteBuffer.allocate(10)));
+            assertTrue(heap.getMessage().contains("direct"), heap.getMessage());
+            region.deregister();
+            assertThrows(IllegalArgumentException.class, () -> RdmaMessage.of(region, 0, 10));
+        }
+    }
 }
