@@ -27,7 +27,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *       skipped a rail.</li>
  *   <li>No weight falls below {@code minShare}: a rail with weight 0 would never get a stripe again,
  *       hence no feedback, and could not recover after a transient slowdown (seed 000 Fig. 20).</li>
- *   <li>Messages re-sent after a rail failure are skipped: their times describe the failure.</li>
+ *   <li>Messages re-sent after a rail failure are skipped: their times describe the failure. So
+ *       are messages with a stripe whose completion was found in the same poll as the previous one
+ *       on its rail while queued behind it: no time can be attributed to it, and clamping it to a
+ *       tiny value would make that rail look arbitrarily fast.</li>
  * </ul>
  * The fixed point of eq. 3 is {@code t_i} equal on all rails, i.e. stripes finishing together,
  * which is the balance §4.5 aims at. If all completions are found at the same time (the delayed
@@ -81,7 +84,7 @@ final class AdaptiveStriping implements StripingPolicy {
     @Override
     public void onMessageCompleted(MessageTimings timings) {
         long used = timings.railsUsed() & usable;
-        if (timings.resent() || RailMask.count(used) < 2) {
+        if (timings.resent() || timings.censored() || RailMask.count(used) < 2) {
             return;
         }
         double weightOfUsed = 0;

@@ -69,6 +69,7 @@ public final class CommunicationScheduler<T> {
         boolean completed;
         boolean striped;
         boolean resent;
+        boolean censored;
         long railsUsed;
         long completedNs;
         final long[] railBytes;
@@ -107,6 +108,11 @@ public final class CommunicationScheduler<T> {
         @Override
         public boolean resent() {
             return resent;
+        }
+
+        @Override
+        public boolean censored() {
+            return censored;
         }
     }
 
@@ -192,6 +198,7 @@ public final class CommunicationScheduler<T> {
         e.outstanding = 0;
         e.completed = false;
         e.resent = false;
+        e.censored = false;
         e.railsUsed = 0;
         Arrays.fill(e.railBytes, 0);
         Arrays.fill(e.railDeliveryNs, 0);
@@ -280,6 +287,9 @@ public final class CommunicationScheduler<T> {
         // the stripe's delivery time on its rail: from post, or from the previous completion on the
         // same rail if it queued behind earlier stripes (see MessageTimings#deliveryTimeNs)
         long deliveryNs = nowNs - Math.max(s.postedNs, lastCompletionNs[rail]);
+        if (deliveryNs <= 0 && s.lengthBytes > 0) {
+            e.censored = true;
+        }
         lastCompletionNs[rail] = nowNs;
         e.railDeliveryNs[rail] += Math.max(0, deliveryNs);
         counters.completed(rail, s.lengthBytes);

@@ -33,4 +33,14 @@ public interface MessageTimings {
      * the failure, not the rails, and adaptive policies skip them.
      */
     boolean resent();
+
+    /**
+     * Whether a stripe's delivery time is unknown: its completion was seen at the same instant as
+     * the previous completion on its rail while it was queued behind it (a batch of completions
+     * found by one poll after the progress engine was held up, seed 000 §4.5 cases 2–3), so no
+     * time can be attributed to it. Adaptive policies skip such messages.
+     */
+    default boolean censored() {
+        return false;
+    }
 }

@@ -168,6 +168,25 @@ class CommunicationSchedulerTest {
     }
 
     @Test
+    void aStripeCompletedInTheSamePollAsTheOneAheadOfItIsNotFedToTheAdaptivePolicy() {
+        CommunicationScheduler<String> s = scheduler(RailsSpec.rails(2).switchoverThresholdBytes(0).stripeGranuleBytes(1)
+            .striping(StripingPolicies.adaptive()));
+        s.send("a", 1000, 0);
+        s.send("b", 1000, 0);
+        // rail 0 is seen to complete a at 10; rail 1 completes a at 40, then both b stripes are found in
+        // the same polls as the a stripes ahead of them: b's times are unknown
+        s.onStripeCompleted(0, posted.get(0).id(), 10);
+        s.onStripeCompleted(1, posted.get(1).id(), 40);
+        double afterA = s.stripingPolicy().share(0);
+        assertTrue(afterA > 0.5, "a taught the policy that rail 0 is faster: " + afterA);
+        s.onStripeCompleted(0, posted.get(2).id(), 10);
+        s.onStripeCompleted(1, posted.get(3).id(), 40);
+        assertEquals(afterA, s.stripingPolicy().share(0), "b is censored and leaves the weights alone");
+        poll(s);
+        assertEquals(List.of("a", "b"), released);
+    }
+
+    @Test
     void weightHistoryIsBoundedAndRecordsEveryUpdate() {
         CommunicationScheduler<String> s = scheduler(RailsSpec.rails(2).switchoverThresholdBytes(0).stripeGranuleBytes(1)
             .striping(StripingPolicies.adaptive()).weightHistoryCapacity(3));
