@@ -24,6 +24,10 @@ import java.util.function.Consumer;
  */
 final class TwoRailIt {
     static final int SEND_BYTES = 4096;
+    /** UD datagrams per rail and their size (above the veth MTU of 1500, so they travel as IP fragments). */
+    static final int UD_DATAGRAMS = 256;
+    static final int UD_BYTES = 2048;
+    static final int UD_QKEY = 0x11D;
     static final int WRITE_CHUNK = 256 << 10;
     static final int FINAL_IMM = 0x00D0E000;
     static final int VERIFIED_IMM = 0x00600D00;
@@ -48,6 +52,33 @@ final class TwoRailIt {
 
     static RdmaProvider open(String name, String addresses) {
         return RdmaProviders.open("soft", Map.of("fabric", "net", "addresses", addresses, "name", name));
+    }
+
+    static QpInitAttributes.Builder ud(RdmaProvider p, int rail, CompletionQueue cq) {
+        return QpInitAttributes.builder(QpType.UD, p.devices().get(0).port(rail)).cq(cq).qkey(UD_QKEY)
+            .maxSendWr(UD_DATAGRAMS + 8).maxReceiveWr(UD_DATAGRAMS + 8);
+    }
+
+    /** Writes datagram {@code seq} of {@code rail}: the sequence number, then the pattern. */
+    static void fillDatagram(MemoryRegion mr, long at, int rail, int seq) {
+        mr.buffer().putInt((int) at, seq);
+        for (int i = 4; i < UD_BYTES; i++) {
+            mr.buffer().put((int) (at + i), patternByte(rail, 1_000_000 + seq, i));
+        }
+    }
+
+    /** The sequence number of a received datagram, or -1 if any byte is wrong. */
+    static int checkDatagram(MemoryRegion mr, long at, int length, int rail) {
+        int seq = mr.buffer().getInt((int) at);
+        if (length != UD_BYTES || seq < 0 || seq >= UD_DATAGRAMS) {
+            return -1;
+        }
+        for (int i = 4; i < UD_BYTES; i++) {
+            if (mr.buffer().get((int) (at + i)) != patternByte(rail, 1_000_000 + seq, i)) {
+                return -1;
+            }
+        }
+        return seq;
     }
 
     static QpInitAttributes.Builder rc(RdmaProvider p, int rail, CompletionQueue cq, int sendsPerRail) {

@@ -41,12 +41,13 @@ public final class TwoRailReceiver {
 
     /** Runs the receiver; returns the exit code. */
     public static int run(String[] args) {
-        var o = TwoRailIt.options(args, List.of("listen", "addresses", "bytes-per-rail", "sends-per-rail", "timeout-s"));
+        var o = TwoRailIt.options(args, List.of("listen", "addresses", "bytes-per-rail", "sends-per-rail", "ud-min-fraction", "timeout-s"));
         String listen = o.getOrDefault("listen", "127.0.0.1:7471");
         int colon = listen.lastIndexOf(':');
         PortAddress at = new PortAddress("net", listen.substring(0, colon), Integer.parseInt(listen.substring(colon + 1)));
         long bytesPerRail = Long.parseLong(o.getOrDefault("bytes-per-rail", String.valueOf(16 << 20)));
         int sends = Integer.parseInt(o.getOrDefault("sends-per-rail", "64"));
+        double udMinFraction = Double.parseDouble(o.getOrDefault("ud-min-fraction", "0.95"));
         long deadline = System.nanoTime() + Long.parseLong(o.getOrDefault("timeout-s", "60")) * 1_000_000_000L;
         try (RdmaProvider p = TwoRailIt.open("it-receiver", o.getOrDefault("addresses", "127.0.0.1,127.0.0.1"))) {
             int rails = p.devices().get(0).ports().size();
@@ -59,6 +60,20 @@ public final class TwoRailReceiver {
             int slots = sends + 1;
             MemoryRegion inbox = pd.allocateMemory((long) rails * slots * TwoRailIt.SEND_BYTES, Access.LOCAL_WRITE);
             MemoryRegion outbox = pd.allocateMemory(64, Access.LOCAL_WRITE);
+            CompletionQueue udCq = p.devices().get(0).createCompletionQueue(rails * (TwoRailIt.UD_DATAGRAMS + 8));
+            MemoryRegion udInbox = pd.allocateMemory((long) rails * TwoRailIt.UD_DATAGRAMS * TwoRailIt.UD_BYTES, Access.LOCAL_WRITE);
+            List<QueuePair> udQps = new ArrayList<>();
+            for (int r = 1; r <= rails; r++) {
+                QueuePair ud = pd.createQueuePair(TwoRailIt.ud(p, r, udCq).build());
+                ud.init();
+                ud.readyToReceive();
+                ud.readyToSend();
+                for (int d = 0; d < TwoRailIt.UD_DATAGRAMS; d++) {
+                    long off = ((long) (r - 1) * TwoRailIt.UD_DATAGRAMS + d) * TwoRailIt.UD_BYTES;
+                    ud.postReceive(new ReceiveWorkRequest().wrId(((long) r << 32) | d).sge(udInbox, off, TwoRailIt.UD_BYTES));
+                }
+                udQps.add(ud);
+            }
             List<QueuePair> qps = new ArrayList<>();
             AtomicReference<String> problem = new AtomicReference<>();
             ConnectionManager.Listener listener = p.connectionManager().listen(at, (from, request) -> {
@@ -66,7 +81,7 @@ public final class TwoRailReceiver {
                     return CompletableFuture.failedFuture(new VerbsException("expected one connection of " + rails + " rails but got "
                         + request.endpoints().size() + (qps.isEmpty() ? "" : " (already connected)")));
                 }
-                ByteBuffer pdata = ByteBuffer.allocate(rails * 20);
+                ByteBuffer pdata = ByteBuffer.allocate(rails * 24);
                 List<QpEndpoint> mine = new ArrayList<>();
                 for (int r = 1; r <= rails; r++) {
                     QueuePair qp = pd.createQueuePair(TwoRailIt.rc(p, r, cq, sends).build());
@@ -78,7 +93,7 @@ public final class TwoRailReceiver {
                     qps.add(qp);
                     mine.add(qp.localEndpoint());
                     MemoryRegion mr = regions.get(r - 1);
-                    pdata.putLong(mr.address()).putInt(mr.rkey()).putLong(mr.length());
+                    pdata.putLong(mr.address()).putInt(mr.rkey()).putLong(mr.length()).putInt(udQps.get(r - 1).qpNumber());
                 }
                 System.out.println("receiver: connection from " + from + ", rails " + mine.stream().map(e -> e.address().toString()).toList());
                 return CompletableFuture.completedFuture(new CmParams(mine, pdata.array()));
@@ -109,6 +124,35 @@ public final class TwoRailReceiver {
                 long bad = TwoRailIt.firstMismatch(regions.get(r - 1), 0, bytesPerRail, r, 0);
                 if (bad >= 0) {
                     problem.set("rail " + r + " region differs at byte " + bad + " of " + bytesPerRail);
+                }
+            }
+            // UD: whatever arrived by now (or within a grace period) must be intact, and enough of it
+            int[][] seen = new int[rails][TwoRailIt.UD_DATAGRAMS];
+            int[] udGot = new int[rails];
+            long graceEnd = System.nanoTime() + 2_000_000_000L;
+            int total = 0;
+            while (total < rails * TwoRailIt.UD_DATAGRAMS && System.nanoTime() - graceEnd < 0) {
+                int n = udCq.poll(64, wc -> {
+                    int rail = (int) (wc.wrId() >>> 32);
+                    long off = ((long) (rail - 1) * TwoRailIt.UD_DATAGRAMS + (int) wc.wrId()) * TwoRailIt.UD_BYTES;
+                    int seq = wc.status() == WcStatus.SUCCESS ? TwoRailIt.checkDatagram(udInbox, off, wc.byteLength(), rail) : -1;
+                    if (seq < 0) {
+                        problem.compareAndSet(null, "rail " + rail + " UD datagram corrupt or failed: " + wc);
+                    } else if (seen[rail - 1][seq]++ == 0) {
+                        udGot[rail - 1]++;
+                    }
+                });
+                total += n;
+                if (n == 0) {
+                    Thread.onSpinWait();
+                }
+            }
+            for (int r = 1; r <= rails; r++) {
+                System.out.println("receiver: rail " + r + ": " + udGot[r - 1] + " of " + TwoRailIt.UD_DATAGRAMS + " UD datagrams of "
+                    + TwoRailIt.UD_BYTES + " bytes arrived intact");
+                if (udGot[r - 1] < udMinFraction * TwoRailIt.UD_DATAGRAMS) {
+                    problem.compareAndSet(null, "rail " + r + ": only " + udGot[r - 1] + " UD datagrams arrived (at least "
+                        + udMinFraction + " of " + TwoRailIt.UD_DATAGRAMS + " expected)");
                 }
             }
             String verdict = problem.get();

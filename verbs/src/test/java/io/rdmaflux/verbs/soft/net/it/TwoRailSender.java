@@ -77,6 +77,7 @@ public final class TwoRailSender {
             ByteBuffer pdata = ByteBuffer.wrap(reply.privateData());
             long[] remote = new long[rails];
             int[] rkeys = new int[rails];
+            int[] udQpns = new int[rails];
             for (int r = 0; r < rails; r++) {
                 qps.get(r).connect(reply.endpoints().get(r));
                 remote[r] = pdata.getLong();
@@ -85,10 +86,32 @@ public final class TwoRailSender {
                     qps.get(0).postReceive(new ReceiveWorkRequest().wrId(-1).sge(inbox, 0, 64));
                 }
                 long length = pdata.getLong();
+                udQpns[r] = pdata.getInt();
                 if (length < bytesPerRail) {
                     throw new VerbsException("receiver region of rail " + (r + 1) + " is " + length + " bytes, less than " + bytesPerRail);
                 }
             }
+            CompletionQueue udCq = p.devices().get(0).createCompletionQueue(rails * (TwoRailIt.UD_DATAGRAMS + 8));
+            MemoryRegion datagrams = pd.allocateMemory((long) rails * TwoRailIt.UD_DATAGRAMS * TwoRailIt.UD_BYTES, Access.LOCAL_WRITE);
+            for (int r = 1; r <= rails; r++) {
+                QueuePair ud = pd.createQueuePair(TwoRailIt.ud(p, r, udCq).build());
+                ud.init();
+                ud.readyToReceive();
+                ud.readyToSend();
+                io.rdmaflux.verbs.AddressHandle ah = pd.createAddressHandle(p.devices().get(0).port(r), reply.endpoints().get(r - 1).address());
+                for (int d = 0; d < TwoRailIt.UD_DATAGRAMS; d++) {
+                    long off = ((long) (r - 1) * TwoRailIt.UD_DATAGRAMS + d) * TwoRailIt.UD_BYTES;
+                    TwoRailIt.fillDatagram(datagrams, off, r, d);
+                    ud.postSend(new SendWorkRequest().wrId(d).opcode(WrOpcode.SEND).sge(datagrams, off, TwoRailIt.UD_BYTES)
+                        .ud(ah, udQpns[r - 1], TwoRailIt.UD_QKEY).signaled(d == TwoRailIt.UD_DATAGRAMS - 1));
+                }
+            }
+            TwoRailIt.await(udCq, rails, deadline, wc -> {
+                if (wc.status() != WcStatus.SUCCESS) {
+                    throw new VerbsException("UD send failed: " + wc);
+                }
+            }, "UD sends");
+            System.out.println("sender: " + rails + " rails x " + TwoRailIt.UD_DATAGRAMS + " UD datagrams of " + TwoRailIt.UD_BYTES + " bytes sent");
             System.out.println("sender: connected to " + to + ", rails " + reply.endpoints().stream().map(e -> e.address().toString()).toList());
             long chunks = (bytesPerRail + TwoRailIt.WRITE_CHUNK - 1) / TwoRailIt.WRITE_CHUNK;
             long[] posted = new long[rails];
