@@ -78,7 +78,11 @@ public final class StripingFigures {
         Path dir = Path.of(args.length > 0 ? args[0] : "rail-striping/reports");
         String loadBefore = loadAverage();
         String inFlight = args.length > 1 ? args[1] : "1";
+        Path medianFile = Files.createTempFile("striping-medians", ".txt");
         Options paired = new OptionsBuilder().include(StripingPairedBenchmark.class.getName()).param("inFlight", inFlight)
+            .jvmArgsAppend("--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED", "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",
+                "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+                "-Dchronicle.analytics.disable=true", "-Dstriping.figures.out=" + medianFile)
             .forks(1).warmupIterations(2).measurementIterations(5).warmupTime(TimeValue.seconds(2))
             .measurementTime(TimeValue.seconds(2)).build();
         Collection<RunResult> results = new Runner(paired).run();
@@ -108,6 +112,9 @@ public final class StripingFigures {
             md.append(String.format(Locale.ROOT, "| re-convergence after rail 1 drops to 1/4 (2 x 1 GB/s nominal) | %.1f ms | <= 500 ms |%n",
                 r.getPrimaryResult().getScore()));
         }
+        md.append("\nMedians of the per-invocation ratios (robust to a load spike hitting one batch):\n\n```\n")
+            .append(Files.readString(medianFile)).append("```\n");
+        Files.deleteIfExists(medianFile);
         md.append("\nLoad average after the run: ").append(loadAverage()).append(". Real-time figures move by several percent "
             + "between runs on a busy machine (the single-rail references included); the virtual-time table below does not.\n");
         md.append(virtualTimeFigures());

@@ -2,6 +2,12 @@ package io.rdmaflux.benchmarks.striping;
 
 import io.rdmaflux.striping.CommunicationScheduler;
 import io.rdmaflux.striping.verbs.RdmaTransfer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -15,6 +21,8 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.IterationParams;
+import org.openjdk.jmh.runner.IterationType;
 
 /**
  * The striping figures as ratios measured interleaved in one run: every invocation sends one batch
@@ -77,6 +85,10 @@ public class StripingPairedBenchmark {
         }
     }
 
+    /** Per measured invocation: ns per policy, for the medians of the per-invocation ratios. */
+    private final List<long[]> rows = new ArrayList<>();
+    private boolean measuring;
+
     private StripingBench bench;
     private CommunicationScheduler<RdmaTransfer> adaptive;
     private CommunicationScheduler<RdmaTransfer> even;
@@ -98,10 +110,41 @@ public class StripingPairedBenchmark {
         rail0OneInFlight = bench.scheduler(StripingBandwidthBenchmark.spec("rail0", 1));
     }
 
+    @Setup(Level.Iteration)
+    public void iteration(IterationParams params) {
+        measuring = params.getType() == IterationType.MEASUREMENT;
+    }
+
     @TearDown(Level.Trial)
-    public void tearDown() {
+    public void tearDown() throws IOException {
         System.out.println("WEIGHTS adaptive " + adaptive.metrics().weights()[0] + " / " + adaptive.metrics().weights()[1]);
         bench.close();
+        String out = System.getProperty("striping.figures.out");
+        if (out != null) {
+            Files.writeString(Path.of(out), medians(), StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        }
+    }
+
+    /**
+     * Medians over the measured invocations of each invocation's own ratio: a load spike that hits
+     * one policy's batch moves one sample, not the figure.
+     */
+    String medians() {
+        StringBuilder sb = new StringBuilder();
+        if (rails.equals("4:1")) {
+            sb.append("4:1 adaptive ").append(median(r -> (1.0 / r[0]) / (1.0 / r[3] + 1.0 / r[4]))).append('\n');
+            sb.append("4:1 even ").append(median(r -> (1.0 / r[1]) / (1.0 / r[3] + 1.0 / r[4]))).append('\n');
+            sb.append("4:1 weighted ").append(median(r -> (1.0 / r[2]) / (1.0 / r[3] + 1.0 / r[4]))).append('\n');
+        } else {
+            sb.append("1:1 bandwidth ").append(median(r -> (double) r[3] / r[1])).append('\n');
+            sb.append("1:1 latency ").append(median(r -> (double) r[5] / r[6])).append('\n');
+        }
+        return sb.toString();
+    }
+
+    private double median(java.util.function.ToDoubleFunction<long[]> ratio) {
+        double[] v = rows.stream().mapToDouble(ratio).sorted().toArray();
+        return v.length == 0 ? Double.NaN : v[v.length / 2];
     }
 
     /**
@@ -115,17 +158,28 @@ public class StripingPairedBenchmark {
 
     @Benchmark
     public void policies(Times t) {
+        long[] row = new long[7];
         if (rails.equals("4:1")) {
-            t.adaptiveNs += timed(adaptive, BATCH, SIZE);
-            t.evenNs += timed(even, BATCH, SIZE);
-            t.weightedNs += timed(weighted, BATCH, SIZE);
-            t.rail0Ns += timed(rail0, BATCH, SIZE);
-            t.rail1Ns += timed(rail1, BATCH, SIZE);
+            row[0] = timed(adaptive, BATCH, SIZE);
+            row[1] = timed(even, BATCH, SIZE);
+            row[2] = timed(weighted, BATCH, SIZE);
+            row[3] = timed(rail0, BATCH, SIZE);
+            row[4] = timed(rail1, BATCH, SIZE);
         } else {
-            t.evenNs += timed(even, BATCH, SIZE);
-            t.rail0Ns += timed(rail0, BATCH, SIZE);
-            t.stripedLatencyNs += timed(evenOneInFlight, 1, LARGE);
-            t.singleLatencyNs += timed(rail0OneInFlight, 1, LARGE);
+            row[1] = timed(even, BATCH, SIZE);
+            row[3] = timed(rail0, BATCH, SIZE);
+            row[5] = timed(evenOneInFlight, 1, LARGE);
+            row[6] = timed(rail0OneInFlight, 1, LARGE);
+        }
+        t.adaptiveNs += row[0];
+        t.evenNs += row[1];
+        t.weightedNs += row[2];
+        t.rail0Ns += row[3];
+        t.rail1Ns += row[4];
+        t.stripedLatencyNs += row[5];
+        t.singleLatencyNs += row[6];
+        if (measuring) {
+            rows.add(row);
         }
     }
 }
