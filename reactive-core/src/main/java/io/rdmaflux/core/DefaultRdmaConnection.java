@@ -730,6 +730,13 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         messagesDelivered++;
         scheduler.onMessageCompleted(subchannel, psn, messageLength[psn & inflightMask],
             node.clock().nanoTime() - messageStartNs[psn & inflightMask]);
+        SendOp head = inflightOps.peekFirst();
+        if (head != null && psn - head.firstPsn >= 0 && psn - head.firstPsn < head.taken) {
+            // the common case, one send() at a time: no iterator on the per-message path
+            head.completed++;
+            checkOpDone(head);
+            return;
+        }
         for (SendOp op : inflightOps) {
             if (psn - op.firstPsn >= 0 && psn - op.firstPsn < op.taken) {
                 op.completed++;

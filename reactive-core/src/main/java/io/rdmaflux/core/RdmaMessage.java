@@ -61,7 +61,7 @@ public abstract class RdmaMessage implements AutoCloseable {
     /** Wraps {@code bytes} (not copied: do not modify them until the message is released). */
     public static RdmaMessage of(byte[] bytes) {
         Objects.requireNonNull(bytes, "bytes");
-        return new HeapMessage(new UnsafeBuffer(bytes), bytes.length);
+        return new ArrayMessage(bytes);
     }
 
     /** Wraps the remaining bytes of {@code buffer} (not copied; position and limit are not changed). */
@@ -257,6 +257,47 @@ public abstract class RdmaMessage implements AutoCloseable {
         @Override
         protected DirectBuffer view() {
             return bytes;
+        }
+
+        @Override
+        protected void deallocate() {
+            // heap memory: the GC reclaims it
+        }
+    }
+
+    /** A {@code byte[]}: copied straight from the array, no buffer object per message (the 32 B path). */
+    private static final class ArrayMessage extends RdmaMessage {
+        private final byte[] bytes;
+        private @Nullable UnsafeBuffer view;
+
+        ArrayMessage(byte[] bytes) {
+            this.bytes = bytes;
+        }
+
+        @Override
+        public int lengthBytes() {
+            return bytes.length;
+        }
+
+        @Override
+        public void writeTo(MutableDirectBuffer dst, int dstOffset) {
+            ensureAccessible();
+            dst.putBytes(dstOffset, bytes, 0, bytes.length);
+        }
+
+        @Override
+        protected void copyBytes(int srcOffset, MutableDirectBuffer dst, int dstOffset, int len) {
+            dst.putBytes(dstOffset, bytes, srcOffset, len);
+        }
+
+        @Override
+        protected DirectBuffer view() {
+            UnsafeBuffer v = view;
+            if (v == null) {
+                v = new UnsafeBuffer(bytes);
+                view = v;
+            }
+            return v;
         }
 
         @Override

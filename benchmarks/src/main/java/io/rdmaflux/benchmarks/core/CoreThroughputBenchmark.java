@@ -69,10 +69,11 @@ public class CoreThroughputBenchmark {
         pa = SoftProvider.builder().name("bench-a").fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
         pb = SoftProvider.builder().name("bench-b").fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
         int buffer = sizeBytes >= 4096 ? 64 * 1024 : 256;
+        // 1 MiB messages go by rendezvous: 8 message buffers of 2 MiB per node and direction keep 8 in flight
         a = RdmaNode.builder().provider(pa).name("a").bufferBytes(buffer).receiveBuffers(128).sendBuffers(128)
-            .maxMessageBytes(2 << 20).build();
+            .maxMessageBytes(2 << 20).rendezvousBuffers(8).build();
         b = RdmaNode.builder().provider(pb).name("b").bufferBytes(buffer).receiveBuffers(128).sendBuffers(128)
-            .maxMessageBytes(2 << 20).build();
+            .maxMessageBytes(2 << 20).rendezvousBuffers(8).build();
         RdmaServer server = b.bind(new PortAddress("mem", pb.devices().get(0).name(), 0));
         client = a.connect(server.address(), ConnectionSpec.defaults()).block(Duration.ofSeconds(10));
         RdmaConnection s = server.accept().blockFirst(Duration.ofSeconds(10));

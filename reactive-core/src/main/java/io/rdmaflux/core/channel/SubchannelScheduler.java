@@ -14,6 +14,18 @@ package io.rdmaflux.core.channel;
  * completion) with the measured time, which adaptive policies feed back into their weights (seed
  * 000 &sect;4.5, eq. 1&ndash;4).
  *
+ * <p><b>Large messages</b> (above the node's rendezvous threshold) go by rendezvous: {@link #select}
+ * places their RTS; once the receiver's CTS arrived, a message of at least {@link #stripeThresholdBytes()}
+ * is split with {@link #stripe} into one RDMA WRITE per subchannel, each landing in place at its offset,
+ * followed by one FIN per subchannel used (seed 000 &sect;4.3, &sect;5.3); a smaller one is written
+ * whole on the RTS's subchannel. Each stripe's post and completion times go to
+ * {@link #onStripeCompleted}; {@link #onMessageCompleted} comes once, after the last stripe, on the
+ * RTS's subchannel.
+ *
+ * <p><b>Rail failure:</b> {@link #onSubchannelFailed} is called once; what was in flight on the
+ * subchannel is sent again, with its PSN, on subchannels {@link #select} returns (or, for stripes, on
+ * the first live subchannel with room), and the receiver drops copies by PSN.
+ *
  * <p><b>Concurrency:</b> called on the progress thread only; needs no synchronization.
  */
 public interface SubchannelScheduler {
