@@ -28,6 +28,11 @@ import io.rdmaflux.striping.StripingPolicy;
  * </ul>
  * Sampled striping needs per-message splits; here it keeps its initial (even) shares.
  *
+ * <p>Where the connection splits large messages itself (reactive-core's rendezvous path calls
+ * {@code stripeThresholdBytes()}, {@code stripe(..)} and {@code onStripeCompleted(..)}), those
+ * methods run the striping policy on each message exactly as {@code CommunicationScheduler} does,
+ * with per-stripe feedback, and {@code select} then only places the small messages and RTSs.
+ *
  * <p><b>Concurrency:</b> progress thread only, as the SPI says.
  */
 final class MessageRailScheduler implements SubchannelScheduler {
@@ -46,6 +51,11 @@ final class MessageRailScheduler implements SubchannelScheduler {
     private long freshRates;
     private long failed;
     private final Round round = new Round();
+    /** Set once the connection splits messages itself through {@link #stripe}. */
+    private boolean connectionStripes;
+    private final StripedMessage[] striped = new StripedMessage[STRIPED_WINDOW];
+    private final long[] lastCompletionNs;
+    private static final int STRIPED_WINDOW = 1024;
 
     MessageRailScheduler(RailsSpec spec) {
         this.railCount = spec.railCount();
@@ -59,6 +69,10 @@ final class MessageRailScheduler implements SubchannelScheduler {
         this.postedHead = new int[railCount];
         this.postedCount = new int[railCount];
         this.rateBytesPerNs = new double[railCount];
+        this.lastCompletionNs = new long[railCount];
+        for (int i = 0; i < STRIPED_WINDOW; i++) {
+            striped[i] = new StripedMessage(railCount);
+        }
     }
 
     @Override
@@ -71,6 +85,12 @@ final class MessageRailScheduler implements SubchannelScheduler {
         }
         int rail;
         if (lengthBytes < switchoverThresholdBytes) {
+            if (canSend == 0) {
+                return -1;
+            }
+            rail = multiplexing.selectRail(lengthBytes, canSend);
+        } else if (connectionStripes) {
+            // the connection stripes large messages itself (stripe()); select only places the RTS
             if (canSend == 0) {
                 return -1;
             }
@@ -153,6 +173,126 @@ final class MessageRailScheduler implements SubchannelScheduler {
                 // new weights: deficits counted under the old ones no longer apply
                 java.util.Arrays.fill(assignedBytes, 0);
             }
+        }
+    }
+
+    // ------------------------------------------------ per-message striping by the connection
+    // (reactive-core's rendezvous path: stripeThresholdBytes / stripe / onStripeCompleted). These are
+    // plain public methods so this class compiles against connection SPIs with or without them.
+
+    /** Messages of at least this many bytes are split by {@link #stripe} (the spec's switchover threshold). */
+    public long stripeThresholdBytes() {
+        return switchoverThresholdBytes;
+    }
+
+    /**
+     * Splits message {@code psn} with the striping policy over the rails not failed (seed 000 §4.4–4.5,
+     * seed 004): {@code stripeBytes[i]} bytes go on subchannel {@code i}, contiguous in rail order.
+     */
+    public void stripe(int psn, int lengthBytes, Subchannel[] subchannels, long nowNs, long[] stripeBytes) {
+        connectionStripes = true;
+        long usable = RailMask.all(railCount) & ~failed;
+        if (usable == 0) {
+            return;
+        }
+        striping.split(lengthBytes, usable, nowNs, stripeBytes);
+        StripedMessage m = striped[psn & (STRIPED_WINDOW - 1)];
+        m.start(psn, lengthBytes);
+        for (int rail = 0; rail < railCount; rail++) {
+            if (stripeBytes[rail] > 0) {
+                m.railBytes[rail] = stripeBytes[rail];
+                m.railsUsed |= 1L << rail;
+                m.outstanding++;
+                striping.onStripePosted(rail, stripeBytes[rail], nowNs);
+            }
+        }
+    }
+
+    /**
+     * One stripe of message {@code psn} completed: its delivery time (completion minus the later of
+     * its post and the previous completion on the rail, see {@code MessageTimings}) goes to the
+     * policy; after the message's last stripe the policy gets the message's timings (eq. 4).
+     */
+    public void onStripeCompleted(Subchannel subchannel, int psn, long offsetBytes, long lengthBytes, long postedNs,
+                                  long completedNs) {
+        int rail = subchannel.rail();
+        long deliveryNs = completedNs - Math.max(postedNs, lastCompletionNs[rail]);
+        lastCompletionNs[rail] = completedNs;
+        StripedMessage m = striped[psn & (STRIPED_WINDOW - 1)];
+        boolean ours = m.psn == psn && m.outstanding > 0;
+        striping.onStripeCompleted(rail, lengthBytes, postedNs, completedNs, true, 0);
+        if (!ours) {
+            return;
+        }
+        if (deliveryNs <= 0) {
+            m.censored = true;
+        }
+        m.railDeliveryNs[rail] += Math.max(0, deliveryNs);
+        if (--m.outstanding == 0) {
+            m.completedNs = completedNs;
+            striping.onMessageCompleted(m);
+        }
+    }
+
+    /** Stripe bookkeeping of one message the connection striped. */
+    private static final class StripedMessage implements MessageTimings {
+        int psn = -1;
+        long lengthBytes;
+        int outstanding;
+        long railsUsed;
+        boolean censored;
+        long completedNs;
+        final long[] railBytes;
+        final long[] railDeliveryNs;
+
+        StripedMessage(int railCount) {
+            railBytes = new long[railCount];
+            railDeliveryNs = new long[railCount];
+        }
+
+        void start(int psn, long lengthBytes) {
+            this.psn = psn;
+            this.lengthBytes = lengthBytes;
+            outstanding = 0;
+            railsUsed = 0;
+            censored = false;
+            java.util.Arrays.fill(railBytes, 0);
+            java.util.Arrays.fill(railDeliveryNs, 0);
+        }
+
+        @Override
+        public long lengthBytes() {
+            return lengthBytes;
+        }
+
+        @Override
+        public long stripeBytes(int rail) {
+            return railBytes[rail];
+        }
+
+        @Override
+        public long deliveryTimeNs(int rail) {
+            return Math.max(1, railDeliveryNs[rail]);
+        }
+
+        @Override
+        public long railsUsed() {
+            return railsUsed;
+        }
+
+        @Override
+        public long completedNs() {
+            return completedNs;
+        }
+
+        @Override
+        public boolean resent() {
+            return false;
+        }
+
+        @Override
+        public boolean censored() {
+            return censored;
         }
     }
 
