@@ -55,6 +55,7 @@ class RendezvousTest {
         final long[] completedBytes;
         final List<long[]> stripes = new ArrayList<>();
         final java.util.Set<Integer> stripedPsns = new java.util.HashSet<>();
+        final java.util.Map<Integer, long[]> selected = new java.util.HashMap<>();
         final AtomicInteger messagesCompleted = new AtomicInteger();
         final AtomicInteger failures = new AtomicInteger();
         boolean broken;
@@ -67,7 +68,11 @@ class RendezvousTest {
 
         @Override
         public int select(int psn, int lengthBytes, Subchannel[] subchannels) {
-            return rr.select(psn, lengthBytes, subchannels);
+            int rail = rr.select(psn, lengthBytes, subchannels);
+            if (rail >= 0) {
+                selected.put(psn, new long[] {rail, lengthBytes});
+            }
+            return rail;
         }
 
         @Override
@@ -168,8 +173,15 @@ class RendezvousTest {
             assertEquals(MAX_MESSAGE + 100_000 + 8 * 1024 + 65_537, striped, "messages >= stripeThresholdBytes are striped");
             for (Subchannel sc : p.client.subchannels()) {
                 assertTrue(s.askedBytes[sc.rail()] > 0, "rail " + sc.rail() + " carried a stripe");
-                // bytes by RDMA WRITE per rail: the stripes asked, plus the unstriped 8 KiB - 1 and 2000-byte messages on their RTS rail
-                assertTrue(sc.bytesSent() >= s.askedBytes[sc.rail()], "rail " + sc.rail());
+                // bytes RDMA-written on each rail: exactly the stripes stripe() gave it, plus the unstriped
+                // (8 KiB - 1 and 2000-byte) messages written whole on the rail their RTS took
+                long expected = s.askedBytes[sc.rail()];
+                for (var e : s.selected.entrySet()) {
+                    if (!s.stripedPsns.contains(e.getKey()) && e.getValue()[0] == sc.rail()) {
+                        expected += e.getValue()[1];
+                    }
+                }
+                assertEquals(expected, sc.bytesSent(), "rail " + sc.rail());
             }
             assertEquals(Arrays.stream(sizes).asLongStream().sum(),
                 p.client.subchannels().stream().mapToLong(Subchannel::bytesSent).sum(), "each byte written once, no DATA copy");
