@@ -156,7 +156,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
 
     DefaultRdmaConnection(RdmaNode node, String name, RcSubchannel[] subchannels, SubchannelScheduler scheduler,
                           int peerMaxMessageBytes, int localMaxMessageBytes, int sendQueue, int reorderWindow,
-                          int creditThreshold) {
+                          int creditThreshold, boolean peerRendezvous) {
         this.node = node;
         this.name = name;
         this.subchannels = subchannels;
@@ -202,7 +202,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         this.messageLength = new int[ring];
         this.inflightMask = ring - 1;
         boolean rendezvous = node.rendezvousBuffers() > 0;
-        this.sendPool = rendezvous ? node.rendezvousPool(false) : null;
+        // large messages go by rendezvous only to a peer that accepts RTS; else as DATA fragments
+        this.sendPool = rendezvous && peerRendezvous ? node.rendezvousPool(false) : null;
         this.receivePool = rendezvous ? node.rendezvousPool(true) : null;
         this.rendezvousThreshold = node.rendezvousThresholdBytes();
         // staged messages are bounded by the node's staging pool; registered ones by these entries

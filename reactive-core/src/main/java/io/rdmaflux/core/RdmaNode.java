@@ -207,7 +207,8 @@ public final class RdmaNode implements AutoCloseable {
                 sc.connect(request.endpoints().get(r), peer.bufferBytes(), peer.receiveBuffers(), peer.initialCredits(), false);
                 endpoints.add(sc.localEndpoint());
             }
-            DefaultRdmaConnection c = register(created, acceptChannelFactory, peer.maxMessageBytes(), "accepted from " + from);
+            DefaultRdmaConnection c = register(created, acceptChannelFactory, peer.maxMessageBytes(), peer.rendezvousBuffers() > 0,
+                "accepted from " + from);
             emit.accept(c);
             return CompletableFuture.completedFuture(new CmParams(endpoints, handshake(rails).encode()));
         } catch (RuntimeException e) {
@@ -250,7 +251,8 @@ public final class RdmaNode implements AutoCloseable {
                             created.get(r).connect(reply.endpoints().get(r), peer.bufferBytes(), peer.receiveBuffers(),
                                 peer.initialCredits(), true);
                         }
-                        return (RdmaConnection) register(created, spec.channelFactory(), peer.maxMessageBytes(), "to " + address);
+                        return (RdmaConnection) register(created, spec.channelFactory(), peer.maxMessageBytes(),
+                            peer.rendezvousBuffers() > 0, "to " + address);
                     })
                     .doOnError(e -> created.forEach(RcSubchannel::close))
                     .doOnCancel(() -> created.forEach(RcSubchannel::close));
@@ -262,7 +264,7 @@ public final class RdmaNode implements AutoCloseable {
     }
 
     private HandshakeCodec handshake(int rails) {
-        return new HandshakeCodec(rails, bufferBytes, receiveBuffers, 0, maxMessageBytes);
+        return new HandshakeCodec(rails, bufferBytes, receiveBuffers, 0, maxMessageBytes, rendezvousBuffers);
     }
 
     private RcSubchannel newSubchannel(int rail) {
@@ -333,13 +335,14 @@ public final class RdmaNode implements AutoCloseable {
     }
 
     private DefaultRdmaConnection register(List<RcSubchannel> subchannels, ChannelFactory factory, int peerMaxMessageBytes,
+                                           boolean peerRendezvous,
                                            String description) {
         RcSubchannel[] scs = subchannels.toArray(new RcSubchannel[0]);
         // ahead of the ESN: messages holding receive buffers or credits, one partial message per rail,
         // and completed rendezvous messages holding message buffers
         int window = subchannels.size() * (receiveBuffers + 1) + rendezvousBuffers + 1;
         DefaultRdmaConnection c = new DefaultRdmaConnection(this, name + "/conn" + connectionIds.incrementAndGet() + " (" + description + ")",
-            scs, factory.create(List.of(scs)), peerMaxMessageBytes, maxMessageBytes, sendQueue, window, creditThreshold);
+            scs, factory.create(List.of(scs)), peerMaxMessageBytes, maxMessageBytes, sendQueue, window, creditThreshold, peerRendezvous);
         connections.add(c);
         engine.add(c);
         return c;

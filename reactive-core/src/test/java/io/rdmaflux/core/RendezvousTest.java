@@ -437,4 +437,44 @@ class RendezvousTest {
             assertThrows(IllegalArgumentException.class, () -> RdmaMessage.of(region, 0, 10));
         }
     }
+
+    @Test
+    void aPeerWithRendezvousOffGetsLargeMessagesAsFragments() {
+        io.rdmaflux.verbs.testing.SoftTwoNodes soft = io.rdmaflux.verbs.testing.SoftTwoNodes.create(1, io.rdmaflux.verbs.soft.RailConfig.UNSHAPED);
+        try (RdmaNode client = RdmaNode.builder().provider(soft.a()).name("client").threadingMode(io.rdmaflux.verbs.ThreadingMode.INVOKER)
+                .clock(soft.clock()).driveProvider(false).bufferBytes(BUFFER_BYTES).maxMessageBytes(MAX_MESSAGE).build();
+             RdmaNode server = RdmaNode.builder().provider(soft.b()).name("server").threadingMode(io.rdmaflux.verbs.ThreadingMode.INVOKER)
+                .clock(soft.clock()).driveProvider(false).bufferBytes(BUFFER_BYTES).maxMessageBytes(MAX_MESSAGE).rendezvousBuffers(0).build()) {
+            RdmaServer listener = server.bind(new io.rdmaflux.verbs.PortAddress("mem", soft.b().devices().get(0).name(), 0));
+            AtomicReference<RdmaConnection> accepted = new AtomicReference<>();
+            AtomicReference<RdmaConnection> connected = new AtomicReference<>();
+            listener.accept().subscribe(accepted::set);
+            client.connect(listener.address(), ConnectionSpec.defaults()).subscribe(connected::set);
+            Runnable pass = () -> {
+                if (soft.progress() + client.invoke() + server.invoke() == 0) {
+                    soft.clock().advance(1_000);
+                }
+            };
+            for (int i = 0; i < 10_000 && (accepted.get() == null || connected.get() == null); i++) {
+                pass.run();
+            }
+            AtomicReference<byte[]> got = new AtomicReference<>();
+            accepted.get().receive().subscribe(m -> {
+                got.set(m.toByteArray());
+                m.release();
+            });
+            connected.get().send(Flux.just(RdmaMessage.of(pattern(50_000, 1)))).subscribe();
+            for (int i = 0; i < 100_000 && got.get() == null; i++) {
+                pass.run();
+            }
+            assertArrayEquals(pattern(50_000, 1), got.get());
+            connected.get().close();
+            accepted.get().close();
+            for (int i = 0; i < 1000; i++) {
+                pass.run();
+            }
+        } finally {
+            soft.close();
+        }
+    }
 }

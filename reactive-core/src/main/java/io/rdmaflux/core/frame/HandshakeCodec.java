@@ -14,7 +14,7 @@ import java.nio.ByteOrder;
  * +---------------------------------------------------------------+
  * |                      magic 'RDFX' (0x58464452)                |  0
  * +---------------+---------------+-------------------------------+
- * |    version    |     rails     |           reserved            |  4
+ * |    version    |     rails     |  rendezvous buffers (u16)     |  4
  * +---------------+---------------+-------------------------------+
  * |          receive buffer size in bytes (frame incl. header)    |  8
  * +---------------------------------------------------------------+
@@ -31,8 +31,11 @@ import java.nio.ByteOrder;
  * @param receiveBuffers    DATA receive buffers per rail
  * @param initialCredits    credits granted at connect time, per rail
  * @param maxMessageBytes   the largest message this side reassembles
+ * @param rendezvousBuffers the sender's registered message buffers for rendezvous, in [0, 65535]; 0 means
+ *                          it accepts no RTS, so large messages must reach it as DATA fragments
  */
-public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int initialCredits, int maxMessageBytes) {
+public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int initialCredits, int maxMessageBytes,
+                             int rendezvousBuffers) {
     public static final int MAGIC = 0x58464452;
     public static final int LENGTH = 24;
     private static final ByteOrder ORDER = ByteOrder.LITTLE_ENDIAN;
@@ -44,10 +47,16 @@ public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int
         if (bufferBytes <= FrameHeader.LENGTH) {
             throw new IllegalArgumentException("bufferBytes > " + FrameHeader.LENGTH + " required but it was " + bufferBytes);
         }
-        if (receiveBuffers < 1 || initialCredits < 0 || initialCredits > receiveBuffers || maxMessageBytes < 0) {
+        if (receiveBuffers < 1 || initialCredits < 0 || initialCredits > receiveBuffers || maxMessageBytes < 0
+            || rendezvousBuffers < 0 || rendezvousBuffers > 0xFFFF) {
             throw new IllegalArgumentException("handshake values out of range: receiveBuffers=" + receiveBuffers
-                + ", initialCredits=" + initialCredits + ", maxMessageBytes=" + maxMessageBytes);
+                + ", initialCredits=" + initialCredits + ", maxMessageBytes=" + maxMessageBytes + ", rendezvousBuffers=" + rendezvousBuffers);
         }
+    }
+
+    /** A handshake of a side that accepts no rendezvous. */
+    public HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int initialCredits, int maxMessageBytes) {
+        this(rails, bufferBytes, receiveBuffers, initialCredits, maxMessageBytes, 0);
     }
 
     public byte[] encode() {
@@ -56,6 +65,7 @@ public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int
         b.putInt(0, MAGIC, ORDER);
         b.putByte(4, (byte) FrameHeader.VERSION);
         b.putByte(5, (byte) rails);
+        b.putShort(6, (short) rendezvousBuffers, ORDER);
         b.putInt(8, bufferBytes, ORDER);
         b.putInt(12, receiveBuffers, ORDER);
         b.putInt(16, initialCredits, ORDER);
@@ -81,7 +91,7 @@ public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int
         }
         try {
             return new HandshakeCodec(b.getByte(5) & 0xFF, b.getInt(8, ORDER), b.getInt(12, ORDER), b.getInt(16, ORDER),
-                b.getInt(20, ORDER));
+                b.getInt(20, ORDER), b.getShort(6, ORDER) & 0xFFFF);
         } catch (IllegalArgumentException e) {
             throw new FrameFormatException("peer handshake is invalid: " + e.getMessage());
         }

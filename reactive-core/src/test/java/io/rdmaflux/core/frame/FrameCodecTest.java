@@ -177,4 +177,13 @@ class FrameCodecTest {
         FrameFormatException e = assertThrows(FrameFormatException.class, () -> RendezvousFrameCodec.validatePayload(b, 0, FrameType.FIN));
         assertTrue(e.getMessage().contains("FIN") && e.getMessage().contains("16"), e.getMessage());
     }
+
+    @Test
+    void handshakeCarriesTheRendezvousBufferCountInTheFormerlyReservedField() {
+        HandshakeCodec h = new HandshakeCodec(1, 8192, 64, 0, 1 << 20, 4);
+        byte[] bytes = h.encode();
+        assertEquals("52444658" + "0101" + "0400" + "00200000" + "40000000" + "00000000" + "00001000", HEX.formatHex(bytes));
+        assertEquals(h, HandshakeCodec.decode(bytes));
+        assertThrows(IllegalArgumentException.class, () -> new HandshakeCodec(1, 8192, 64, 0, 1 << 20, 65536));
+    }
 }
