@@ -43,6 +43,7 @@ public final class SoftDevice implements Device, ProgressAgent {
     private final FrameHeap delayed = new FrameHeap();
     final Scratch scratch = new Scratch();
     long udDropped;
+    long rcRetransmits;
     private long arrivalSeq;
 
     private final Object setupLock = new Object();
@@ -110,6 +111,15 @@ public final class SoftDevice implements Device, ProgressAgent {
     /** UD datagrams this NIC dropped on receipt (no receive posted, wrong Q_Key, QP not ready). */
     public long udDatagramsDropped() {
         return udDropped;
+    }
+
+    /**
+     * RC go-back-N retransmissions this NIC's requesters started because their ACK timer expired
+     * (each rewinds to the oldest unacknowledged work request). Receiver-not-ready retries are not
+     * counted. Written by the engine thread; a read from another thread may lag.
+     */
+    public long rcRetransmits() {
+        return rcRetransmits;
     }
 
     void checkOpen(String what) {

@@ -33,8 +33,11 @@ import org.jspecify.annotations.Nullable;
  * to the rail's token bucket. Responses: a cumulative ACK, a READ response (which also acknowledges
  * everything before it), or a NAK. A receiver-not-ready NAK rewinds transmission to that PSN and
  * retries after {@code rnrTimeoutNs}, up to {@code rnrRetryCount} times (7 = forever), then
- * completes the work request with RNR_RETRY_EXC_ERR. When nothing is acknowledged within
- * {@code retryTimeoutNs} of when the last frame should have arrived (port down, peer gone),
+ * completes the work request with RNR_RETRY_EXC_ERR. The ACK timer expires {@code retryTimeoutNs}
+ * after the later of (a) a round trip after the last ACK and (b) when the last outstanding frame's
+ * ACK could first arrive: its departure end on the shaped link plus a round trip. (b) is what a real
+ * NIC does by starting the timer when the packet leaves, so a large write still serializing behind
+ * an acknowledged one is not retried early. When it expires (port down, peer gone),
  * transmission rewinds to the oldest unacknowledged request (go-back-N), up to {@code retryCount}
  * times, then RETRY_EXC_ERR. Any error moves the QP to ERROR.
  *
@@ -96,6 +99,8 @@ final class SoftQueuePair implements QueuePair {
     private int rnrRetries;
     private int transportRetries;
     private long ackDeadlineNs;
+    /** ACK deadline of the most recently transmitted frame: its departure end + round trip + retry timeout. */
+    private long lastTxDeadlineNs;
     private long errorIndex = -1;
     private WcStatus errorStatus = WcStatus.SUCCESS;
     private String errorDetail = "";
@@ -470,6 +475,7 @@ final class SoftQueuePair implements QueuePair {
             }
             txIndex = ackedIndex;
             ackDeadlineNs = nowNs + attributes.retryTimeoutNs();
+            device.rcRetransmits++;
             work++;
         }
         if (rnrWaiting) {
@@ -532,6 +538,7 @@ final class SoftQueuePair implements QueuePair {
                 f.release();
             }
             long deadline = arrival + rail.latencyNs() + attributes.retryTimeoutNs();
+            lastTxDeadlineNs = deadline;
             if (txIndex == ackedIndex || deadline - ackDeadlineNs > 0) {
                 ackDeadlineNs = deadline;
             }
@@ -853,7 +860,11 @@ final class SoftQueuePair implements QueuePair {
             if (txIndex < ackedIndex) {
                 txIndex = ackedIndex;
             }
-            ackDeadlineNs = nowNs + attributes.retryTimeoutNs() + 2 * port.engineRail().latencyNs();
+            long fresh = nowNs + attributes.retryTimeoutNs() + 2 * port.engineRail().latencyNs();
+            // Like a NIC's ACK timer, which starts when a packet leaves: a frame still queued on the
+            // shaped link (arrivals are monotone, so the last one transmitted is the latest) must
+            // not time out before it could have been acknowledged.
+            ackDeadlineNs = txIndex > ackedIndex && lastTxDeadlineNs - fresh > 0 ? lastTxDeadlineNs : fresh;
         }
     }
 
