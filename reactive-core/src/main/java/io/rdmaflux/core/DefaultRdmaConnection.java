@@ -1320,7 +1320,6 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         RcSubchannel sc = subchannels[failedRail];
         if (!sc.isFailed()) {
             // the peer saw it first: stop using the rail here too (onFailure re-sends what was on it)
-            railDownToSend &= ~(1L << failedRail);
             sc.failedByPeer();
             railDownToSend &= ~(1L << failedRail);
         } else {

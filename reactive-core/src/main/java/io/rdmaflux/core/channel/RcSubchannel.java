@@ -73,9 +73,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     private final int receiveBuffers;
     private final ReceiveCredits receiveCredits;
     private final long[] sendTokens;
-    private final long[] writeTokens;
     private final int maxWrites;
-    private int writeHead;
     private int writesInFlight;
     private final SendWorkRequest sendWr = new SendWorkRequest();
     private final ReceiveWorkRequest recvWr = new ReceiveWorkRequest();
@@ -117,7 +115,6 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             throw new IllegalArgumentException("maxWrites >= 0 required but it was " + maxWrites);
         }
         this.maxWrites = maxWrites;
-        this.writeTokens = new long[Math.max(1, maxWrites)];
         this.rail = rail;
         this.port = port;
         this.receiveBuffers = receiveBuffers;
@@ -370,12 +367,10 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
      */
     public void writeStripe(int psn, int messageLength, long localAddress, int lkey, long remoteAddress, int rkey,
                             int stripeOffset, int length, int stripes, int stripeIndex, long token) {
-        int idx = writeHead;
-        writeHead = writeHead + 1 == writeTokens.length ? 0 : writeHead + 1;
-        writeTokens[idx] = token;
         writesInFlight++;
         bytesSent += length;
-        sendWr.reset().wrId(KIND_WRITE | idx).opcode(WrOpcode.RDMA_WRITE).signaled(true)
+        // signaled so that WRITEs in flight are counted against the send queue; the FIN carries the token
+        sendWr.reset().wrId(KIND_WRITE).opcode(WrOpcode.RDMA_WRITE).signaled(true)
             .remoteAddress(remoteAddress + stripeOffset).rkey(rkey);
         if (length > 0) {
             sendWr.sge(localAddress + stripeOffset, length, lkey);
