@@ -44,6 +44,7 @@ public final class SoftDevice implements Device, ProgressAgent {
     final Scratch scratch = new Scratch();
     long udDropped;
     long rcRetransmits;
+    long rcToUnknownQp;
     private long arrivalSeq;
 
     private final Object setupLock = new Object();
@@ -120,6 +121,15 @@ public final class SoftDevice implements Device, ProgressAgent {
      */
     public long rcRetransmits() {
         return rcRetransmits;
+    }
+
+    /**
+     * RC frames (requests and responses) this NIC dropped on receipt because their destination QPN
+     * names no open queue pair (closed, never created, or a stale endpoint). Written by the engine
+     * thread; a read from another thread may lag.
+     */
+    public long rcFramesToUnknownQp() {
+        return rcToUnknownQp;
     }
 
     void checkOpen(String what) {
@@ -314,7 +324,13 @@ public final class SoftDevice implements Device, ProgressAgent {
 
     private void dispatch(SoftFrame f, long nowNs) {
         SoftQueuePair qp = lookupQp(f.destinationQpn);
-        if (qp != null && !qp.isClosed() && qp.portUp()) {
+        if (qp == null || qp.isClosed()) {
+            if (f.type == FrameType.UD_SEND) {
+                udDropped++;
+            } else {
+                rcToUnknownQp++;
+            }
+        } else if (qp.portUp()) {
             switch (f.type) {
                 case SEND, RDMA_WRITE, RDMA_READ_REQUEST -> qp.responder.onRequest(f, nowNs);
                 case ACK, NAK, RDMA_READ_RESPONSE -> qp.onResponse(f, nowNs);
@@ -324,6 +340,24 @@ public final class SoftDevice implements Device, ProgressAgent {
             }
         } else if (f.type == FrameType.UD_SEND) {
             udDropped++;
+        }
+    }
+
+    /**
+     * Called by a transport, on this NIC's engine thread, when {@code route} can no longer carry
+     * frames (its connection broke for good, e.g. the peer's TCP stream closed or reset). Every RC
+     * queue pair bound to the route moves to ERROR in the next engine pass: its oldest
+     * unacknowledged send (if any) completes with RETRY_EXC_ERR, as if its retries were exhausted,
+     * later sends and all posted receives with WR_FLUSH_ERR. This reaches QPs that only receive,
+     * which have no retry timer to find out. Queue pairs on other routes are untouched.
+     *
+     * @param reason why, for the error completion's detail
+     */
+    public void routeBroken(Route route, String reason) {
+        for (SoftQueuePair qp : qpList) {
+            if (qp.route() == route && !qp.isClosed()) {
+                qp.routeBroken(reason);
+            }
         }
     }
 

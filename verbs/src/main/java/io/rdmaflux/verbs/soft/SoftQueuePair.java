@@ -52,6 +52,11 @@ import org.jspecify.annotations.Nullable;
  * Receive completions carry the source QPN; byte length is the payload (no 40-byte GRH is prepended).
  * Reception is in {@link SoftResponder}.
  *
+ * <h2>Broken route</h2>
+ * When the transport reports the QP's route broken for good ({@link SoftDevice#routeBroken}), the QP
+ * goes to ERROR even if it only receives: the oldest unacknowledged send (if any) completes with
+ * RETRY_EXC_ERR, the rest as below.
+ *
  * <h2>ERROR</h2>
  * Acknowledged work requests complete with SUCCESS, the failed one with its error status, every
  * later one (and every one posted afterwards, and every receive on the QP's own receive queue) with
@@ -104,6 +109,8 @@ final class SoftQueuePair implements QueuePair {
     private long errorIndex = -1;
     private WcStatus errorStatus = WcStatus.SUCCESS;
     private String errorDetail = "";
+    /** Set by {@link #routeBroken} (engine thread); applied at the start of the next pass. */
+    private @Nullable String routeBrokenReason;
 
     /** The receiving side of this QP (RC responder, UD receiver). */
     final SoftResponder responder;
@@ -452,6 +459,9 @@ final class SoftQueuePair implements QueuePair {
 
     /** Engine: transmit, timers, completions, flush. */
     int doSendWork(long nowNs) {
+        if (routeBrokenReason != null) {
+            failOnBrokenRoute();
+        }
         QpState s = state;
         if (s == QpState.ERROR) {
             return flush();
@@ -886,6 +896,31 @@ final class SoftQueuePair implements QueuePair {
         int len = Math.min(f.length, sq.length[slot]);
         NativeMemory.scatter(f, s.addresses, s.lengths, count, len);
         return null;
+    }
+
+    /**
+     * Engine: the transport says this QP's route can no longer carry frames. Recorded here and
+     * applied by the next {@link #doSendWork} rather than at once, because the transport may call
+     * while this QP is in the middle of transmitting.
+     */
+    void routeBroken(String reason) {
+        if (routeBrokenReason == null) {
+            routeBrokenReason = reason;
+        }
+    }
+
+    private void failOnBrokenRoute() {
+        String reason = routeBrokenReason;
+        routeBrokenReason = null;
+        QpState s = state;
+        if (type != QpType.RC || s == QpState.ERROR || s == QpState.RESET || s == QpState.INIT) {
+            return;
+        }
+        if (sq.tail.get() > ackedIndex) {
+            failAt(ackedIndex, WcStatus.RETRY_EXC_ERR, reason + "; no retry can reach " + destination());
+        } else {
+            state = QpState.ERROR;
+        }
     }
 
     /** Engine: moves the QP to ERROR because one of its CQs overran. */

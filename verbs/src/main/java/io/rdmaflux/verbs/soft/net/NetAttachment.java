@@ -156,10 +156,10 @@ final class NetAttachment implements FrameTransport.Attachment {
         for (int i = 0; i < inbound.size(); i++) {
             InboundStream in = inbound.get(i);
             if (in.carries(peer, first.destinationQpn, first.sourceQpn)) {
-                return RcStream.over(transport, this, in, route.socketAddress, route.destination);
+                return RcStream.over(transport, this, in, route);
             }
         }
-        RcStream s = new RcStream(transport, this, route.socketAddress, route.destination);
+        RcStream s = new RcStream(transport, this, route);
         s.open(localAddressFor(peer));
         return s;
     }
@@ -169,6 +169,13 @@ final class NetAttachment implements FrameTransport.Attachment {
         InboundStream r = new InboundStream(transport, nic, ch, this);
         inbound.add(r);
         return r;
+    }
+
+    /** A stream of {@code route} broke (engine thread): the NIC fails the QPs bound to it. */
+    void routeBroken(NetTransport.NetRoute route, String reason) {
+        if (!closed) {
+            nic.routeBroken(route, reason);
+        }
     }
 
     void markDirty(RcStream s) {

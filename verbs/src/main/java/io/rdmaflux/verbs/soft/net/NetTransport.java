@@ -42,10 +42,13 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <h2>Broken streams</h2>
  * A stream whose peer closes it, resets it, or cannot be reached is broken: its queued frames are
- * released and later frames for its route are dropped (counted). The NIC's transport retry then
- * fails the QP's outstanding work requests with RETRY_EXC_ERR and flushes the rest, after
- * {@code (retryCount + 1) * retryTimeoutNs} of the QP's {@link io.rdmaflux.verbs.QpInitAttributes}:
- * the bound is the QP's own, configurable per QP. A new QP to the same peer gets a new stream.
+ * released, later frames for its route are dropped (counted), and the NIC is told
+ * ({@link SoftDevice#routeBroken}): the QP on that route goes to ERROR in the NIC's next engine
+ * pass, whether it sends or only receives, its oldest unacknowledged send completing with
+ * RETRY_EXC_ERR and everything else, posted receives included, with WR_FLUSH_ERR. That is well
+ * within the bound of the NIC's own transport retry, {@code (retryCount + 1) * retryTimeoutNs} of
+ * the QP's {@link io.rdmaflux.verbs.QpInitAttributes}, which still covers a peer that stops
+ * answering without closing the stream. A new QP to the same peer gets a new stream.
  * Because TCP does not lose frames, a QP on the net fabric should set {@code retryTimeoutNs} above
  * the time its outstanding requests take on the wire (seconds on slow links); a shorter timeout is
  * safe but retransmits.
@@ -54,7 +57,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * A datagram or stream frame with a wrong magic or version, an unknown type or a length that does
  * not match is dropped and counted ({@link #framesRejected()}); a stream that sent one is closed,
  * since its framing cannot be trusted. Frames for a QPN that does not exist are dropped by the
- * NIC (counted by it for UD, {@link SoftDevice#udDatagramsDropped()}).
+ * NIC and counted by it ({@link SoftDevice#udDatagramsDropped()}, {@link SoftDevice#rcFramesToUnknownQp()}).
  *
  * <h2>Time</h2>
  * The receiver rebases each frame's delivery time on its own clock: {@code arrival + (deliverAt -

@@ -20,7 +20,8 @@ import org.jspecify.annotations.Nullable;
  * buffer (several per write); a larger one is written by reference from the sender's registered
  * memory, after its header, in one gathering write, and released once fully written. Frames
  * coming back on the same connection (the peer's half of the QP pair) are read by its
- * {@link InboundStream}; EOF or reset there breaks this half too.
+ * {@link InboundStream}; EOF or reset there breaks this half too. A broken stream is reported to
+ * the NIC ({@link io.rdmaflux.verbs.soft.SoftDevice#routeBroken}), which fails the QPs on its route.
  *
  * <p>Acknowledgements: ACKs are cumulative, so a queued ACK followed by a newer one is replaced
  * by it, and a lone ACK is held for up to {@link NetTransportConfig#ackCoalescingNs()} so that it
@@ -35,6 +36,7 @@ final class RcStream {
 
     private final NetTransport transport;
     private final NetAttachment owner;
+    private final NetTransport.NetRoute route;
     private final InetSocketAddress remote;
     private final PortAddress destination;
     private final ArrayDeque<SoftFrame> queue = new ArrayDeque<>();
@@ -56,11 +58,12 @@ final class RcStream {
     private long ackHeldSinceNs;
     private @Nullable String brokenReason;
 
-    RcStream(NetTransport transport, NetAttachment owner, InetSocketAddress remote, PortAddress destination) {
+    RcStream(NetTransport transport, NetAttachment owner, NetTransport.NetRoute route) {
         this.transport = transport;
         this.owner = owner;
-        this.remote = remote;
-        this.destination = destination;
+        this.route = route;
+        this.remote = route.socketAddress;
+        this.destination = route.destination;
         gather[0] = staging;
     }
 
@@ -69,9 +72,8 @@ final class RcStream {
      * {@code accepted}): frames go back on the peer's stream, so the QP pair shares one TCP
      * connection and the kernel's acknowledgements ride on the data.
      */
-    static RcStream over(NetTransport transport, NetAttachment owner, InboundStream accepted, InetSocketAddress remote,
-                         PortAddress destination) {
-        RcStream s = new RcStream(transport, owner, remote, destination);
+    static RcStream over(NetTransport transport, NetAttachment owner, InboundStream accepted, NetTransport.NetRoute route) {
+        RcStream s = new RcStream(transport, owner, route);
         s.channel = accepted.channel();
         s.key = accepted.key();
         s.reader = accepted;
@@ -297,6 +299,9 @@ final class RcStream {
         if (r != null) {
             r.close();
         }
+        // TCP does not come back: every QP on this route fails now, including one that only
+        // receives and would otherwise never notice (it has no retry timer running).
+        owner.routeBroken(route, "the RC stream to " + destination + " broke: " + reason);
     }
 
     private void releaseAll() {

@@ -190,6 +190,39 @@ class NetBadInputTest {
     }
 
     @Test
+    void aReceiveOnlyQueuePairGoesToErrorAndFlushesItsReceivesWhenThePeerDies() {
+        Side a = new Side(hosts.host("a"));
+        Side b = new Side(hosts.host("b"));
+        long retryTimeoutNs = 200_000_000L;
+        int retryCount = 2;
+        QueuePair[] qp = rc(a, b, x -> x.retryCount(retryCount).retryTimeoutNs(retryTimeoutNs));
+        QueuePair receiver = qp[0];
+        MemoryRegion src = b.pd.allocateMemory(64, Access.LOCAL_WRITE);
+        MemoryRegion dst = a.pd.allocateMemory(64 * 4, Access.LOCAL_WRITE);
+        for (int i = 0; i < 4; i++) {
+            assertTrue(receiver.postReceive(new ReceiveWorkRequest().wrId(100 + i).sge(dst, 64L * i, 64)));
+        }
+        assertTrue(qp[1].postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.SEND).sge(src, 0, 64)));
+        assertEquals(WcStatus.SUCCESS, await(a.cq, 1).get(0).status(), "the stream works before the peer dies");
+        assertEquals(WcStatus.SUCCESS, await(b.cq, 1).get(0).status());
+
+        hosts.kill(b.provider);
+        long killedAt = hosts.clock.nanoTime();
+        List<WorkCompletion> flushed = new ArrayList<>();
+        hosts.runUntil(() -> {
+            a.cq.poll(8, wc -> flushed.add(wc.copy()));
+            return flushed.size() >= 3;
+        }, (retryCount + 1) * retryTimeoutNs);
+
+        long tookNs = hosts.clock.nanoTime() - killedAt;
+        assertTrue(tookNs < (retryCount + 1) * retryTimeoutNs, "flushed after " + tookNs / 1_000_000 + " ms");
+        assertEquals(QpState.ERROR, receiver.state());
+        assertEquals(List.of(101L, 102L, 103L), flushed.stream().map(WorkCompletion::wrId).toList());
+        assertTrue(flushed.stream().allMatch(w -> w.status() == WcStatus.WR_FLUSH_ERR), flushed::toString);
+        assertTrue(hosts.transportOf(a.provider).streamsBroken() >= 1);
+    }
+
+    @Test
     void anRkeyOfARegionThePeerDeregisteredFailsWithRemoteAccessErrorAndTouchesNothing() {
         Side a = new Side(hosts.host("a"));
         Side b = new Side(hosts.host("b"));
