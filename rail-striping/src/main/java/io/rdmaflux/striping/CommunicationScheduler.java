@@ -61,58 +61,15 @@ public final class CommunicationScheduler<T> {
         void onCompleted(T message, long psn, long lengthBytes);
     }
 
-    static final class Entry<T> implements MessageTimings {
+    static final class Entry<T> extends RecordedMessageTimings {
         long psn = -1;
         @Nullable T message;
-        long lengthBytes;
         int outstanding;
         boolean completed;
         boolean striped;
-        boolean resent;
-        boolean censored;
-        long railsUsed;
-        long completedNs;
-        final long[] railBytes;
-        final long[] railDeliveryNs;
 
         Entry(int railCount) {
-            railBytes = new long[railCount];
-            railDeliveryNs = new long[railCount];
-        }
-
-        @Override
-        public long lengthBytes() {
-            return lengthBytes;
-        }
-
-        @Override
-        public long stripeBytes(int rail) {
-            return railBytes[rail];
-        }
-
-        @Override
-        public long deliveryTimeNs(int rail) {
-            return Math.max(1, railDeliveryNs[rail]);
-        }
-
-        @Override
-        public long railsUsed() {
-            return railsUsed;
-        }
-
-        @Override
-        public long completedNs() {
-            return completedNs;
-        }
-
-        @Override
-        public boolean resent() {
-            return resent;
-        }
-
-        @Override
-        public boolean censored() {
-            return censored;
+            super(railCount);
         }
     }
 
@@ -194,14 +151,9 @@ public final class CommunicationScheduler<T> {
         Entry<T> e = ring[(int) psn & ringMask];
         e.psn = psn;
         e.message = message;
-        e.lengthBytes = lengthBytes;
+        e.reset(lengthBytes);
         e.outstanding = 0;
         e.completed = false;
-        e.resent = false;
-        e.censored = false;
-        e.railsUsed = 0;
-        Arrays.fill(e.railBytes, 0);
-        Arrays.fill(e.railDeliveryNs, 0);
         e.striped = lengthBytes >= switchoverThresholdBytes && RailMask.count(usableRails) > 1 && lengthBytes > 0;
         plan(e, 0, lengthBytes, e.striped, false, nowNs);
         return psn;
@@ -246,15 +198,14 @@ public final class CommunicationScheduler<T> {
         s.rail = rail;
         s.offsetBytes = offset;
         s.lengthBytes = length;
-        s.messageLengthBytes = e.lengthBytes;
+        s.messageLengthBytes = e.lengthBytes();
         s.postedNs = nowNs;
         s.railIdleAtPost = outstanding[rail].isEmpty();
         s.resent = resent;
         s.striped = e.striped;
         s.entry = e;
         e.outstanding++;
-        e.railsUsed |= 1L << rail;
-        e.railBytes[rail] += length;
+        e.addStripe(rail, length);
         outstanding[rail].add(s);
         counters.posted(rail);
         striping.onStripePosted(rail, length, nowNs);
@@ -288,16 +239,16 @@ public final class CommunicationScheduler<T> {
         // same rail if it queued behind earlier stripes (see MessageTimings#deliveryTimeNs)
         long deliveryNs = nowNs - Math.max(s.postedNs, lastCompletionNs[rail]);
         if (deliveryNs <= 0 && s.lengthBytes > 0) {
-            e.censored = true;
+            e.censor();
         }
         lastCompletionNs[rail] = nowNs;
-        e.railDeliveryNs[rail] += Math.max(0, deliveryNs);
+        e.addDelivery(rail, deliveryNs);
         counters.completed(rail, s.lengthBytes);
         striping.onStripeCompleted(rail, s.lengthBytes, s.postedNs, nowNs, s.railIdleAtPost, outstanding[rail].size());
         recycle(s);
         if (--e.outstanding == 0) {
             e.completed = true;
-            e.completedNs = nowNs;
+            e.completed(nowNs);
             if (e.psn != headPsn && !earlierAllCompleted(e.psn)) {
                 counters.outOfOrderCompletion();
             }
@@ -347,8 +298,7 @@ public final class CommunicationScheduler<T> {
                 throw new IllegalStateException("stripe " + s.stripeId + " has no message");
             }
             e.outstanding--;
-            e.resent = true;
-            e.railBytes[rail] -= s.lengthBytes;
+            e.stripeResent(rail, s.lengthBytes);
             boolean stripeAgain = e.striped && s.lengthBytes >= switchoverThresholdBytes && RailMask.count(usableRails) > 1;
             plan(e, s.offsetBytes, s.lengthBytes, stripeAgain, true, nowNs);
             counters.resent();
@@ -385,7 +335,7 @@ public final class CommunicationScheduler<T> {
             n++;
             counters.messageReleased();
             if (message != null) {
-                handler.onCompleted(message, e.psn, e.lengthBytes);
+                handler.onCompleted(message, e.psn, e.lengthBytes());
             }
         }
         return n;
@@ -408,7 +358,7 @@ public final class CommunicationScheduler<T> {
             headPsn++;
             if (message != null) {
                 n++;
-                handler.onCompleted(message, e.psn, e.lengthBytes);
+                handler.onCompleted(message, e.psn, e.lengthBytes());
             }
         }
         return n;

@@ -3,6 +3,7 @@ package io.rdmaflux.striping.connection;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.striping.MessageTimings;
+import io.rdmaflux.striping.RecordedMessageTimings;
 import io.rdmaflux.striping.MultiplexingPolicy;
 import io.rdmaflux.striping.RailMask;
 import io.rdmaflux.striping.RailsSpec;
@@ -200,8 +201,7 @@ final class MessageRailScheduler implements SubchannelScheduler {
         m.start(psn, lengthBytes);
         for (int rail = 0; rail < railCount; rail++) {
             if (stripeBytes[rail] > 0) {
-                m.railBytes[rail] = stripeBytes[rail];
-                m.railsUsed |= 1L << rail;
+                m.addStripe(rail, stripeBytes[rail]);
                 m.outstanding++;
                 striping.onStripePosted(rail, stripeBytes[rail], nowNs);
             }
@@ -225,74 +225,28 @@ final class MessageRailScheduler implements SubchannelScheduler {
             return;
         }
         if (deliveryNs <= 0) {
-            m.censored = true;
+            m.censor();
         }
-        m.railDeliveryNs[rail] += Math.max(0, deliveryNs);
+        m.addDelivery(rail, deliveryNs);
         if (--m.outstanding == 0) {
-            m.completedNs = completedNs;
+            m.completed(completedNs);
             striping.onMessageCompleted(m);
         }
     }
 
     /** Stripe bookkeeping of one message the connection striped. */
-    private static final class StripedMessage implements MessageTimings {
+    private static final class StripedMessage extends RecordedMessageTimings {
         int psn = -1;
-        long lengthBytes;
         int outstanding;
-        long railsUsed;
-        boolean censored;
-        long completedNs;
-        final long[] railBytes;
-        final long[] railDeliveryNs;
 
         StripedMessage(int railCount) {
-            railBytes = new long[railCount];
-            railDeliveryNs = new long[railCount];
+            super(railCount);
         }
 
         void start(int psn, long lengthBytes) {
             this.psn = psn;
-            this.lengthBytes = lengthBytes;
             outstanding = 0;
-            railsUsed = 0;
-            censored = false;
-            java.util.Arrays.fill(railBytes, 0);
-            java.util.Arrays.fill(railDeliveryNs, 0);
-        }
-
-        @Override
-        public long lengthBytes() {
-            return lengthBytes;
-        }
-
-        @Override
-        public long stripeBytes(int rail) {
-            return railBytes[rail];
-        }
-
-        @Override
-        public long deliveryTimeNs(int rail) {
-            return Math.max(1, railDeliveryNs[rail]);
-        }
-
-        @Override
-        public long railsUsed() {
-            return railsUsed;
-        }
-
-        @Override
-        public long completedNs() {
-            return completedNs;
-        }
-
-        @Override
-        public boolean resent() {
-            return false;
-        }
-
-        @Override
-        public boolean censored() {
-            return censored;
+            reset(lengthBytes);
         }
     }
 
