@@ -410,41 +410,43 @@ final class SoftQueuePair implements QueuePair {
 
     // ------------------------------------------------------------------ checks
 
-    /** Null when {@code [addr, addr+len)} is usable locally through {@code lkey}, else the reason. */
+    /**
+     * Null when {@code [addr, addr+len)} is usable locally through {@code lkey} (with LOCAL_WRITE
+     * when {@code write}), else the reason.
+     */
     @Nullable String checkLocal(@Nullable SoftMemoryRegion mr, int lkey, long addr, int len, boolean write) {
-        if (mr == null || mr.lkey() != lkey || !mr.isValid()) {
-            return "lkey 0x" + Integer.toHexString(lkey) + " names no registered memory region (wrong key or deregistered)";
+        return checkRegion(mr, false, lkey, addr, len, write ? Access.LOCAL_WRITE : 0);
+    }
+
+    /** Null when a peer may use {@code [addr, addr+len)} of this QP's memory through {@code rkey} with {@code right}, else the reason. */
+    @Nullable String checkRemote(@Nullable SoftMemoryRegion mr, int rkey, long addr, int len, int right) {
+        return checkRegion(mr, true, rkey, addr, len, right);
+    }
+
+    /**
+     * The key, protection domain, bounds and access checks shared by local and remote access;
+     * {@code right} 0 checks no access right. Strings are built only on failure.
+     */
+    private @Nullable String checkRegion(@Nullable SoftMemoryRegion mr, boolean remote, int key, long addr, int len, int right) {
+        if (mr == null || (remote ? mr.rkey() : mr.lkey()) != key || !mr.isValid()) {
+            return keyName(remote, key) + " names no registered memory region (wrong key or deregistered)";
         }
         if (mr.pd() != pd) {
-            return "lkey 0x" + Integer.toHexString(lkey) + " belongs to another protection domain";
+            return keyName(remote, key) + " belongs to another protection domain" + (remote ? " than the responder QP's" : "");
         }
         if (!mr.contains(addr, len)) {
-            return "[0x" + Long.toHexString(addr) + ", +" + len + ") lies outside its region [0x"
-                + Long.toHexString(mr.address()) + ", +" + mr.length() + ")";
+            return (remote ? "remote [0x" : "[0x") + Long.toHexString(addr) + ", +" + len + ") lies outside "
+                + (remote ? "the" : "its") + " region [0x" + Long.toHexString(mr.address()) + ", +" + mr.length() + ")";
         }
-        if (write && (mr.access() & Access.LOCAL_WRITE) == 0) {
-            return "region lkey 0x" + Integer.toHexString(lkey) + " lacks LOCAL_WRITE (registered "
-                + Access.toString(mr.access()) + ")";
+        if (right != 0 && (mr.access() & right) == 0) {
+            return "region " + keyName(remote, key) + " lacks " + Access.toString(right)
+                + " (registered " + Access.toString(mr.access()) + ")";
         }
         return null;
     }
 
-    @Nullable String checkRemote(@Nullable SoftMemoryRegion mr, int rkey, long addr, int len, int right) {
-        if (mr == null || mr.rkey() != rkey || !mr.isValid()) {
-            return "rkey 0x" + Integer.toHexString(rkey) + " names no registered memory region (wrong key or deregistered)";
-        }
-        if (mr.pd() != pd) {
-            return "rkey 0x" + Integer.toHexString(rkey) + " belongs to another protection domain than the responder QP's";
-        }
-        if (!mr.contains(addr, len)) {
-            return "remote [0x" + Long.toHexString(addr) + ", +" + len + ") lies outside the region [0x"
-                + Long.toHexString(mr.address()) + ", +" + mr.length() + ")";
-        }
-        if ((mr.access() & right) == 0) {
-            return "region rkey 0x" + Integer.toHexString(rkey) + " lacks " + Access.toString(right)
-                + " (registered " + Access.toString(mr.access()) + ")";
-        }
-        return null;
+    private static String keyName(boolean remote, int key) {
+        return (remote ? "rkey 0x" : "lkey 0x") + Integer.toHexString(key);
     }
 
     static int psnDiff(int a, int b) {
