@@ -20,7 +20,10 @@ import io.rdmaflux.verbs.VerbsException;
  *   <li><b>Resolve.</b> {@link Attachment#resolve(PortAddress)} turns a peer address into a
  *       {@link Route} once (setup path; may throw a {@link VerbsException} naming the address when
  *       the fabric knows it cannot be reached). A route to a port that later goes away silently
- *       drops frames: RC requesters then fail with RETRY_EXC_ERR, as on a real fabric.</li>
+ *       drops frames: RC requesters then fail with RETRY_EXC_ERR, as on a real fabric. A transport
+ *       that knows a route is gone for good (a connection-oriented one whose connection closed)
+ *       says so with {@link SoftDevice#routeBroken}, on the NIC's engine thread, so that QPs which
+ *       only receive fail too.</li>
  *   <li><b>Transmit.</b> {@link Attachment#transmit(SoftFrame)} is called only by the NIC's engine
  *       thread, never blocks, and takes ownership of the frame: the transport must eventually
  *       {@link SoftFrame#release()} it (after delivery, after serializing it onto a wire, or when
