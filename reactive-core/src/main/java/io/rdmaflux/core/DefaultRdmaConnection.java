@@ -90,6 +90,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private int ctsRail;
     private int railFailures;
     private long railDownToSend;
+    private boolean creditResync;
     private final ReceivedMessage[][] receivedMessages;
 
     // inputs from other threads
@@ -365,9 +366,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         for (RcSubchannel sc : subchannels) {
             work += sc.flushCredits();
         }
-        if (messageCredits.explicitCreditDue()) {
+        if (messageCredits.explicitCreditDue() || creditResync) {
+            // after a rail failure: a frame lost on it may have carried the latest total of message credits
             for (RcSubchannel sc : subchannels) {
                 if (sc.sendCreditFrame()) {
+                    creditResync = false;
                     work++;
                     break;
                 }
@@ -1273,6 +1276,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         int f = subchannel.rail();
         railFailures++;
         railDownToSend |= 1L << f;
+        creditResync = true;
         spillOutOfOrder();
         AssembledMessage p = partial[f];
         if (p != null) {

@@ -9,13 +9,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import reactor.core.publisher.Flux;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -54,11 +56,29 @@ class FailoverTest {
         return RendezvousTest.pattern(size(i), i);
     }
 
-    @ParameterizedTest(name = "{0} rails, kill rail {1} after {2} passes, port on the {3} side")
-    @CsvSource({
-        "2, 1, 40, server", "2, 0, 40, client", "2, 1, 5, server",
-        "3, 1, 40, server", "3, 2, 15, client", "3, 0, 60, server"})
-    void aRailKilledMidStreamLosesAndDuplicatesNothing(int rails, int killed, int passes, String side) {
+    /**
+     * Every rail of 2 and 3, killed at many points of the stream (every 11 duty cycles from the first),
+     * by the receiver's port or the sender's, with a pool of 1 and of 4 message buffers.
+     */
+    static Stream<Arguments> killPoints() {
+        List<Arguments> cases = new ArrayList<>();
+        for (int rails = 2; rails <= 3; rails++) {
+            for (int killed = 0; killed < rails; killed++) {
+                for (int passes = 1; passes < 120; passes += 11) {
+                    for (String side : new String[] {"server", "client"}) {
+                        for (int pool : new int[] {1, 4}) {
+                            cases.add(Arguments.of(rails, killed, passes, side, pool));
+                        }
+                    }
+                }
+            }
+        }
+        return cases.stream();
+    }
+
+    @ParameterizedTest(name = "{0} rails, kill rail {1} after {2} passes, port on the {3} side, {4} message buffers")
+    @MethodSource("killPoints")
+    void aRailKilledMidStreamLosesAndDuplicatesNothing(int rails, int killed, int passes, String side, int pool) {
         AtomicReference<RendezvousTest.RecordingStriper> striper = new AtomicReference<>();
         ChannelFactory f = subchannels -> {
             RendezvousTest.RecordingStriper s = new RendezvousTest.RecordingStriper(subchannels);
@@ -66,7 +86,7 @@ class FailoverTest {
             return s;
         };
         try (InvokerPair p = InvokerPair.open(rails, ConnectionSpec.rails(rails).striping(f),
-            b -> b.bufferBytes(1024).receiveBuffers(8).maxMessageBytes(64 * 1024).rendezvousBuffers(4))) {
+            b -> b.bufferBytes(1024).receiveBuffers(8).maxMessageBytes(64 * 1024).rendezvousBuffers(pool))) {
             int n = 150;
             List<RdmaMessage> got = new ArrayList<>();
             List<Integer> psns = new ArrayList<>();

@@ -179,8 +179,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     /** The credit word of a frame being sent now: this rail's pending buffer credits and the connection's message credits. */
     private int takeCreditWord() {
         MessageCredits mc = messageCredits;
-        return FrameHeader.packCredits(receiveCredits.takePending(),
-            mc == null ? 0 : mc.takePending(FrameHeader.MAX_MESSAGE_CREDITS_PER_FRAME));
+        return FrameHeader.packCredits(receiveCredits.takePending(), mc == null ? 0 : mc.takeWireTotal());
     }
 
     /** What the peer needs to connect to this subchannel. */
@@ -598,10 +597,9 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         }
         established = true;
         sendCredits += FrameHeader.bufferCredits(recvMemory, off);
-        int granted = FrameHeader.messageCredits(recvMemory, off);
         SendCredits held = connectionSendCredits;
-        if (granted > 0 && held != null) {
-            held.onGrant(granted);
+        if (held != null) {
+            held.onGrantTotal(FrameHeader.messageCredits(recvMemory, off));
         }
         SubchannelListener l = listener;
         switch (type) {

@@ -35,6 +35,14 @@ public final class MessageCredits {
     private long undelivered;
     private long peerHolds;
     private long pending;
+    private long sentTotal;
+
+    /**
+     * Most message credits the peer may hold at once: the wire carries the running total of credits
+     * granted modulo 2^15 ({@link #takeWireTotal()}), which the peer can tell from a stale total only
+     * while fewer than 2^14 are outstanding.
+     */
+    public static final int MAX_PEER_HOLDS = (1 << 14) - 1;
 
     /** @param threshold pending message credits that justify an explicit CREDIT frame, &gt;= 1 */
     public MessageCredits(int threshold) {
@@ -95,7 +103,7 @@ public final class MessageCredits {
      */
     public long grant(long freeBuffers) {
         long wanted = demand == Long.MAX_VALUE ? Long.MAX_VALUE : demand - undelivered;
-        long cover = Math.min(freeBuffers, wanted);
+        long cover = Math.min(Math.min(freeBuffers, wanted), MAX_PEER_HOLDS);
         long extra = cover - peerHolds;
         if (extra <= 0) {
             return 0;
@@ -110,6 +118,18 @@ public final class MessageCredits {
         int n = (int) Math.min(pending, max);
         pending -= n;
         return n;
+    }
+
+    /**
+     * Takes every pending credit onto the wire and returns the running total of message credits granted
+     * so far, modulo 2^15: the value a frame's message-credit field carries. A total, not an increment,
+     * so a frame lost with a failed rail loses no credit: the next frame on any live rail carries the
+     * newer total ({@link SendCredits#onGrantTotal}).
+     */
+    public int takeWireTotal() {
+        sentTotal += pending;
+        pending = 0;
+        return (int) (sentTotal & 0x7FFF);
     }
 
     /** Whether an explicit CREDIT frame should go now: pending reached the threshold, or the peer holds nothing else. */

@@ -19,6 +19,7 @@ public final class SendCredits {
     private long credits;
     private long outstanding;
     private long maxOutstandingSeen;
+    private int lastGrantTotal;
 
     /** @param queueCapacity messages taken from the publisher beyond the credits held, &gt; 0 */
     public SendCredits(int queueCapacity) {
@@ -34,6 +35,19 @@ public final class SendCredits {
             throw new IllegalArgumentException("granted credits >= 0 required but it was " + n);
         }
         credits += n;
+    }
+
+    /**
+     * A frame carried the peer's running total of message credits granted, modulo 2^15
+     * ({@link MessageCredits#takeWireTotal()}): adds what is new. A total older than one already seen
+     * (frames on different rails overtake each other) adds nothing.
+     */
+    public void onGrantTotal(int total15) {
+        int delta = ((total15 - lastGrantTotal) << 17) >> 17;
+        if (delta > 0) {
+            credits += delta;
+            lastGrantTotal = total15 & 0x7FFF;
+        }
     }
 
     /** Whether {@code n} credits are available (a message of {@code n} fragments, or its next fragment). */

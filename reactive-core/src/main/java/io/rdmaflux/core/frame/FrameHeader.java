@@ -29,10 +29,11 @@ import java.nio.ByteOrder;
  *
  * <p>The credit word is piggybacked on every frame: the <em>new</em> credits the frame's sender grants
  * its peer (seed 001 &sect;3.1, &sect;4.4), in two halves (see {@code credit.MessageCredits} for why):
- * buffer credits of the subchannel the frame travels on (low 16 bits, at most
- * {@link #MAX_BUFFER_CREDITS_PER_FRAME}) and message credits of the whole connection (high 16 bits,
- * at most {@link #MAX_MESSAGE_CREDITS_PER_FRAME}, so the word stays a non-negative int). Larger grants
- * travel over several frames. {@code PSN} numbers the messages
+ * new buffer credits of the subchannel the frame travels on (low 16 bits, at most
+ * {@link #MAX_BUFFER_CREDITS_PER_FRAME}; larger grants travel over several frames) and the running
+ * total of message credits the connection granted, modulo 2^15 (high bits, so the word stays a
+ * non-negative int): a total rather than an increment because message credits travel on any rail,
+ * and a frame lost with a failed rail must not lose them. {@code PSN} numbers the messages
  * of a (virtual) channel; every fragment of one message carries the message's PSN, so a striping
  * layer can restore order across subchannels (seed 000 &sect;5.2). The stream id names the
  * virtual channel inside a connection (0 for the single-rail channel).

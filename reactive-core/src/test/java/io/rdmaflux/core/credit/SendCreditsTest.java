@@ -47,4 +47,31 @@ class SendCreditsTest {
         assertThrows(IllegalArgumentException.class, () -> new SendCredits(1).onGrant(-1));
         assertThrows(IllegalStateException.class, () -> new SendCredits(1).onTaken());
     }
+
+    @Test
+    void runningTotalsSurviveALostFrameAndIgnoreStaleOnes() {
+        MessageCredits granter = new MessageCredits(1);
+        SendCredits holder = new SendCredits(1);
+        granter.onDemand(100);
+        granter.grant(3);
+        int lost = granter.takeWireTotal();       // this frame dies with its rail
+        assertEquals(3, lost);
+        granter.grant(5);
+        int next = granter.takeWireTotal();       // a later frame on a live rail carries the total
+        holder.onGrantTotal(next);
+        assertEquals(5, holder.credits(), "the credits of the lost frame are not lost");
+        holder.onGrantTotal(lost);                // an older total arriving late adds nothing
+        assertEquals(5, holder.credits());
+    }
+
+    @Test
+    void runningTotalsWrapAroundFifteenBits() {
+        SendCredits holder = new SendCredits(1);
+        int total = 0;
+        for (int i = 0; i < 5; i++) {
+            total = (total + 10_000) & 0x7FFF;
+            holder.onGrantTotal(total);
+        }
+        assertEquals(50_000, holder.credits());
+    }
 }

@@ -29,7 +29,24 @@ final class TckDriver {
             .filter(m -> m.getName().matches("(required|optional|stochastic|untested)_.*"))
             .sorted(Comparator.comparing(Method::getName))
             .map(m -> DynamicTest.dynamicTest(m.getName(), () -> run(verification, m, afterEach)))
-            .onClose(() -> invokeIfPresent(verification, "shutdownPublisherExecutorService"));
+            .onClose(() -> shutDownExecutor(verification));
+    }
+
+    /** Shuts the TCK's publisher executor down and waits for its thread to end, so the stray-thread check finds none. */
+    private static void shutDownExecutor(Object verification) {
+        invokeIfPresent(verification, "shutdownPublisherExecutorService");
+        try {
+            Object executor = verification.getClass().getMethod("publisherExecutorService").invoke(verification);
+            if (executor instanceof java.util.concurrent.ExecutorService es && !es.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the TCK's publisher executor did not stop within 10 s");
+            }
+        } catch (NoSuchMethodException e) {
+            // this verification class has no executor
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("reading the TCK's publisher executor failed", e);
+        }
     }
 
     private static void invokeIfPresent(Object verification, String name) {
