@@ -18,7 +18,7 @@ import java.nio.ByteOrder;
  * +---------------------------------------------------------------+
  * |                     PSN (message sequence)                    |  8
  * +---------------------------------------------------------------+
- * |  buffer credits (rail, u16)   |  message credits (conn, u15)  | 12
+ * |  buffer credits (rail, u16)   | msg credit total (conn, u15)  | 12
  * +-------------------------------+-------------------------------+
  * |               payload length (bytes in this frame)            | 16
  * +---------------------------------------------------------------+
@@ -27,8 +27,8 @@ import java.nio.ByteOrder;
  * |                      payload ...                              | 24
  * </pre>
  *
- * <p>The credit word is piggybacked on every frame: the <em>new</em> credits the frame's sender grants
- * its peer (seed 001 &sect;3.1, &sect;4.4), in two halves (see {@code credit.MessageCredits} for why):
+ * <p>The credit word is piggybacked on every frame: the credits the frame's sender grants its peer
+ * (seed 001 &sect;3.1, &sect;4.4), in two halves (see {@code credit.MessageCredits} for why):
  * new buffer credits of the subchannel the frame travels on (low 16 bits, at most
  * {@link #MAX_BUFFER_CREDITS_PER_FRAME}; larger grants travel over several frames) and the running
  * total of message credits the connection granted, modulo 2^15 (high bits, so the word stays a
@@ -137,7 +137,7 @@ public final class FrameHeader {
         return b.getInt(offset + CREDITS_OFFSET, ORDER) & 0xFFFF;
     }
 
-    /** New message credits of the connection. */
+    /** The running total of message credits the connection granted, modulo 2^15 (see {@code credit.MessageCredits#takeWireTotal}). */
     public static int messageCredits(DirectBuffer b, int offset) {
         return b.getInt(offset + CREDITS_OFFSET, ORDER) >>> 16;
     }
