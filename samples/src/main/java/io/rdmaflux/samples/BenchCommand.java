@@ -107,7 +107,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         out.flush();
         for (int size : sizeList) {
             int buffer = Math.max(8 * 1024, Math.min(size, 64 * 1024)) + 64;
-            InJvmRails.Settings s = new InJvmRails.Settings(rates, 0, buffer, 64, Math.max(size, 1 << 20), Policies.parse(policy, rails));
+            InJvmRails.Settings s = new InJvmRails.Settings(rates, 0, buffer, 64, Math.max(size, 1 << 20), 4, Policies.parse(policy, rails));
             try (InJvmRails link = InJvmRails.open(s)) {
                 switch (t) {
                     case latency -> {

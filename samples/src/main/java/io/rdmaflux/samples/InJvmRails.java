@@ -89,7 +89,7 @@ public final class InJvmRails implements AutoCloseable {
     private RdmaNode node(String name, String device, int[] ports, Settings s) {
         return RdmaNode.builder().provider(provider).device(device).name(name).ports(ports)
             .bufferBytes(s.bufferBytes).receiveBuffers(s.receiveBuffers).sendBuffers(s.receiveBuffers)
-            .maxMessageBytes(s.maxMessageBytes).threadingMode(ThreadingMode.SHARED).build();
+            .maxMessageBytes(s.maxMessageBytes).rendezvousBuffers(s.rendezvousBuffers).threadingMode(ThreadingMode.SHARED).build();
     }
 
     /** Opens the rails and connects sender to receiver. */
@@ -150,9 +150,11 @@ public final class InJvmRails implements AutoCloseable {
      * @param bufferBytes     send/receive buffer size, bytes
      * @param receiveBuffers  receive (and send) buffers per rail
      * @param maxMessageBytes largest message, bytes
+     * @param rendezvousBuffers registered whole-message buffers per node and direction: how many messages
+     *                        above one buffer can be in flight (0: such messages travel as fragments)
      * @param policy          the multiplexing/striping policy
      */
     public record Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
-                           ChannelFactory policy) {
+                           int rendezvousBuffers, ChannelFactory policy) {
     }
 }

@@ -57,6 +57,20 @@ public final class Main implements Runnable {
         return cl.execute(args);
     }
 
+    /** The message of {@code e}'s innermost cause that has one (Reactor and futures wrap the real error). */
+    static String rootMessage(Throwable e) {
+        String msg = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && !t.getMessage().isBlank() && !(t.getCause() != null && t.getMessage().equals(t.getCause().toString()))) {
+                msg = t.getMessage();
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return msg;
+    }
+
     /** One line for any error: user errors as they are, others with their type. */
     static String describe(Throwable e) {
         Throwable t = e;

@@ -4,7 +4,9 @@ import io.rdmaflux.core.RdmaMessage;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
+import io.rdmaflux.core.channel.ChannelFactory;
 import org.agrona.DirectBuffer;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -33,12 +35,14 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 @Command(name = "pipeline", mixinStandardHelpOptions = true, sortOptions = false,
     description = {
-        "Streams a file (or every file under a directory) in chunks as a Flux over a multi-rail rdmaflux connection "
-            + "on the in-JVM soft fabric, with adaptive striping over shaped rails, and verifies the SHA-256 of what arrived.",
+        "Streams a file (or every file under a directory) in chunks as a Flux over a multi-rail rdmaflux connection, "
+            + "by default inside this JVM on the soft provider's in-JVM fabric over shaped rails (or between two processes over IP with --listen/--connect), with adaptive striping, and verifies the SHA-256 of what arrived.",
         "Record mode (--records) also parses lines into records and counts their fields (words), with backpressure end to end.",
         "Default input: the first 64 MiB of $JAVA_HOME/lib/modules (records: $JAVA_HOME/legal)."})
 public final class PipelineCommand implements Callable<Integer> {
     static final int DEFAULT_LIMIT_MIB = 64;
+    /** Receive (and send) buffers per rail for messages up to one buffer (rendezvous covers larger ones). */
+    static final int RECEIVE_BUFFERS = 32;
 
     @Spec
     CommandSpec spec;
@@ -74,6 +78,26 @@ public final class PipelineCommand implements Callable<Integer> {
     @Option(names = "--buffer-kib", paramLabel = "KIB", description = "Send/receive buffer size in KiB, 1..1024 (default ${DEFAULT-VALUE}).")
     int bufferKib = 64;
 
+    @Option(names = "--in-flight", paramLabel = "N",
+        description = "Chunks in flight: registered message buffers per node for large messages (rendezvous), and the consumer's prefetch, 1..64 (default ${DEFAULT-VALUE}).")
+    int inFlight = 16;
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT",
+        description = "Receive from another process over the IP fabric: listen here, verify the SHA-256 of what arrives and print the summary. Takes no INPUT.")
+    String listen;
+
+    @Option(names = "--connect", paramLabel = "HOST:PORT",
+        description = "Send INPUT to a pipeline --listen at HOST:PORT over the IP fabric; exits 0 once the receiver verified it.")
+    String connect;
+
+    @Option(names = "--addresses", paramLabel = "IP,IP",
+        description = "With --listen/--connect: one local IP per rail (the rail count), e.g. 10.77.1.1,10.77.2.1 (default: 127.0.0.1 for each of --rails).")
+    String addresses;
+
+    @Option(names = "--timeout-s", paramLabel = "S",
+        description = "With --listen/--connect: give up after S seconds (waiting for the peer included), 1..86400 (default ${DEFAULT-VALUE}).")
+    int timeoutS = 600;
+
     @Option(names = "--report-dir", paramLabel = "DIR", description = "Where the HTML report goes (default: reports/ of the checkout).")
     Path reportDir;
 
@@ -87,14 +111,28 @@ public final class PipelineCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         Settings s = settings();
+        if (s.net != null && s.net.listen() != null) {
+            return NetPipeline.receive(s, s.net.rails(), s.net.listen(), s.net.timeout(), out).verified() ? 0 : 3;
+        }
         FileSource source = FileSource.open(s.input, s.limitBytes);
+        if (s.net != null && s.net.connect() != null) {
+            return NetPipeline.send(s, s.net.rails(), s.net.connect(), source, s.net.timeout(), out).verified() ? 0 : 3;
+        }
         Result r = run(s, source, out);
         return r.verified ? 0 : 3;
     }
 
+    /** The two-process mode: exactly one of {@code listen} and {@code connect} is set. */
+    record Net(NetRails.@Nullable HostPort listen, NetRails.@Nullable HostPort connect, NetRails.Settings rails, Duration timeout) {
+    }
+
     /** Validated settings. */
     record Settings(Path input, long limitBytes, boolean records, List<Long> railBytesPerSec, long latencyNs,
-                    String policy, int chunkBytes, int bufferBytes, Path reportDir, boolean progress) {
+                    String policy, int chunkBytes, int bufferBytes, int inFlight, Path reportDir, boolean progress, @Nullable Net net) {
+        /** Messages the consumer's {@code publishOn} holds: as many as can be in flight. */
+        int prefetch() {
+            return inFlight;
+        }
     }
 
     Settings settings() {
@@ -113,6 +151,27 @@ public final class PipelineCommand implements Callable<Integer> {
         if (latencyUs < 0 || latencyUs > 1_000_000) {
             throw new UserError("--latency-us must be in 0..1000000 but it was " + latencyUs);
         }
+        if (inFlight < 1 || inFlight > 64) {
+            throw new UserError("--in-flight must be in 1..64 but it was " + inFlight);
+        }
+        if (listen != null && connect != null) {
+            throw new UserError("--listen and --connect exclude each other: the receiver listens, the sender connects");
+        }
+        boolean netMode = listen != null || connect != null;
+        if (!netMode && addresses != null) {
+            throw new UserError("--addresses applies to --listen/--connect only (the in-JVM fabric needs no addresses)");
+        }
+        if (listen != null && input != null) {
+            throw new UserError("the receiver (--listen) takes no INPUT; give " + input + " to the sender (--connect)");
+        }
+        if (timeoutS < 1 || timeoutS > 86_400) {
+            throw new UserError("--timeout-s must be in 1..86400 but it was " + timeoutS);
+        }
+        List<String> addrs = null;
+        if (netMode) {
+            addrs = addresses != null ? NetRails.parseAddresses(addresses) : java.util.Collections.nCopies(rails, "127.0.0.1");
+            rails = addrs.size();
+        }
         List<Long> rates = railRates != null ? railRates : defaultRates(rails);
         if (rates.size() != rails) {
             throw new UserError("--rail-rates gives " + rates.size() + " rates for " + rails + " rails; give one per rail, e.g. --rail-rates "
@@ -125,11 +184,22 @@ public final class PipelineCommand implements Callable<Integer> {
             }
             bytesPerSec.add(mibps == 0 ? Long.MAX_VALUE : mibps << 20);
         }
-        Policies.parse(policy, rails);
+        ChannelFactory factory = Policies.parse(policy, rails);
         Path in = input != null ? input : defaultInput(records);
         Path reports = reportDir != null ? reportDir : defaultReportDir();
+        int chunkBytes = chunkKib << 10;
+        int bufferBytes = (bufferKib << 10) + 64;
+        Net net = null;
+        if (netMode) {
+            // the receiver cannot know the sender's --chunk-kib in advance: it accepts the largest allowed
+            int maxMessage = listen != null ? 1 << 20 : chunkBytes;
+            NetRails.Settings ns = new NetRails.Settings(addrs, railRates != null ? bytesPerSec : null, bufferBytes, RECEIVE_BUFFERS,
+                maxMessage, inFlight, factory);
+            net = new Net(listen != null ? NetRails.HostPort.parse("--listen", listen) : null,
+                connect != null ? NetRails.HostPort.parse("--connect", connect) : null, ns, Duration.ofSeconds(timeoutS));
+        }
         return new Settings(in, all ? Long.MAX_VALUE : limitMib << 20, records, bytesPerSec, latencyUs * 1000, policy,
-            chunkKib << 10, (bufferKib << 10) + 64, reports, !noProgress);
+            chunkBytes, bufferBytes, inFlight, reports, !noProgress, net);
     }
 
     static List<Long> defaultRates(int rails) {
@@ -160,8 +230,9 @@ public final class PipelineCommand implements Callable<Integer> {
         MessageDigest receivedDigest = sha256();
         AtomicLong received = new AtomicLong();
         WordCounts counts = s.records ? new WordCounts() : null;
-        InJvmRails.Settings railSettings = new InJvmRails.Settings(s.railBytesPerSec, s.latencyNs, s.bufferBytes, 32,
-            Math.max(s.chunkBytes, 1 << 20), Policies.parse(s.policy, s.railBytesPerSec.size()));
+        // rendezvous buffers are maxMessageBytes each: sized to the chunk, so in-flight costs no idle memory
+        InJvmRails.Settings railSettings = new InJvmRails.Settings(s.railBytesPerSec, s.latencyNs, s.bufferBytes, RECEIVE_BUFFERS,
+            s.chunkBytes, s.inFlight, Policies.parse(s.policy, s.railBytesPerSec.size()));
         Scheduler producer = Schedulers.newSingle("rdmaflux-producer");
         Scheduler consumer = Schedulers.newSingle("rdmaflux-consumer");
         ProgressBar bar = s.progress ? new ProgressBarBuilder().setTaskName(s.records ? "records" : "streaming")
@@ -170,13 +241,13 @@ public final class PipelineCommand implements Callable<Integer> {
         try (InJvmRails rails = InJvmRails.open(railSettings)) {
             byte[] scratch = new byte[s.chunkBytes];
             Mono<Void> receiving = rails.receiver().receive()
-                .publishOn(consumer, 16)
+                .publishOn(consumer, s.prefetch())
                 .doOnNext(m -> consume(m, scratch, receivedDigest, counts, received))
                 .then();
             Mono<Void> sending = rails.sender().send(source.chunks(s.chunkBytes, s.records, sourceDigest).subscribeOn(producer))
                 .then(Mono.fromRunnable(rails.sender()::close));
             long t0 = System.nanoTime();
-            Sampler sampler = new Sampler(received, rails, 100, bytes -> {
+            Sampler sampler = new Sampler(received::get, rails::railBytes, 100, bytes -> {
                 if (bar != null) {
                     bar.stepTo(bytes);
                 }
@@ -187,7 +258,7 @@ public final class PipelineCommand implements Callable<Integer> {
                 sampler.close();
             }
             double seconds = (System.nanoTime() - t0) / 1e9;
-            List<Sampler.Sample> samples = sampler.finish(received, rails);
+            List<Sampler.Sample> samples = sampler.finish(received::get, rails::railBytes);
             if (bar != null) {
                 bar.stepTo(received.get());
                 bar.close();
@@ -214,7 +285,7 @@ public final class PipelineCommand implements Callable<Integer> {
         }
     }
 
-    private static void consume(RdmaMessage m, byte[] scratch, MessageDigest digest, WordCounts counts, AtomicLong received) {
+    static void consume(RdmaMessage m, byte[] scratch, MessageDigest digest, WordCounts counts, AtomicLong received) {
         try {
             int len = m.lengthBytes();
             DirectBuffer content = m.content();
@@ -242,20 +313,7 @@ public final class PipelineCommand implements Callable<Integer> {
             + ", " + (s.chunkBytes >> 10) + " KiB chunks"));
         l.add(row("elapsed", String.format(Locale.ROOT, "%.2f s", seconds)));
         l.add(row("throughput", String.format(Locale.ROOT, "%.1f MiB/s", bytes / seconds / (1 << 20))));
-        long total = 0;
-        for (long b : railBytes) {
-            total += b;
-        }
-        double[] last = lastShares(samples, railBytes.length);
-        StringBuilder weights = new StringBuilder();
-        for (int i = 0; i < railBytes.length; i++) {
-            long rate = rails.railBytesPerSec(i);
-            l.add(row("rail " + i, String.format(Locale.ROOT, "%-16s %10s  %5.1f %% of bytes",
-                rate == Long.MAX_VALUE ? "unshaped" : (rate >> 20) + " MiB/s shaped", mib(railBytes[i]),
-                total > 0 ? 100.0 * railBytes[i] / total : 0)));
-            weights.append(i > 0 ? " / " : "").append(String.format(Locale.ROOT, "%.2f", last[i]));
-        }
-        l.add(row("final weights", weights + "  (each rail's share of the bytes in the last second)"));
+        railRows(l, railBytes, samples, rails::railBytesPerSec);
         l.add(row("out-of-order", outOfOrder + " messages waited in the reorder queue for an earlier PSN"));
         l.add(row("credit stalls", stalls + " times the sender had a message and no rail had a credit"));
         if (counts != null) {
@@ -271,8 +329,32 @@ public final class PipelineCommand implements Callable<Integer> {
         return l;
     }
 
+    /**
+     * Adds one row per rail (its shaping when {@code rateOf} is given, bytes, share of the bytes) and
+     * the shares of the last second.
+     */
+    static void railRows(List<String> l, long[] railBytes, List<Sampler.Sample> samples, java.util.function.@Nullable IntToLongFunction rateOf) {
+        long total = 0;
+        for (long b : railBytes) {
+            total += b;
+        }
+        double[] last = lastShares(samples, railBytes.length);
+        StringBuilder weights = new StringBuilder();
+        for (int i = 0; i < railBytes.length; i++) {
+            String shape = "";
+            if (rateOf != null) {
+                long rate = rateOf.applyAsLong(i);
+                shape = String.format(Locale.ROOT, "%-16s ", rate == Long.MAX_VALUE ? "unshaped" : (rate >> 20) + " MiB/s shaped");
+            }
+            l.add(row("rail " + i, String.format(Locale.ROOT, "%s%10s  %5.1f %% of bytes", shape, mib(railBytes[i]),
+                total > 0 ? 100.0 * railBytes[i] / total : 0)));
+            weights.append(i > 0 ? " / " : "").append(String.format(Locale.ROOT, "%.2f", last[i]));
+        }
+        l.add(row("final weights", weights + "  (each rail's share of the bytes in the last second)"));
+    }
+
     /** Each rail's share of the bytes completed over the last ~1 s of samples. */
-    private static double[] lastShares(List<Sampler.Sample> samples, int rails) {
+    static double[] lastShares(List<Sampler.Sample> samples, int rails) {
         double[] out = new double[rails];
         if (samples.isEmpty()) {
             return out;
@@ -300,7 +382,7 @@ public final class PipelineCommand implements Callable<Integer> {
         return out;
     }
 
-    private static String row(String name, String value) {
+    static String row(String name, String value) {
         return String.format(Locale.ROOT, "  %-17s%s", name, value);
     }
 

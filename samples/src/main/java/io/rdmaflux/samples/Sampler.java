@@ -2,8 +2,9 @@ package io.rdmaflux.samples;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * Samples a running transfer every {@code periodMs} on a daemon thread: bytes received and bytes
@@ -19,11 +20,15 @@ final class Sampler implements AutoCloseable {
     private final long startNs = System.nanoTime();
     private volatile boolean running = true;
 
-    Sampler(AtomicLong received, InJvmRails rails, long periodMs, LongConsumer onSample) {
+    /**
+     * @param received  bytes done so far (the progress)
+     * @param railBytes payload bytes completed per rail so far
+     */
+    Sampler(LongSupplier received, Supplier<long[]> railBytes, long periodMs, LongConsumer onSample) {
         thread = new Thread(() -> {
             while (running) {
-                take(received, rails);
-                onSample.accept(received.get());
+                take(received, railBytes);
+                onSample.accept(received.getAsLong());
                 try {
                     Thread.sleep(periodMs);
                 } catch (InterruptedException e) {
@@ -35,17 +40,17 @@ final class Sampler implements AutoCloseable {
         thread.start();
     }
 
-    private void take(AtomicLong received, InJvmRails rails) {
-        Sample s = new Sample(System.nanoTime() - startNs, received.get(), rails.railBytes());
+    private void take(LongSupplier received, Supplier<long[]> railBytes) {
+        Sample s = new Sample(System.nanoTime() - startNs, received.getAsLong(), railBytes.get());
         synchronized (samples) {
             samples.add(s);
         }
     }
 
     /** Stops sampling after one final sample; returns every sample, oldest first. */
-    List<Sample> finish(AtomicLong received, InJvmRails rails) {
+    List<Sample> finish(LongSupplier received, Supplier<long[]> railBytes) {
         close();
-        take(received, rails);
+        take(received, railBytes);
         synchronized (samples) {
             return List.copyOf(samples);
         }

@@ -59,7 +59,7 @@ class KotlinRecordsCommand : Callable<Int> {
         val files = textFiles(source)
         val out = spec.commandLine().out
         val settings = InJvmRails.Settings(List(rails) { if (it == 0) 96L shl 20 else 24L shl 20 }, 5_000, 64 * 1024 + 64, 32,
-            1 shl 20, Policies.parse(policy, rails))
+            1 shl 20, 4, Policies.parse(policy, rails))
         val result = InJvmRails.open(settings).use { link -> runBlocking { pipeline(link, files, chunkKib shl 10) } }
         out.println(String.format(Locale.ROOT, "rdmaflux records-kt: %d file(s) of %s, %d bytes in %.2f s over %d rails (%s)",
             files.size, source, result.bytes, result.seconds, rails, policy))

@@ -1,0 +1,270 @@
+package io.rdmaflux.samples;
+
+import io.rdmaflux.core.ConnectionSpec;
+import io.rdmaflux.core.RdmaConnection;
+import io.rdmaflux.core.RdmaNode;
+import io.rdmaflux.core.RdmaServer;
+import io.rdmaflux.core.channel.ChannelFactory;
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.RdmaProvider;
+import io.rdmaflux.verbs.RdmaProviders;
+import io.rdmaflux.verbs.ThreadingMode;
+import io.rdmaflux.verbs.soft.RailConfig;
+import io.rdmaflux.verbs.soft.SoftProvider;
+import org.jspecify.annotations.Nullable;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * One end of a multi-rail connection between two processes (or two network namespaces, or two
+ * hosts) over the soft provider's IP fabric: one soft device with one port per local address, rail
+ * {@code i} bound to address {@code i} (RC over TCP); the peer's rail {@code i} must be reachable
+ * from it (in {@code scripts/netns-rails.sh}, rail {@code i} is the subnet {@code 10.77.<i+1>.0/24}).
+ *
+ * <p>{@link #listen} waits for one peer and accepts its connection; {@link #connect} connects to a
+ * listening peer. The connecting side's {@code policy} schedules what it sends over the rails; the
+ * listening side sends over them in round robin.
+ *
+ * <p>{@link #close()} closes the connection, the node and the provider; no thread or socket stays
+ * behind.
+ */
+final class NetRails implements AutoCloseable {
+    private final RdmaProvider provider;
+    private final RdmaNode node;
+    private final RdmaConnection connection;
+    private final RailProbe probe;
+    private final List<String> addresses;
+
+    private NetRails(RdmaProvider provider, RdmaNode node, RdmaConnection connection, RailProbe probe, List<String> addresses) {
+        this.provider = provider;
+        this.node = node;
+        this.connection = connection;
+        this.probe = probe;
+        this.addresses = addresses;
+    }
+
+    /**
+     * What both ends build.
+     *
+     * @param addresses         local IP per rail
+     * @param railBytesPerSec   per-rail shaping in bytes/s inside the soft NIC, or null for none (the links shape)
+     * @param bufferBytes       send/receive buffer size, bytes
+     * @param receiveBuffers    receive (and send) buffers per rail
+     * @param maxMessageBytes   largest message, bytes
+     * @param rendezvousBuffers large messages in flight per node and direction
+     * @param policy            how the connecting side schedules its messages over the rails
+     */
+    record Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
+                    int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy) {
+    }
+
+    /**
+     * Listens at {@code at} and accepts the first connection within {@code timeout}; {@code onListening}
+     * gets the address actually bound (a port of 0 picks a free one).
+     *
+     * @throws UserError if the address cannot be bound or no peer connects in time
+     */
+    static NetRails listen(Settings s, HostPort at, Duration timeout, java.util.function.Consumer<String> onListening) {
+        RdmaProvider provider = open(s, "listener");
+        RdmaNode node = null;
+        try {
+            RailProbe probe = new RailProbe(s.policy);
+            node = node(provider, s, "listener", probe);
+            RdmaConnection c;
+            try (RdmaServer server = bind(node, at)) {
+                onListening.accept(server.address().host() + ":" + server.address().port());
+                c = server.accept().next().block(timeout);
+            } catch (IllegalStateException e) {
+                throw new UserError("no sender connected to " + at + " within " + timeout.toSeconds() + " s (--timeout-s)", e);
+            }
+            if (c == null) {
+                throw new UserError("the listener at " + at + " closed before a sender connected");
+            }
+            return new NetRails(provider, node, c, probe, s.addresses);
+        } catch (RuntimeException e) {
+            closeQuietly(node, provider);
+            throw e;
+        }
+    }
+
+    /**
+     * Connects to the peer listening at {@code to}.
+     *
+     * @throws UserError if the peer is unreachable, refuses, or does not answer in time
+     */
+    static NetRails connect(Settings s, HostPort to, Duration timeout) {
+        RdmaProvider provider = open(s, "connector");
+        RdmaNode node = null;
+        try {
+            RailProbe probe = new RailProbe(s.policy);
+            node = node(provider, s, "connector", probe);
+            ConnectionSpec spec = ConnectionSpec.rails(s.addresses.size()).striping(probe).connectTimeoutNs(timeout.toNanos());
+            RdmaConnection c;
+            try {
+                c = node.connect(new PortAddress("net", to.host(), to.port()), spec).block(timeout.plusSeconds(5));
+            } catch (RuntimeException e) {
+                throw new UserError("cannot connect to " + to + ": " + Main.rootMessage(e)
+                    + "; start the receiver there first (rdmaflux pipeline --listen " + to + " --addresses ...)", e);
+            }
+            if (c == null) {
+                throw new UserError("cannot connect to " + to + ": no answer");
+            }
+            return new NetRails(provider, node, c, probe, s.addresses);
+        } catch (RuntimeException e) {
+            closeQuietly(node, provider);
+            throw e;
+        }
+    }
+
+    private static RdmaServer bind(RdmaNode node, HostPort at) {
+        try {
+            return node.bind(new PortAddress("net", at.host(), at.port()));
+        } catch (RuntimeException e) {
+            throw new UserError("cannot listen at " + at + ": " + Main.rootMessage(e), e);
+        }
+    }
+
+    private static RdmaProvider open(Settings s, String role) {
+        RdmaProvider p;
+        try {
+            p = RdmaProviders.open("soft", Map.of("fabric", "net", "addresses", String.join(",", s.addresses), "name", "pipeline-" + role));
+        } catch (RuntimeException e) {
+            throw new UserError("cannot bind the rails to --addresses " + String.join(",", s.addresses) + ": " + Main.rootMessage(e)
+                + "; give one local IP per rail", e);
+        }
+        if (s.railBytesPerSec != null) {
+            SoftProvider soft = (SoftProvider) p;
+            for (int r = 0; r < s.railBytesPerSec.size(); r++) {
+                long rate = s.railBytesPerSec.get(r);
+                RailConfig.Builder rail = RailConfig.builder().bandwidthBytesPerSec(rate);
+                if (rate != Long.MAX_VALUE) {
+                    rail.burstBytes(Math.max(4L * s.bufferBytes, 64 * 1024));
+                }
+                soft.softDevice(0).softPort(r + 1).setRail(rail.build());
+            }
+        }
+        return p;
+    }
+
+    private static RdmaNode node(RdmaProvider provider, Settings s, String name, RailProbe probe) {
+        int[] ports = new int[s.addresses.size()];
+        for (int i = 0; i < ports.length; i++) {
+            ports[i] = i + 1;
+        }
+        return RdmaNode.builder().provider(provider).name(name).ports(ports)
+            .bufferBytes(s.bufferBytes).receiveBuffers(s.receiveBuffers).sendBuffers(s.receiveBuffers)
+            .maxMessageBytes(s.maxMessageBytes).rendezvousBuffers(s.rendezvousBuffers)
+            .acceptChannelFactory(probe).threadingMode(ThreadingMode.DEDICATED).build();
+    }
+
+    private static void closeQuietly(@Nullable RdmaNode node, RdmaProvider provider) {
+        try {
+            if (node != null) {
+                node.close();
+            }
+        } finally {
+            provider.close();
+        }
+    }
+
+    RdmaConnection connection() {
+        return connection;
+    }
+
+    int rails() {
+        return addresses.size();
+    }
+
+    /** One line naming the transport, for summaries. */
+    String describe() {
+        return rails() + " rails, soft provider, IP (net) fabric, local " + String.join(",", addresses);
+    }
+
+    /** Payload bytes this end completed per rail so far. */
+    long[] railBytes() {
+        return probe.railBytes();
+    }
+
+    long creditStalls() {
+        return probe.creditStalls();
+    }
+
+    /**
+     * Closes gracefully: waits up to {@code timeout} for the connection to close (messages in flight
+     * delivered, CLOSE exchanged), then releases the node and the provider.
+     */
+    void closeGracefully(Duration timeout) {
+        connection.close();
+        try {
+            connection.onClose().onErrorResume(e -> reactor.core.publisher.Mono.empty()).block(timeout);
+        } catch (IllegalStateException timedOut) {
+            connection.abort();
+        }
+        close();
+    }
+
+    @Override
+    public void close() {
+        try {
+            connection.abort();
+        } finally {
+            closeQuietly(node, provider);
+        }
+    }
+
+    /** An IP address (or host name) and a port, parsed from {@code host:port}. */
+    record HostPort(String host, int port) {
+        /**
+         * @throws UserError naming the flag and the text when it is not {@code host:port} with a port in 0..65535
+         */
+        static HostPort parse(String flag, String text) {
+            int colon = text.lastIndexOf(':');
+            if (colon <= 0 || colon == text.length() - 1) {
+                throw new UserError(flag + " " + text + " is not host:port; e.g. " + flag + " 10.77.1.2:7500");
+            }
+            int port;
+            try {
+                port = Integer.parseInt(text.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new UserError(flag + " " + text + ": the port is not a number; e.g. " + flag + " 10.77.1.2:7500");
+            }
+            if (port < 0 || port > 65535) {
+                throw new UserError(flag + " " + text + ": port must be in 0..65535 but it was " + port);
+            }
+            String host = text.substring(0, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            return new HostPort(host, port);
+        }
+
+        @Override
+        public String toString() {
+            return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
+        }
+    }
+
+    /**
+     * Parses {@code --addresses}: comma-separated local IPs, one per rail.
+     *
+     * @throws UserError if empty, with an empty entry, or with more than 16 entries
+     */
+    static List<String> parseAddresses(String text) {
+        List<String> out = new ArrayList<>();
+        for (String a : text.split(",", -1)) {
+            String t = a.trim();
+            if (t.isEmpty()) {
+                throw new UserError("--addresses " + text + " has an empty entry; give one local IP per rail, e.g. --addresses 10.77.1.1,10.77.2.1");
+            }
+            out.add(t.toLowerCase(Locale.ROOT));
+        }
+        if (out.size() > 16) {
+            throw new UserError("--addresses gives " + out.size() + " rails; at most 16");
+        }
+        return out;
+    }
+}
