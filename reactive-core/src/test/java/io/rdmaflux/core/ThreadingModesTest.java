@@ -59,4 +59,34 @@ class ThreadingModesTest {
         }
         leaks.assertClean();
     }
+
+    @ParameterizedTest
+    @EnumSource(value = ThreadingMode.class, names = {"DEDICATED", "SHARED"})
+    void largeMessagesReleasedOnAnotherThreadReturnTheirBuffersToThePool(ThreadingMode mode) {
+        VerbsLeakCheck leaks = VerbsLeakCheck.begin();
+        SoftFabric fabric = SoftFabric.mem("rv-threads-" + mode);
+        try (SoftProvider pa = SoftProvider.builder().name("rva-" + mode).fabric(fabric).build();
+             SoftProvider pb = SoftProvider.builder().name("rvb-" + mode).fabric(fabric).build();
+             RdmaNode a = RdmaNode.builder().provider(pa).name("a").threadingMode(mode).maxMessageBytes(256 * 1024).build();
+             RdmaNode b = RdmaNode.builder().provider(pb).name("b").threadingMode(mode).maxMessageBytes(256 * 1024).build()) {
+            RdmaServer server = b.bind(new PortAddress("mem", pb.devices().get(0).name(), 0));
+            RdmaConnection c = a.connect(server.address(), ConnectionSpec.defaults()).block(Duration.ofSeconds(10));
+            RdmaConnection s = server.accept().blockFirst(Duration.ofSeconds(10));
+            byte[] big = RendezvousTest.pattern(200_000, 9);
+            // released on a Reactor worker thread, not the progress thread
+            Flux<Boolean> received = s.receive()
+                .publishOn(reactor.core.scheduler.Schedulers.single())
+                .map(m -> {
+                    boolean same = java.util.Arrays.equals(big, m.toByteArray());
+                    m.release();
+                    return same;
+                }).take(200);
+            c.send(Flux.range(0, 200).map(i -> RdmaMessage.of(big))).subscribe();
+            assertEquals(java.util.List.of(true), received.distinct().collectList().block(Duration.ofSeconds(60)));
+            assertEquals(0, b.rendezvousPool(true).inUse());
+            c.close();
+            c.onClose().block(Duration.ofSeconds(10));
+        }
+        leaks.assertClean();
+    }
 }
