@@ -1464,14 +1464,6 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             }
         }
         resendCount = 0;
-        MessageBufferPool staging = sendPool;
-        if (staging != null) {
-            rvSends.clear(e -> rvSends.releaseSource(e, staging::release));
-        }
-        MessageBufferPool pool = receivePool;
-        if (pool != null) {
-            rvReceives.clear(pool::release);
-        }
         for (SendOp op : List.copyOf(sendOps)) {
             op.cancelFromUser();
             finishOp(op, sendError);
@@ -1531,6 +1523,16 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         resourcesFreed = true;
         for (RcSubchannel sc : subchannels) {
             sc.close();
+        }
+        // only now, with the QPs destroyed, can no WRITE of this connection still read a staging slot or
+        // land in a message buffer: the node's pools may hand them to another connection
+        MessageBufferPool staging = sendPool;
+        if (staging != null) {
+            rvSends.clear(e -> rvSends.releaseSource(e, staging::release));
+        }
+        MessageBufferPool pool = receivePool;
+        if (pool != null) {
+            rvReceives.clear(pool::release);
         }
         node.onConnectionFreed(this);
     }

@@ -477,4 +477,26 @@ class RendezvousTest {
             soft.close();
         }
     }
+
+    @Test
+    void anAbortMidTransferGivesEveryMessageBufferBackOnceTheConnectionIsFreed() {
+        AtomicReference<RecordingStriper> striper = new AtomicReference<>();
+        try (InvokerPair p = pair(2, striper)) {
+            List<RdmaMessage> held = new ArrayList<>();
+            p.server.receive().subscribe(held::add, e -> { });
+            AtomicReference<Throwable> error = new AtomicReference<>();
+            p.client.send(Flux.range(0, 20).map(i -> RdmaMessage.of(pattern(40_000, i)))).subscribe(null, error::set);
+            for (int i = 0; i < 12; i++) {
+                p.pass();
+            }
+            assertTrue(p.clientNode.rendezvousPool(false).inUse() > 0, "large messages were in flight");
+            p.client.abort();
+            p.runUntil(() -> error.get() != null);
+            held.forEach(RdmaMessage::release);
+            p.drive();
+            assertInstanceOf(ConnectionClosedException.class, error.get());
+            assertEquals(0, p.clientNode.rendezvousPool(false).inUse(), "staging slots back");
+            assertEquals(0, p.serverNode.rendezvousPool(true).inUse(), "message buffers back");
+        }
+    }
 }
