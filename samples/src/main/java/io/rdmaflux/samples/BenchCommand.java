@@ -42,8 +42,11 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     @Option(names = "--provider", description = "RDMA provider: soft (default) or another installed one by name.")
     String provider = "soft";
 
-    @Option(names = "--fabric", description = "Fabric of the soft provider: mem (in-JVM; default).")
+    @Option(names = "--fabric", description = "Fabric of the soft provider: mem (in-JVM; default) or net (IP: RC over TCP, both ends in this JVM on --addresses).")
     String fabric = "mem";
+
+    @Option(names = "--addresses", paramLabel = "IP,IP", description = "With --fabric net: one local IP per rail (the rail count; default 127.0.0.1 for each of --rails).")
+    String addresses;
 
     @Option(names = "--rails", description = "Rails, 1..16 (default ${DEFAULT-VALUE}).")
     int rails = 1;
@@ -74,8 +77,16 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             RdmaProviders.open(provider).close();
             throw new UserError("--provider " + provider + " is installed, but bench runs both ends in one JVM on the soft provider only");
         }
-        if (!"mem".equals(fabric)) {
-            throw new UserError("--fabric " + fabric + " is not supported by bench; use --fabric mem (in-JVM)");
+        if (!"mem".equals(fabric) && !"net".equals(fabric)) {
+            throw new UserError("--fabric " + fabric + " is not supported by bench; use --fabric mem (in-JVM) or --fabric net (IP)");
+        }
+        if (addresses != null && !"net".equals(fabric)) {
+            throw new UserError("--addresses applies to --fabric net only");
+        }
+        List<String> addrs = null;
+        if ("net".equals(fabric)) {
+            addrs = addresses != null ? NetRails.parseAddresses(addresses) : java.util.Collections.nCopies(Math.max(1, Math.min(rails, 16)), "127.0.0.1");
+            rails = addrs.size();
         }
         if (rails < 1 || rails > 16) {
             throw new UserError("--rails must be in 1..16 but it was " + rails);
@@ -107,8 +118,11 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         out.flush();
         for (int size : sizeList) {
             int buffer = Math.max(8 * 1024, Math.min(size, 64 * 1024)) + 64;
-            InJvmRails.Settings s = new InJvmRails.Settings(rates, 0, buffer, 64, Math.max(size, 1 << 20), 4, Policies.parse(policy, rails));
-            try (InJvmRails link = InJvmRails.open(s)) {
+            int maxMessage = Math.max(size, 1 << 20);
+            BenchLink opened = addrs == null
+                ? InJvmRails.open(new InJvmRails.Settings(rates, 0, buffer, 64, maxMessage, 4, Policies.parse(policy, rails)))
+                : NetPair.open(new NetRails.Settings(addrs, railRates != null ? rates : null, buffer, 64, maxMessage, 4, Policies.parse(policy, rails)));
+            try (BenchLink link = opened) {
                 switch (t) {
                     case latency -> {
                         Histogram h = latency(link, size);
@@ -183,7 +197,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     }
 
     /** Ping-pong: the receiver echoes every message; RTT per iteration in ns (warm-up excluded). */
-    private Histogram latency(InJvmRails link, int size) {
+    private Histogram latency(BenchLink link, int size) {
         int warmup = Math.max(10, iterations / 10);
         int total = warmup + iterations;
         RdmaConnection a = link.sender();
@@ -217,7 +231,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     }
 
     /** Streams iterations x window messages (both ways for bibw); bytes/s received. */
-    private double bandwidth(InJvmRails link, int size, boolean both) {
+    private double bandwidth(BenchLink link, int size, boolean both) {
         long messages = (long) iterations * window;
         byte[] payload = new byte[size];
         List<RdmaConnection> senders = both ? List.of(link.sender(), link.receiver()) : List.of(link.sender());

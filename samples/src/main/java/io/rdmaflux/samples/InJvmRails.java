@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>{@link #close()} closes the connection, both nodes and the provider; no thread stays behind.
  */
-public final class InJvmRails implements AutoCloseable {
+public final class InJvmRails implements BenchLink {
     private static final AtomicInteger FABRICS = new AtomicInteger();
 
     private final SoftProvider provider;

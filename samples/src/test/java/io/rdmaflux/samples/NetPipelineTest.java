@@ -162,6 +162,22 @@ class NetPipelineTest {
     }
 
     @Test
+    void benchRunsOsuTablesOverTheNetFabricOnLoopback() {
+        ByteArrayOutputStream o = new ByteArrayOutputStream();
+        ByteArrayOutputStream e = new ByteArrayOutputStream();
+        int code = Main.run(new String[] {"bench", "bw", "--fabric", "net", "--addresses", "127.0.0.1,127.0.0.1", "--sizes", "4k,256k",
+            "--iterations", "3"}, new PrintStream(o, true, StandardCharsets.UTF_8), new PrintStream(e, true, StandardCharsets.UTF_8));
+        String out = o.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, e.toString(StandardCharsets.UTF_8) + out);
+        assertTrue(out.contains("fabric net, 2 rail(s)"), out);
+        assertTrue(out.lines().anyMatch(l -> l.startsWith("262144 ")), out);
+        code = Main.run(new String[] {"bench", "latency", "--fabric", "mem", "--addresses", "127.0.0.1"}, new PrintStream(o, true, StandardCharsets.UTF_8),
+            new PrintStream(e, true, StandardCharsets.UTF_8));
+        assertEquals(1, code);
+        assertTrue(e.toString(StandardCharsets.UTF_8).contains("--addresses applies to --fabric net only"), e.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
     void badNetFlagsAreOneLineWithTheValue() throws IOException {
         Path f = Files.writeString(dir.resolve("f.txt"), "x\n");
         List<String[]> cases = new ArrayList<>();
