@@ -333,6 +333,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (!terminated) {
             work += postStripes(nowNs);
             work += transmit(nowNs);
+            for (RcSubchannel sc : subchannels) {
+                sc.flushSends();
+            }
             work += requestMore();
             work += grantRendezvous();
         }
