@@ -63,7 +63,7 @@ final class NetPipeline {
                 double seconds = (r.endNs - r.startNs) / 1e9;
                 long outOfOrder = link.connection().metrics().outOfOrder();
                 PipelineWire.Verdict answer = new PipelineWire.Verdict(v.verified(), v.receivedBytes(), outOfOrder, v.sha256());
-                link.connection().send(Mono.just(answer.encode())).block(remaining(deadlineNs));
+                block(link.connection().send(Mono.just(answer.encode())), deadlineNs, "sending the verdict");
                 List<String> lines = new ArrayList<>();
                 PipelineWire.Header h = r.header;
                 lines.add(String.format(Locale.ROOT, "rdmaflux pipeline --listen %s%s: %s of %s (%d file(s)) from the sender", at,
@@ -188,7 +188,7 @@ final class NetPipeline {
             PipelineWire.Verdict v;
             List<Sampler.Sample> samples;
             try {
-                link.connection().send(all).block(remaining(deadlineNs));
+                block(link.connection().send(all), deadlineNs, "sending " + s.input());
                 v = await(verdict, deadlineNs, "the receiver's verdict");
             } finally {
                 samples = sampler.finish(() -> sum(link.railBytes()), link::railBytes);
@@ -242,6 +242,17 @@ final class NetPipeline {
 
     private static Duration remaining(long deadlineNs) {
         return Duration.ofNanos(Math.max(1, deadlineNs - System.nanoTime()));
+    }
+
+    private static void block(Mono<Void> m, long deadlineNs, String what) {
+        try {
+            m.block(remaining(deadlineNs));
+        } catch (IllegalStateException e) {
+            if (e.getMessage() != null && e.getMessage().startsWith("Timeout on blocking read")) {
+                throw new UserError(what + " did not finish within --timeout-s", e);
+            }
+            throw e;
+        }
     }
 
     private static <T> T await(CompletableFuture<T> f, long deadlineNs, String what) {
