@@ -55,6 +55,32 @@ class MessageRailSchedulerTest {
     }
 
     @Test
+    void messageElapsedTimeWithTheRendezvousWaitDoesNotPullStripedWeightsTowardsEven() {
+        Subchannel[] subs = {subchannel(0), subchannel(1)};
+        MessageRailScheduler s = (MessageRailScheduler) RailsChannelFactory.of(spec -> spec.striping(StripingPolicies.adaptive())
+            .stripeGranuleBytes(1)).create(List.of(subs));
+        int length = 1 << 20;
+        long rendezvousWaitNs = 2_000_000; // RTS -> CTS round trip, the same whichever rail is faster
+        long now = 0;
+        for (int psn = 0; psn < 20; psn++) {
+            // the connection's order: select places the RTS, stripe splits the data, the stripes
+            // complete, then the message completes once on the RTS's rail
+            int rtsRail = s.select(psn, length, subs);
+            long dataStart = now + rendezvousWaitNs;
+            long[] out = new long[2];
+            s.stripe(psn, length, subs, dataStart, out);
+            long t0 = dataStart + out[0];
+            long t1 = dataStart + out[1] * 4;
+            s.onStripeCompleted(subs[0], psn, 0, out[0], dataStart, t0);
+            s.onStripeCompleted(subs[1], psn, out[0], out[1], dataStart, t1);
+            long done = Math.max(t0, t1);
+            s.onMessageCompleted(subs[rtsRail], psn, length, done - now);
+            now = done;
+        }
+        assertEquals(0.8, s.share(0), 0.01);
+    }
+
+    @Test
     void aFailedSubchannelGetsNoStripe() {
         Subchannel[] subs = {subchannel(0), subchannel(1), subchannel(2)};
         MessageRailScheduler s = (MessageRailScheduler) RailsChannelFactory.even().create(List.of(subs));
