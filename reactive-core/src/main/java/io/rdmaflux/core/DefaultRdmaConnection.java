@@ -7,6 +7,7 @@ import io.rdmaflux.core.channel.SubchannelListener;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.credit.MessageCredits;
 import io.rdmaflux.core.credit.SendCredits;
+import io.rdmaflux.core.frame.DataFrameCodec;
 import io.rdmaflux.core.frame.RendezvousFrameCodec;
 import io.rdmaflux.core.reorder.ReorderWindow;
 import io.rdmaflux.core.reorder.ReorderWindowOverflowException;
@@ -68,6 +69,8 @@ import java.util.function.Consumer;
  */
 final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, SubchannelListener {
     private static final int CLOSE_NONE = 0;
+    /** Send token of a packed DATA frame: this bit, the count in bits 32..47, the first PSN in bits 0..31. */
+    private static final long PACKED_TOKEN = 1L << 62;
     private static final int CLOSE_GRACEFUL = 1;
     private static final int CLOSE_ABORT = 2;
 
@@ -92,6 +95,16 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private long railDownToSend;
     private boolean creditResync;
     private final ReceivedMessage[][] receivedMessages;
+    /** Views of messages 1.. of a packed frame per rail and receive buffer, created on first use (index 0 is {@link #receivedMessages}). */
+    private final ReceivedMessage[][][] packedViews;
+    /** Per rail and receive buffer: messages of a packed frame not yet released (0 for an unpacked frame). */
+    private final int[][] slotShares;
+    /**
+     * Messages held in packed receive buffers beyond one per buffer: message credits are granted against
+     * free buffers minus these, so unreleased messages plus message credits never exceed the DATA buffers,
+     * packed or not (the bound of the unpacked protocol, kept exact).
+     */
+    private int packedExtraHeld;
 
     // inputs from other threads
     private final ManyToOneConcurrentArrayQueue<ReceivedMessage> released;
@@ -171,6 +184,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         this.reorder = new ReorderWindow<>(0, reorderWindow);
         this.partial = new AssembledMessage[subchannels.length];
         this.receivedMessages = new ReceivedMessage[subchannels.length][];
+        this.packedViews = new ReceivedMessage[subchannels.length][][];
+        this.slotShares = new int[subchannels.length][];
         int slots = 0;
         int sendSlots = 0;
         int peerBuffers = 0;
@@ -184,14 +199,17 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 msgs[i] = new ReceivedMessage(this, sc, i);
             }
             receivedMessages[sc.rail()] = msgs;
+            packedViews[sc.rail()] = new ReceivedMessage[msgs.length][];
+            slotShares[sc.rail()] = new int[msgs.length];
             slots += msgs.length;
             sendSlots += sc.sendBufferCount();
             peerBuffers += sc.peerReceiveBuffers();
         }
-        this.released = new ManyToOneConcurrentArrayQueue<>(Math.max(2, slots));
+        this.released = new ManyToOneConcurrentArrayQueue<>(Math.max(2, slots * DataFrameCodec.MAX_PACKED_MESSAGES));
         this.sendOpQueueCapacity = peerBuffers + sendQueue;
-        // PSNs not yet completed at this side span at most the send slots plus what the peer's reorder window admits
-        int ring = Integer.highestOneBit(Math.max(2, sendSlots + reorderWindow) * 2);
+        // PSNs not yet completed at this side span at most the messages the send slots carry (packed frames
+        // carry several) plus what the peer's reorder window admits
+        int ring = Integer.highestOneBit(Math.max(2, sendSlots * DataFrameCodec.MAX_PACKED_MESSAGES + reorderWindow) * 2);
         this.messageStartNs = new long[ring];
         this.inflightMessages = new RdmaMessage[ring];
         this.messagePsn = new int[ring];
@@ -363,7 +381,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         }
         // a rendezvous in progress holds no receive buffer but is a message ahead of the ESN: it counts
         // as a buffer here, so messages ahead of the ESN stay within the reorder window
-        free = Math.max(0, free - rvReceives.pending - rvReceives.granted);
+        free = Math.max(0, free - rvReceives.pending - rvReceives.granted - packedExtraHeld);
         messageCredits.grant(free);
         int work = 0;
         for (RcSubchannel sc : subchannels) {
@@ -386,7 +404,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         int work = 0;
         ReceivedMessage m;
         while ((m = released.poll()) != null) {
-            m.subchannel().releaseReceiveBuffer(m.slot());
+            releaseShare(m.subchannel(), m.slot());
             work++;
         }
         SendOp op;
@@ -594,6 +612,17 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             int frag = Math.min(len - currentOffset, sc.maxFramePayloadBytes());
             boolean first = currentOffset == 0;
             boolean last = currentOffset + frag == len;
+            if (first && last && !resending && currentOp != null && packs(currentOp.queue.peek(), sc,
+                DataFrameCodec.PACKED_PREFIX_BYTES + len)) {
+                SendOp op = currentOp;
+                current = null;
+                currentOp = null;
+                work += transmitPacked(op, m, sc, nowNs);
+                if (terminated) {
+                    return work;
+                }
+                continue;
+            }
             long token = last ? currentPsn & 0xFFFFFFFFL : -2;
             if (last) {
                 // a failed post terminates the connection inside sendData: it must not find this message as current
@@ -610,6 +639,58 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 return work;
             }
         }
+    }
+
+    /**
+     * Whether {@code next}, the message after the current one of {@code usedBytes} packed bytes, may ride
+     * in the same packed DATA frame: a message credit is held for it, it fits, it would not go by
+     * rendezvous, and its PSN's in-flight entry is free.
+     */
+    private boolean packs(@Nullable RdmaMessage next, RcSubchannel sc, int usedBytes) {
+        if (next == null) {
+            return false;
+        }
+        int len = next.lengthBytes();
+        return (long) usedBytes + DataFrameCodec.PACKED_PREFIX_BYTES + len <= sc.maxFramePayloadBytes()
+            && len <= peerMaxMessageBytes && (sendPool == null || len <= rendezvousThreshold)
+            && sendCredits.hasCredits(1) && inflightMessages[nextPsn & inflightMask] == null;
+    }
+
+    /**
+     * Coalescing: sends {@code first} (its PSN and credit already taken) with the small messages queued
+     * after it on the same rail, in one packed DATA frame: one send work request and one receive buffer
+     * (one buffer credit) for up to {@link DataFrameCodec#MAX_PACKED_MESSAGES} messages, one message
+     * credit each.
+     *
+     * @return messages sent
+     */
+    private int transmitPacked(SendOp op, RdmaMessage first, RcSubchannel sc, long nowNs) {
+        int firstPsn = currentPsn;
+        sc.openPack(firstPsn);
+        sc.packAppend(first);
+        int count = 1;
+        int used = DataFrameCodec.PACKED_PREFIX_BYTES + first.lengthBytes();
+        RdmaMessage n;
+        while (count < DataFrameCodec.MAX_PACKED_MESSAGES && packs(n = op.queue.peek(), sc, used)) {
+            op.queue.poll();
+            sendCredits.onTaken();
+            sendCredits.consume();
+            op.taken++;
+            int psn = nextPsn++;
+            int idx = psn & inflightMask;
+            int len = n.lengthBytes();
+            messageStartNs[idx] = nowNs;
+            messageLength[idx] = len;
+            inflightMessages[idx] = n;
+            messagePsn[idx] = psn;
+            messageRail[idx] = currentRail;
+            sc.packAppend(n);
+            used += DataFrameCodec.PACKED_PREFIX_BYTES + len;
+            count++;
+        }
+        messagesSent += count;
+        sc.closePack(PACKED_TOKEN | ((long) count << 32) | (firstPsn & 0xFFFFFFFFL));
+        return count;
     }
 
     /**
@@ -687,11 +768,22 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (token < 0) {
             return;
         }
+        if ((token & PACKED_TOKEN) != 0) {
+            int psn = (int) token;
+            int count = (int) ((token >>> 32) & 0xFFFF);
+            for (int i = 0; i < count; i++) {
+                onMessageSendCompleted(subchannel, psn + i);
+            }
+            return;
+        }
         if (RendezvousSends.isStripe(token)) {
             onStripeCompleted(subchannel, RendezvousSends.entryOf(token), RendezvousSends.railOf(token));
             return;
         }
-        int psn = (int) token;
+        onMessageSendCompleted(subchannel, (int) token);
+    }
+
+    private void onMessageSendCompleted(RcSubchannel subchannel, int psn) {
         int idx = psn & inflightMask;
         RdmaMessage m = inflightMessages[idx];
         if (m == null || messagePsn[idx] != psn) {
@@ -1091,6 +1183,89 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     @Override
+    public void onPackedData(RcSubchannel sc, int slot, DirectBuffer buffer, int payloadOffset, int firstPsn, int count) {
+        slotShares[sc.rail()][slot] = count;
+        packedExtraHeld += count - 1;
+        int pos = payloadOffset;
+        boolean failedHere = false;
+        for (int i = 0; i < count; i++) {
+            int len = DataFrameCodec.packedLength(buffer, pos);
+            int at = pos + DataFrameCodec.PACKED_PREFIX_BYTES;
+            pos = at + len;
+            if (failedHere) {
+                releaseShare(sc, slot);
+            } else {
+                failedHere = !onPackedMessage(sc, slot, i, buffer, at, len, firstPsn + i);
+            }
+        }
+    }
+
+    /**
+     * Message {@code index} of a packed frame: the same checks as a whole-message DATA frame, delivered
+     * as a view of the shared receive buffer, which returns to the rail when its last view is released.
+     *
+     * @return false after a protocol failure
+     */
+    private boolean onPackedMessage(RcSubchannel sc, int slot, int index, DirectBuffer buffer, int at, int len, int psn) {
+        int rail = sc.rail();
+        dropping[rail] = false;
+        int ahead = psn - reorder.esn();
+        if (!inboundClosed && (ahead < 0 || reorder.isQueued(psn))) {
+            // re-sent after a failover, but it arrived before: drop this copy
+            releaseShare(sc, slot);
+            return true;
+        }
+        boolean resent = false;
+        for (int r = 0; r < partial.length; r++) {
+            AssembledMessage stale = partial[r];
+            if (r != rail && stale != null && stale.psn() == psn) {
+                partial[r] = null;
+                stale.release();
+                resent = true;
+            }
+        }
+        if (!resent && !messageCredits.onMessageArrived()) {
+            releaseShare(sc, slot);
+            protocolFailure("peer sent message PSN " + psn + " (packed) on rail " + rail + " without holding a message credit");
+            return false;
+        }
+        if (inboundClosed || terminated) {
+            releaseShare(sc, slot);
+            return true;
+        }
+        ReceivedMessage v;
+        if (index == 0) {
+            v = receivedMessages[rail][slot];
+        } else {
+            ReceivedMessage[] views = packedViews[rail][slot];
+            if (views == null) {
+                views = new ReceivedMessage[DataFrameCodec.MAX_PACKED_MESSAGES];
+                packedViews[rail][slot] = views;
+            }
+            v = views[index];
+            if (v == null) {
+                v = new ReceivedMessage(this, sc, slot);
+                views[index] = v;
+            }
+        }
+        v.init(psn, buffer, at, len);
+        offerInOrder(psn, v);
+        return true;
+    }
+
+    /** One message in receive buffer {@code slot} was released: the buffer returns once all its messages are. */
+    private void releaseShare(RcSubchannel sc, int slot) {
+        int[] shares = slotShares[sc.rail()];
+        if (shares[slot] > 1) {
+            shares[slot]--;
+            packedExtraHeld--;
+            return;
+        }
+        shares[slot] = 0;
+        sc.releaseReceiveBuffer(slot);
+    }
+
+    @Override
     public void onData(RcSubchannel sc, int slot, DirectBuffer buffer, int payloadOffset, int payloadLength, int psn,
                        boolean first, boolean last, int messageLength) {
         int rail = sc.rail();
@@ -1384,6 +1559,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     /** Rails that failed while the connection went on over the others. */
+    /** Message credits the peer granted and this side has not used (progress thread; tests). */
+    long sendCreditsHeld() {
+        return sendCredits.credits();
+    }
+
     int railFailures() {
         return railFailures;
     }
@@ -1498,7 +1678,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private void maybeFree() {
         ReceivedMessage m;
         while ((m = released.poll()) != null) {
-            m.subchannel().releaseReceiveBuffer(m.slot());
+            releaseShare(m.subchannel(), m.slot());
         }
         if (!resourcesFreed && buffersOutstandingOnRails() == 0) {
             for (RcSubchannel sc : subchannels) {

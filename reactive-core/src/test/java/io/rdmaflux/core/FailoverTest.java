@@ -152,6 +152,8 @@ class FailoverTest {
                 .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
             p.runUntil(() -> sent.get() && ((DefaultRdmaConnection) p.client).railFailures() == 1);
             assertFalse(p.client.isDisposed(), "one rail left: still going");
+            // the last message must find a credit to reach the dead rail: without traffic nothing detects it
+            p.runUntil(() -> ((DefaultRdmaConnection) p.client).sendCreditsHeld() > 0);
             ((SoftPort) p.soft.b().devices().get(0).port(1)).setState(PortState.DOWN);
             AtomicReference<Throwable> sendError = new AtomicReference<>();
             p.client.send(Flux.just(RdmaMessage.of("last"))).subscribe(null, sendError::set);

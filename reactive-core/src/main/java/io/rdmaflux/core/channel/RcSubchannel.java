@@ -94,6 +94,11 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
      */
     private int deferredSlot = -1;
     private int deferredLength;
+    /** The packed DATA frame being filled ({@link #openPack}): its send slot (-1 if none), first PSN, write position, count. */
+    private int packSlot = -1;
+    private int packPsn;
+    private int packPosition;
+    private int packCount;
     private final int maxWrites;
     private int writesInFlight;
     private final SendWorkRequest sendWr = new SendWorkRequest();
@@ -337,6 +342,45 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             messagesCompleted++;
         }
         postBatched(slot, FrameHeader.LENGTH + length, token);
+    }
+
+    /**
+     * Starts a packed DATA frame whose first message has PSN {@code psn}: takes a send buffer; the
+     * caller then {@link #packAppend appends} messages and {@link #closePack closes} it. The caller
+     * checked {@link #canSend()}.
+     */
+    public void openPack(int psn) {
+        packSlot = sendPool.acquire();
+        packPsn = psn;
+        packCount = 0;
+        packPosition = DataFrameCodec.payloadOffset(sendPool.offset(packSlot));
+    }
+
+    /** Copies {@code message} (the next PSN) into the open packed frame; the caller checked that it fits. */
+    public void packAppend(RdmaMessage message) {
+        int len = message.lengthBytes();
+        int at = DataFrameCodec.putPackedLength(sendMemory, packPosition, len);
+        message.writeTo(sendMemory, at);
+        packPosition = at + len;
+        packCount++;
+    }
+
+    /**
+     * Posts the open packed frame; uses one buffer credit (its messages used a message credit each).
+     *
+     * @param token handed back in {@link SubchannelListener#onSendCompleted}
+     */
+    public void closePack(long token) {
+        int slot = packSlot;
+        packSlot = -1;
+        int off = sendPool.offset(slot);
+        int payload = packPosition - DataFrameCodec.payloadOffset(off);
+        int len = DataFrameCodec.encodePackedHeader(sendMemory, off, 0, packPsn, takeCreditWord(), payload, packCount);
+        sendCredits--;
+        framesInFlight++;
+        bytesSent += payload;
+        messagesCompleted += packCount;
+        postBatched(slot, len, token);
     }
 
     /**
@@ -752,6 +796,18 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
                 }
                 if (l == null) {
                     releaseReceiveBuffer(slot);
+                    return;
+                }
+                if (DataFrameCodec.isPacked(recvMemory, off)) {
+                    try {
+                        DataFrameCodec.validatePacked(recvMemory, off);
+                    } catch (FrameFormatException e) {
+                        releaseReceiveBuffer(slot);
+                        fail(e);
+                        return;
+                    }
+                    l.onPackedData(this, slot, recvMemory, DataFrameCodec.payloadOffset(off), FrameHeader.psn(recvMemory, off),
+                        FrameHeader.messageLength(recvMemory, off));
                     return;
                 }
                 l.onData(this, slot, recvMemory, DataFrameCodec.payloadOffset(off), FrameHeader.payloadLength(recvMemory, off),

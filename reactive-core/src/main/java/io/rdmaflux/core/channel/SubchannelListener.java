@@ -18,6 +18,15 @@ public interface SubchannelListener {
                 boolean first, boolean last, int messageLength);
 
     /**
+     * A packed DATA frame arrived in receive buffer {@code slot}: {@code count} whole messages with PSNs
+     * {@code firstPsn ...}, each a length prefix ({@link io.rdmaflux.core.frame.DataFrameCodec#packedLength})
+     * and its bytes from {@code payloadOffset}, already validated to fill the payload exactly. The
+     * listener owns the buffer until it calls {@link RcSubchannel#releaseReceiveBuffer(int)} exactly
+     * once (when the last of the messages is released).
+     */
+    void onPackedData(RcSubchannel subchannel, int slot, DirectBuffer buffer, int payloadOffset, int firstPsn, int count);
+
+    /**
      * An RTS arrived: the peer asks to RDMA WRITE message {@code psn} of {@code messageLength} bytes
      * (it used a buffer credit, already returned, and a message credit).
      */

@@ -22,7 +22,7 @@ import java.nio.ByteOrder;
  * +-------------------------------+-------------------------------+
  * |               payload length (bytes in this frame)            | 16
  * +---------------------------------------------------------------+
- * |        message length (bytes of the whole message, DATA)      | 20
+ * | message length (bytes of the whole message, DATA; count, PACKED) | 20
  * +---------------------------------------------------------------+
  * |                      payload ...                              | 24
  * </pre>
@@ -61,6 +61,8 @@ public final class FrameHeader {
     public static final int FLAG_LAST = 0x2;
     /** CLOSE: the sender aborts instead of closing gracefully. */
     public static final int FLAG_ABORT = 0x4;
+    /** DATA: the payload packs several whole messages (see {@code DataFrameCodec}); the message length field holds their count. */
+    public static final int FLAG_PACKED = 0x8;
 
     /** Most buffer credits one frame grants. */
     public static final int MAX_BUFFER_CREDITS_PER_FRAME = 0xFFFF;
