@@ -1559,6 +1559,15 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     /** Rails that failed while the connection went on over the others. */
+    /** Packed DATA frames sent over every rail (progress thread; tests). */
+    long packedFramesSent() {
+        long n = 0;
+        for (RcSubchannel sc : subchannels) {
+            n += sc.packedFramesSent();
+        }
+        return n;
+    }
+
     /** Message credits the peer granted and this side has not used (progress thread; tests). */
     long sendCreditsHeld() {
         return sendCredits.credits();

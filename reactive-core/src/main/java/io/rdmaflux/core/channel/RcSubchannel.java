@@ -114,6 +114,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     private int framesInFlight;
     private long bytesSent;
     private long messagesCompleted;
+    private long packedFramesSent;
     private boolean established;
     private boolean failed;
     private boolean closed;
@@ -290,6 +291,11 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         return messagesCompleted;
     }
 
+    /** Packed DATA frames posted (each carrying several messages). */
+    public long packedFramesSent() {
+        return packedFramesSent;
+    }
+
     /** The peer's DATA receive buffers (known after {@link #connect}). */
     public int peerReceiveBuffers() {
         return peerReceiveBuffers;
@@ -380,6 +386,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         framesInFlight++;
         bytesSent += payload;
         messagesCompleted += packCount;
+        packedFramesSent++;
         postBatched(slot, len, token);
     }
 

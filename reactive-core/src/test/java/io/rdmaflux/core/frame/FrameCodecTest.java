@@ -42,6 +42,63 @@ class FrameCodecTest {
     }
 
     @Test
+    void packedDataFrameMatchesTheDocumentedLayout() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        int pos = DataFrameCodec.payloadOffset(0);
+        pos = DataFrameCodec.putPackedLength(b, pos, 2);
+        b.putBytes(pos, new byte[]{'h', 'i'});
+        pos = DataFrameCodec.putPackedLength(b, pos + 2, 0);
+        pos = DataFrameCodec.putPackedLength(b, pos, 1);
+        b.putByte(pos, (byte) 'x');
+        int len = DataFrameCodec.encodePackedHeader(b, 0, 0, 9, 5, pos + 1 - DataFrameCodec.payloadOffset(0), 3);
+        assertEquals(24 + 4 + 2 + 4 + 4 + 1, len);
+        assertEquals(
+            "01" + "01" + "0b00"      // version 1, DATA, flags FIRST|LAST|PACKED
+                + "00000000"          // stream id 0
+                + "09000000"          // first PSN 9
+                + "05000000"          // credits 5
+                + "0f000000"          // payload length 15
+                + "03000000"          // 3 messages
+                + "02000000" + "6869" // PSN 9: "hi"
+                + "00000000"          // PSN 10: empty
+                + "01000000" + "78",  // PSN 11: "x"
+            hex(b, len));
+        assertEquals(FrameType.DATA, FrameHeader.validate(b, 0, len));
+        assertTrue(DataFrameCodec.isPacked(b, 0));
+        DataFrameCodec.validatePacked(b, 0);
+    }
+
+    @Test
+    void packedFramesWhoseMessagesDoNotFillThePayloadExactlyAreRejected() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        int p0 = DataFrameCodec.payloadOffset(0);
+        DataFrameCodec.putPackedLength(b, p0, 3);
+        DataFrameCodec.encodePackedHeader(b, 0, 0, 1, 0, 4 + 3, 1);
+        DataFrameCodec.validatePacked(b, 0);
+        // a prefix past the payload's end
+        DataFrameCodec.putPackedLength(b, p0, 4);
+        FrameFormatException over = assertThrows(FrameFormatException.class, () -> DataFrameCodec.validatePacked(b, 0));
+        assertTrue(over.getMessage().contains("message 0 of 1 says 4 bytes but 3 bytes"), over.getMessage());
+        // a negative prefix
+        DataFrameCodec.putPackedLength(b, p0, -1);
+        assertThrows(FrameFormatException.class, () -> DataFrameCodec.validatePacked(b, 0));
+        // bytes left over after the announced count
+        DataFrameCodec.putPackedLength(b, p0, 1);
+        FrameFormatException under = assertThrows(FrameFormatException.class, () -> DataFrameCodec.validatePacked(b, 0));
+        assertTrue(under.getMessage().contains("end 2 bytes before"), under.getMessage());
+        // a count out of range, written raw as a peer could
+        DataFrameCodec.putPackedLength(b, p0, 3);
+        b.putInt(FrameHeader.MESSAGE_LENGTH_OFFSET, 0, java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertThrows(FrameFormatException.class, () -> DataFrameCodec.validatePacked(b, 0));
+        b.putInt(FrameHeader.MESSAGE_LENGTH_OFFSET, DataFrameCodec.MAX_PACKED_MESSAGES + 1, java.nio.ByteOrder.LITTLE_ENDIAN);
+        FrameFormatException many = assertThrows(FrameFormatException.class, () -> DataFrameCodec.validatePacked(b, 0));
+        assertTrue(many.getMessage().contains("17 messages"), many.getMessage());
+        IllegalArgumentException encode = assertThrows(IllegalArgumentException.class,
+            () -> DataFrameCodec.encodePackedHeader(b, 0, 0, 1, 0, 4, 2));
+        assertTrue(encode.getMessage().contains("2 and 4"), encode.getMessage());
+    }
+
+    @Test
     void middleFragmentHasNeitherFirstNorLastFlag() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         DataFrameCodec.encodeHeader(b, 0, false, false, 0, 9, 0, 8, 100);

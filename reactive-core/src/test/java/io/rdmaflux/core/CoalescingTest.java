@@ -1,0 +1,108 @@
+package io.rdmaflux.core;
+
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Coalescing: small messages queued for one rail share a packed DATA frame (one work request, one
+ * receive buffer); the receiver hands out views of the shared buffer. INVOKER mode, virtual time.
+ */
+class CoalescingTest {
+    private static final int RECEIVE_BUFFERS = 8;
+
+    @Test
+    void smallMessagesOfRandomSizesArriveByteExactAndInOrderInPackedFrames() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS).bufferBytes(256))) {
+            Random random = new Random(7);
+            int n = 3_000;
+            byte[][] payloads = new byte[n][];
+            for (int i = 0; i < n; i++) {
+                payloads[i] = new byte[random.nextInt(60)];
+                random.nextBytes(payloads[i]);
+            }
+            List<byte[]> received = new ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                received.add(m.toByteArray());
+                m.release();
+            });
+            AtomicBoolean sent = new AtomicBoolean();
+            AtomicReference<Throwable> error = new AtomicReference<>();
+            p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(payloads[i]))).subscribe(null, error::set, () -> sent.set(true));
+            p.runUntil(() -> (sent.get() && received.size() == n) || error.get() != null);
+            assertNull(error.get());
+            for (int i = 0; i < n; i++) {
+                assertArrayEquals(payloads[i], received.get(i), "message " + i);
+            }
+            long packed = ((DefaultRdmaConnection) p.client).packedFramesSent();
+            assertTrue(packed > 0 && packed < n / 2, "packed frames " + packed + " for " + n + " messages");
+            p.drive();
+            assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+        }
+    }
+
+    @Test
+    void messagesHeldAndReleasedOutOfOrderReturnEachBufferWithItsLastMessageWithinTheCreditBound() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS))) {
+            int n = 400;
+            DefaultRdmaConnection server = (DefaultRdmaConnection) p.server;
+            List<RdmaMessage> held = new ArrayList<>();
+            List<Integer> values = new ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                held.add(m);
+                values.add(m.content().getInt(0, ByteOrder.BIG_ENDIAN));
+            });
+            AtomicBoolean sent = new AtomicBoolean();
+            p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(java.nio.ByteBuffer.allocate(4).putInt(0, i).array())))
+                .subscribe(null, null, () -> sent.set(true));
+            Random random = new Random(11);
+            boolean sharedBufferSeen = false;
+            for (int round = 0; values.size() < n || !held.isEmpty(); round++) {
+                p.drive();
+                assertTrue(held.size() <= RECEIVE_BUFFERS, "messages held " + held.size() + " beyond the message credits");
+                Set<Long> buffers = buffersOf(held);
+                assertEquals(buffers.size(), server.buffersOutstanding(), "receive buffers held by " + held);
+                sharedBufferSeen |= buffers.size() < held.size();
+                // release a random half, in random order: a buffer returns only with its last message
+                int k = held.isEmpty() ? 0 : 1 + random.nextInt(held.size());
+                for (int i = 0; i < k; i++) {
+                    held.remove(random.nextInt(held.size())).release();
+                    p.drive();
+                    assertEquals(buffersOf(held).size(), server.buffersOutstanding());
+                }
+                assertTrue(round < 10 * n, "no progress");
+            }
+            assertTrue(sharedBufferSeen, "no receive buffer carried more than one message");
+            List<Integer> expected = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                expected.add(i);
+            }
+            assertEquals(expected, values);
+            p.drive();
+            assertTrue(sent.get());
+            assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+        }
+    }
+
+    private static Set<Long> buffersOf(List<RdmaMessage> held) {
+        Set<Long> buffers = new HashSet<>();
+        for (RdmaMessage m : held) {
+            ReceivedMessage r = (ReceivedMessage) m;
+            buffers.add(((long) r.subchannel().rail() << 32) | r.slot());
+        }
+        return buffers;
+    }
+}
