@@ -98,8 +98,8 @@ public class MessageRateBenchmark {
         SoftFabric fabric = SoftFabric.mem("bench-rate");
         pa = SoftProvider.builder().name("rate-a").fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
         pb = SoftProvider.builder().name("rate-b").fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
-        a = RdmaNode.builder().provider(pa).name("a").bufferBytes(256).receiveBuffers(256).sendBuffers(256).sendQueue(64).build();
-        b = RdmaNode.builder().provider(pb).name("b").bufferBytes(256).receiveBuffers(256).sendBuffers(256).sendQueue(64).build();
+        a = RdmaNode.builder().provider(pa).name("a").bufferBytes(1024).receiveBuffers(256).sendBuffers(256).sendQueue(64).build();
+        b = RdmaNode.builder().provider(pb).name("b").bufferBytes(1024).receiveBuffers(256).sendBuffers(256).sendQueue(64).build();
         RdmaServer server = b.bind(new PortAddress("mem", pb.devices().get(0).name(), 0));
         client = a.connect(server.address(), ConnectionSpec.defaults()).block(Duration.ofSeconds(10));
         RdmaConnection s = server.accept().blockFirst(Duration.ofSeconds(10));
