@@ -1559,6 +1559,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     /** Rails that failed while the connection went on over the others. */
+    /** The subchannel of {@code rail} (progress thread; tests). */
+    RcSubchannel subchannel(int rail) {
+        return subchannels[rail];
+    }
+
     /** Packed DATA frames sent over every rail (progress thread; tests). */
     long packedFramesSent() {
         long n = 0;

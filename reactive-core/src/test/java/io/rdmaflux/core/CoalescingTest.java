@@ -1,5 +1,6 @@
 package io.rdmaflux.core;
 
+import io.rdmaflux.core.channel.RcSubchannel;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 
@@ -10,6 +11,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -94,6 +96,28 @@ class CoalescingTest {
             p.drive();
             assertTrue(sent.get());
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+        }
+    }
+
+    @Test
+    void sendsArePostedMostlyUnsignaledAndEveryOneIsRetired() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(64).sendBuffers(64))) {
+            int n = 1_000;
+            AtomicInteger received = new AtomicInteger();
+            p.server.receive().subscribe(m -> {
+                m.release();
+                received.incrementAndGet();
+            });
+            AtomicBoolean sent = new AtomicBoolean();
+            // 5000-byte messages: two do not fit one 8 KiB frame, so every message is a frame of its own
+            p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(new byte[5_000]))).subscribe(null, null, () -> sent.set(true));
+            p.runUntil(() -> sent.get() && received.get() == n);
+            p.drive();
+            RcSubchannel sc = ((DefaultRdmaConnection) p.client).subchannel(0);
+            assertTrue(sc.sendCompletions() * 2 < sc.sendsPosted(),
+                sc.sendCompletions() + " send completions for " + sc.sendsPosted() + " sends");
+            assertEquals(0, sc.sendBuffersInUse(), "every send buffer retired");
+            assertEquals(0, sc.framesInFlight());
         }
     }
 

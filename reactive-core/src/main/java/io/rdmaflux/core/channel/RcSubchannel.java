@@ -115,6 +115,8 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     private long bytesSent;
     private long messagesCompleted;
     private long packedFramesSent;
+    private long sendsPosted;
+    private long sendCompletions;
     private boolean established;
     private boolean failed;
     private boolean closed;
@@ -289,6 +291,16 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     @Override
     public long messagesCompleted() {
         return messagesCompleted;
+    }
+
+    /** SEND work requests posted (every frame). */
+    public long sendsPosted() {
+        return sendsPosted;
+    }
+
+    /** SEND completions polled: with selective signaling fewer than {@link #sendsPosted()}. */
+    public long sendCompletions() {
+        return sendCompletions;
     }
 
     /** Packed DATA frames posted (each carrying several messages). */
@@ -617,6 +629,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             return;
         }
         postedWrIds[(int) (postedTail++ & postedMask)] = wrId;
+        sendsPosted++;
     }
 
     /** Drops the frame held back by selective signaling (never posted, so it never completes). */
@@ -722,6 +735,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             return;
         }
         if ((wrId & KIND_MASK) == KIND_SEND) {
+            sendCompletions++;
             retireSend(slot, wc);
             return;
         }
