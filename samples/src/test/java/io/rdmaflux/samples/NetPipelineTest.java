@@ -74,6 +74,28 @@ class NetPipelineTest {
         }
     }
 
+    /**
+     * Waits until the receiver says where it listens and returns that {@code host:port}. The receiver
+     * listens on port 0 (a free port the node picks): a port picked here and freed again could be
+     * handed to one of the receiver's own rail sockets before its listener binds it. If the receiver
+     * stops first, fails with what it printed.
+     */
+    private static String awaitListening(Output out, CompletableFuture<Run> receiver) throws Exception {
+        long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!out.listening.await(50, TimeUnit.MILLISECONDS)) {
+            if (receiver.isDone()) {
+                Run r = receiver.get();
+                throw new AssertionError("receiver stopped before listening, exit " + r.code() + ": " + r.err() + r.out());
+            }
+            if (System.nanoTime() - deadlineNs > 0) {
+                throw new AssertionError("receiver did not listen within 30 s: " + out.text());
+            }
+        }
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("listening at (\\S+:\\d+)").matcher(out.text());
+        assertTrue(m.find(), out.text());
+        return m.group(1);
+    }
+
     private static int freeLoopbackPort() throws IOException {
         try (ServerSocket s = new ServerSocket()) {
             s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
@@ -109,12 +131,11 @@ class NetPipelineTest {
         byte[] bytes = new byte[5 * 1024 * 1024 + 777];
         new Random(7).nextBytes(bytes);
         Files.write(file, bytes);
-        int port = freeLoopbackPort();
-        String at = "127.0.0.1:" + port;
         Output receiverOut = new Output();
-        CompletableFuture<Run> receiver = start(receiverOut, "pipeline", "--listen", at, "--addresses", "127.0.0.1,127.0.0.1",
+        CompletableFuture<Run> receiver = start(receiverOut, "pipeline", "--listen", "127.0.0.1:0", "--addresses", "127.0.0.1,127.0.0.1",
             "--timeout-s", "60", "--no-progress");
-        assertTrue(receiverOut.listening.await(30, TimeUnit.SECONDS), "receiver did not listen: " + receiverOut.text());
+        String at = awaitListening(receiverOut, receiver);
+        int port = Integer.parseInt(at.substring(at.lastIndexOf(':') + 1));
         CompletableFuture<Run> sender = start(new Output(), "pipeline", "--connect", at, file.toString(), "--addresses", "127.0.0.1,127.0.0.1",
             "--chunk-kib", "128", "--timeout-s", "60", "--no-progress", "--report-dir", dir.resolve("reports").toString());
         Run s = sender.get(90, TimeUnit.SECONDS);
@@ -136,10 +157,9 @@ class NetPipelineTest {
     @Test
     void recordModeCountsWordsAtTheReceiver() throws Exception {
         Path file = Files.writeString(dir.resolve("t.txt"), "red green\nblue red\n".repeat(3000));
-        String at = "127.0.0.1:" + freeLoopbackPort();
         Output receiverOut = new Output();
-        CompletableFuture<Run> receiver = start(receiverOut, "pipeline", "--listen", at, "--timeout-s", "60", "--no-progress");
-        assertTrue(receiverOut.listening.await(30, TimeUnit.SECONDS), receiverOut.text());
+        CompletableFuture<Run> receiver = start(receiverOut, "pipeline", "--listen", "127.0.0.1:0", "--timeout-s", "60", "--no-progress");
+        String at = awaitListening(receiverOut, receiver);
         Run s = start(new Output(), "pipeline", "--connect", at, file.toString(), "--records", "--chunk-kib", "4", "--timeout-s", "60",
             "--no-progress", "--report-dir", dir.resolve("reports").toString()).get(90, TimeUnit.SECONDS);
         Run r = receiver.get(90, TimeUnit.SECONDS);
