@@ -1,7 +1,6 @@
 package io.rdmaflux.core;
 
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.ByteBuffer;
@@ -42,10 +41,6 @@ final class AssembledMessage extends RdmaMessage {
         connection.onAssembledReleased();
     }
 
-    @Override
-    protected void copyBytes(int srcOffset, MutableDirectBuffer dst, int dstOffset, int len) {
-        dst.putBytes(dstOffset, buffer, srcOffset, len);
-    }
 
     @Override
     protected DirectBuffer view() {

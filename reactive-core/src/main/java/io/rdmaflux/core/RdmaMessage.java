@@ -133,8 +133,13 @@ public abstract class RdmaMessage implements AutoCloseable {
         copyBytes(srcOffset, dst, dstOffset, length);
     }
 
-    /** Copies a valid range; subclasses implement. */
-    protected abstract void copyBytes(int srcOffset, MutableDirectBuffer dst, int dstOffset, int length);
+    /**
+     * Copies a valid range out of {@link #view()}; a subclass that can copy without materializing a
+     * view (a {@code byte[]} message) overrides it.
+     */
+    protected void copyBytes(int srcOffset, MutableDirectBuffer dst, int dstOffset, int length) {
+        dst.putBytes(dstOffset, view(), srcOffset, length);
+    }
 
     /**
      * A read-only view of the bytes, valid until the message is released.
@@ -249,10 +254,6 @@ public abstract class RdmaMessage implements AutoCloseable {
             return length;
         }
 
-        @Override
-        protected void copyBytes(int srcOffset, MutableDirectBuffer dst, int dstOffset, int len) {
-            dst.putBytes(dstOffset, bytes, srcOffset, len);
-        }
 
         @Override
         protected DirectBuffer view() {
@@ -331,10 +332,6 @@ public abstract class RdmaMessage implements AutoCloseable {
             }
         }
 
-        @Override
-        protected void copyBytes(int srcOffset, MutableDirectBuffer dst, int dstOffset, int len) {
-            dst.putBytes(dstOffset, view(), srcOffset, len);
-        }
 
         @Override
         protected DirectBuffer view() {

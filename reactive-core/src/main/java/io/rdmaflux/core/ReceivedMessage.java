@@ -2,7 +2,6 @@ package io.rdmaflux.core;
 
 import io.rdmaflux.core.channel.RcSubchannel;
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -37,10 +36,6 @@ final class ReceivedMessage extends RdmaMessage {
         connection.onReleased(this);
     }
 
-    @Override
-    protected void copyBytes(int srcOffset, MutableDirectBuffer dst, int dstOffset, int len) {
-        dst.putBytes(dstOffset, view, srcOffset, len);
-    }
 
     @Override
     protected DirectBuffer view() {

@@ -2,7 +2,6 @@ package io.rdmaflux.core;
 
 import io.rdmaflux.verbs.MemoryRegion;
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -37,10 +36,6 @@ final class RegisteredMessage extends RdmaMessage {
         return length;
     }
 
-    @Override
-    protected void copyBytes(int srcOffset, MutableDirectBuffer dst, int dstOffset, int len) {
-        dst.putBytes(dstOffset, view, srcOffset, len);
-    }
 
     @Override
     protected DirectBuffer view() {

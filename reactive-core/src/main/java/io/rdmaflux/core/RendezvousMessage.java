@@ -2,7 +2,6 @@ package io.rdmaflux.core;
 
 import io.rdmaflux.core.buffer.MessageBufferPool;
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -39,10 +38,6 @@ final class RendezvousMessage extends RdmaMessage {
         connection.onRendezvousReleased();
     }
 
-    @Override
-    protected void copyBytes(int srcOffset, MutableDirectBuffer dst, int dstOffset, int len) {
-        dst.putBytes(dstOffset, view, srcOffset, len);
-    }
 
     @Override
     protected DirectBuffer view() {
