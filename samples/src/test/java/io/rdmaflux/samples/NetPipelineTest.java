@@ -39,6 +39,9 @@ class NetPipelineTest {
 
     private VerbsLeakCheck leaks;
 
+    /** The threads {@link #start} made: each completes its future just before it ends, so join them. */
+    private final List<Thread> sides = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     @BeforeEach
     void snapshotThreads() {
         leaks = VerbsLeakCheck.begin();
@@ -46,6 +49,9 @@ class NetPipelineTest {
 
     @AfterEach
     void nothingLeaked() throws InterruptedException {
+        for (Thread t : sides) {
+            t.join(10_000);
+        }
         // providers, nodes and schedulers stop their threads on close; give them time to finish
         for (Thread t : Thread.getAllStackTraces().keySet()) {
             if (t.getName().startsWith("rdmaflux-") && t != Thread.currentThread()) {
@@ -106,7 +112,7 @@ class NetPipelineTest {
     private record Run(int code, String out, String err) {
     }
 
-    private static CompletableFuture<Run> start(Output out, String... args) {
+    private CompletableFuture<Run> start(Output out, String... args) {
         CompletableFuture<Run> f = new CompletableFuture<>();
         Thread t = new Thread(() -> {
             Output err = new Output();
@@ -117,6 +123,7 @@ class NetPipelineTest {
                 f.completeExceptionally(e);
             }
         }, "test-pipeline-" + args[1]);
+        sides.add(t);
         t.start();
         return f;
     }
