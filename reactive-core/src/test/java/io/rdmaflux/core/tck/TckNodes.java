@@ -82,11 +82,21 @@ final class TckNodes implements AutoCloseable {
         return new Pair(client, server);
     }
 
-    /** Aborts the connections opened since the last call (between rules). */
+    /**
+     * Aborts the connections opened since the last call (between rules) and waits until each has
+     * terminated: its subscribers are signaled on the progress thread before {@code onClose()}
+     * completes, so no error from this rule's connections reaches the next rule's TCK environment
+     * after that rule cleared its async errors.
+     */
     void abortConnections() {
+        List<RdmaConnection> aborted;
         synchronized (open) {
-            open.forEach(RdmaConnection::abort);
+            aborted = List.copyOf(open);
             open.clear();
+        }
+        aborted.forEach(RdmaConnection::abort);
+        for (RdmaConnection c : aborted) {
+            c.onClose().onErrorResume(e -> reactor.core.publisher.Mono.empty()).block(Duration.ofSeconds(10));
         }
     }
 
