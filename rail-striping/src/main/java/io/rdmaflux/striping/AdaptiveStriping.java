@@ -27,20 +27,36 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *       skipped a rail.</li>
  *   <li>No weight falls below {@code minShare}: a rail with weight 0 would never get a stripe again,
  *       hence no feedback, and could not recover after a transient slowdown (seed 000 Fig. 20).</li>
- *   <li>Messages re-sent after a rail failure are skipped: their times describe the failure. So
- *       are messages with a stripe whose completion was found in the same poll as the previous one
- *       on its rail while queued behind it: no time can be attributed to it, and clamping it to a
- *       tiny value would make that rail look arbitrarily fast.</li>
+ *   <li>Rate window (default {@link StripingPolicies#DEFAULT_RATE_WINDOW}, 20 ms): {@code W_i / t_i}
+ *       is the rail's bytes over its delivery times averaged over its recent busy time (each older
+ *       sample discounted by {@code exp(-t/τ)} per newer sample of {@code t} ns), not the last
+ *       message's. Completion times are poll times: a progress thread held up for a few ms finds a
+ *       burst of completions, one stripe per rail carries the whole delay and the others none.
+ *       Message by message that swung the weights of 4:1 rails between 0.5 and 0.9 in real time on
+ *       a busy 2-core machine; over the busy time the burst counts as what it is (bytes over the
+ *       time they took). With the window, a censored message's bytes join the window too.
+ *       {@link java.time.Duration#ZERO} gives eq. 4 exactly as printed.</li>
+ *   <li>Messages re-sent after a rail failure are skipped: their times describe the failure. With
+ *       no rate window, so are messages with a stripe whose completion was found in the same poll
+ *       as the previous one on its rail while queued behind it: no time can be attributed to it,
+ *       and clamping it to a tiny value would make that rail look arbitrarily fast.</li>
  * </ul>
  * The fixed point of eq. 3 is {@code t_i} equal on all rails, i.e. stripes finishing together,
  * which is the balance §4.5 aims at. If all completions are found at the same time (the delayed
  * progress engine of §4.5, case 3) {@code t_i} are equal and the weights do not change.
  */
 final class AdaptiveStriping implements StripingPolicy {
+    /** In a censored message, a rail whose window holds less busy time than this has had only censored stripes. */
+    private static final double MIN_TIMED_NS = 1_000;
     private final int railCount;
     private final long granuleBytes;
     private final double alpha;
     private final double minShare;
+    /** τ of the per-rail rate average, ns of rail busy time; 0: each message's own t_i (eq. 4 as printed). */
+    private final double rateWindowNs;
+    /** Per rail: bytes and busy ns of the stripes seen, each older sample discounted by exp(-t/τ) per newer t. */
+    private final double[] windowBytes;
+    private final double[] windowNs;
     /** Weights as fractions: W_total = 1. */
     private final double[] weights;
     private final double[] ratio;
@@ -48,6 +64,10 @@ final class AdaptiveStriping implements StripingPolicy {
     private long usable;
 
     AdaptiveStriping(int railCount, long granuleBytes, double alpha, double minShare, double[] initialWeights) {
+        this(railCount, granuleBytes, alpha, 0, minShare, initialWeights);
+    }
+
+    AdaptiveStriping(int railCount, long granuleBytes, double alpha, long rateWindowNs, double minShare, double[] initialWeights) {
         this.railCount = RailMask.checkRailCount(railCount);
         this.granuleBytes = StripingPolicies.checkGranule(granuleBytes);
         if (!(alpha > 0 && alpha <= 1)) {
@@ -58,8 +78,15 @@ final class AdaptiveStriping implements StripingPolicy {
             throw new IllegalArgumentException("minShare in [0, 1/railCount) required but it was " + minShare
                 + " for " + railCount + " rails");
         }
+        if (rateWindowNs < 0) {
+            throw new IllegalArgumentException("rateWindowNs >= 0 required but it was " + rateWindowNs
+                + "; 0 uses each message's own stripe times");
+        }
         this.alpha = alpha;
         this.minShare = minShare;
+        this.rateWindowNs = rateWindowNs;
+        this.windowBytes = new double[railCount];
+        this.windowNs = new double[railCount];
         double[] w = StripingPolicies.checkWeights(railCount, initialWeights);
         double sum = 0;
         for (double x : w) {
@@ -84,21 +111,38 @@ final class AdaptiveStriping implements StripingPolicy {
     @Override
     public void onMessageCompleted(MessageTimings timings) {
         long used = timings.railsUsed() & usable;
-        if (timings.resent() || timings.censored() || RailMask.count(used) < 2) {
+        if (timings.resent() || RailMask.count(used) < 2) {
+            return;
+        }
+        if (rateWindowNs == 0 && timings.censored()) {
             return;
         }
         double weightOfUsed = 0;
         double ratioSum = 0;
+        boolean timed = true;
         for (int rail = 0; rail < railCount; rail++) {
             ratio[rail] = 0;
             if (RailMask.contains(used, rail)) {
                 weightOfUsed += weights[rail];
-                // eq. 2: W_i / t_i ∝ BW_i, with W_i the bytes this rail carried (eq. 1)
-                ratio[rail] = (double) timings.stripeBytes(rail) / Math.max(1L, timings.deliveryTimeNs(rail));
+                long bytes = timings.stripeBytes(rail);
+                long ns = Math.max(1L, timings.deliveryTimeNs(rail));
+                if (rateWindowNs == 0) {
+                    // eq. 2: W_i / t_i ∝ BW_i, with W_i the bytes this rail carried (eq. 1)
+                    ratio[rail] = (double) bytes / ns;
+                } else {
+                    // the same ratio over the rail's recent busy time: a censored stripe adds its bytes
+                    // to the time of the stripe whose completion was seen late with it
+                    double keep = Math.exp(-ns / rateWindowNs);
+                    windowBytes[rail] = keep * windowBytes[rail] + bytes;
+                    windowNs[rail] = keep * windowNs[rail] + ns;
+                    ratio[rail] = windowBytes[rail] / windowNs[rail];
+                    // only censored stripes so far on this rail: bytes without time, no rate yet
+                    timed &= !timings.censored() || windowNs[rail] >= MIN_TIMED_NS;
+                }
                 ratioSum += ratio[rail];
             }
         }
-        if (ratioSum <= 0) {
+        if (ratioSum <= 0 || !timed) {
             return;
         }
         for (int rail = 0; rail < railCount; rail++) {
@@ -173,6 +217,7 @@ final class AdaptiveStriping implements StripingPolicy {
 
     @Override
     public String name() {
-        return "adaptive(alpha=" + alpha + ")";
+        return rateWindowNs == 0 ? "adaptive(alpha=" + alpha + ")"
+            : "adaptive(alpha=" + alpha + ", rateWindowNs=" + (long) rateWindowNs + ")";
     }
 }

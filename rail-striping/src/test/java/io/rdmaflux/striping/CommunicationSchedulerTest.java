@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -168,9 +169,9 @@ class CommunicationSchedulerTest {
     }
 
     @Test
-    void aStripeCompletedInTheSamePollAsTheOneAheadOfItIsNotFedToTheAdaptivePolicy() {
+    void aStripeCompletedInTheSamePollAsTheOneAheadOfItIsNotFedToThePerMessageAdaptivePolicy() {
         CommunicationScheduler<String> s = scheduler(RailsSpec.rails(2).switchoverThresholdBytes(0).stripeGranuleBytes(1)
-            .striping(StripingPolicies.adaptive()));
+            .striping(StripingPolicies.adaptive(0.5, Duration.ZERO, 0.02, 1, 1)));
         s.send("a", 1000, 0);
         s.send("b", 1000, 0);
         // rail 0 is seen to complete a at 10; rail 1 completes a at 40, then both b stripes are found in
@@ -189,7 +190,7 @@ class CommunicationSchedulerTest {
     @Test
     void weightHistoryIsBoundedAndRecordsEveryUpdate() {
         CommunicationScheduler<String> s = scheduler(RailsSpec.rails(2).switchoverThresholdBytes(0).stripeGranuleBytes(1)
-            .striping(StripingPolicies.adaptive()).weightHistoryCapacity(3));
+            .striping(StripingPolicies.adaptive(0.5, Duration.ZERO, 0.02, 1, 1)).weightHistoryCapacity(3));
         for (int i = 0; i < 5; i++) {
             posted.clear();
             s.send("m" + i, 1000, i * 100L);

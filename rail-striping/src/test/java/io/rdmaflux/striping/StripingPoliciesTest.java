@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
@@ -81,7 +82,11 @@ class StripingPoliciesTest {
     }
 
     /** Timings of one message as a fixed test double. */
-    private record Timings(long lengthBytes, long[] bytes, long[] timesNs, boolean resent) implements MessageTimings {
+    private record Timings(long lengthBytes, long[] bytes, long[] timesNs, boolean resent, boolean censored) implements MessageTimings {
+        Timings(long lengthBytes, long[] bytes, long[] timesNs, boolean resent) {
+            this(lengthBytes, bytes, timesNs, resent, false);
+        }
+
         @Override
         public long stripeBytes(int rail) {
             return bytes[rail];
@@ -119,6 +124,29 @@ class StripingPoliciesTest {
         assertEquals(0.65, a.share(0), 1e-12);
         assertEquals(0.35, a.share(1), 1e-12);
         assertEquals(1.0, a.share(0) + a.share(1), 1e-12);
+    }
+
+    /**
+     * 400 + 100 MB/s rails at weights 0.6/0.4 (stripes of 1.5 ms and 4 ms); the progress thread is
+     * held up for 12 ms, then finds rail 0's 8 stripes and rail 1's 3 at once: the first of each
+     * carries the 12 ms, the others no time (censored). Rail 1's later stripes are timed normally.
+     */
+    @Test
+    void aBurstOfCompletionsFoundAfterADelayedPollTeachesTheWindowedPolicyTheRates() {
+        StripingPolicy windowed = StripingPolicies.adaptive(0.5, Duration.ofMillis(20), 0.0, 0.6, 0.4).create(2, 1);
+        StripingPolicy perMessage = StripingPolicies.adaptive(0.5, Duration.ZERO, 0.0, 0.6, 0.4).create(2, 1);
+        for (int m = 0; m < 8; m++) {
+            long t0 = m == 0 ? 12_000_000 : 0;
+            long t1 = m == 0 ? 12_000_000 : m < 3 ? 0 : 4_000_000;
+            Timings t = new Timings(1_000_000, new long[] {600_000, 400_000}, new long[] {t0, t1}, false, t0 == 0 || t1 == 0);
+            windowed.onMessageCompleted(t);
+            perMessage.onMessageCompleted(t);
+        }
+        // message by message the burst says nothing (equal times, then censored); over the rails' busy
+        // time it shows rail 0 carried 4.8 MB in 12 ms while rail 1 took 4 ms per 0.4 MB
+        assertEquals(0.6, perMessage.share(0), 1e-12);
+        assertTrue(windowed.share(0) > 0.75, "windowed share " + windowed.share(0));
+        assertEquals(1.0, windowed.share(0) + windowed.share(1), 1e-12);
     }
 
     @Test
@@ -159,6 +187,8 @@ class StripingPoliciesTest {
         assertTrue(e.getMessage().contains("minShare"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> StripingPolicies.adaptive(0.5, 0, 1).create(2, 1));
         assertTrue(e.getMessage().contains("2 rails but 1 weights"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> StripingPolicies.adaptive(0.5, Duration.ofNanos(-1), 0, 1, 1));
+        assertTrue(e.getMessage().contains("rateWindow >= 0 required but it was PT-0.000000001S"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> StripingPolicies.even().create(2, 0));
         assertTrue(e.getMessage().contains("stripeGranuleBytes >= 1 required but it was 0"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> StripingPolicies.weighted(1, Double.NaN).create(2, 1));

@@ -24,6 +24,8 @@ import io.rdmaflux.verbs.soft.SoftProvider;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 
@@ -36,6 +38,16 @@ final class StripingBench implements AutoCloseable {
     static final int BUFFER_BYTES = 16 << 20;
     static final long LATENCY_NS = 2_000;
     static final long RETRY_TIMEOUT_NS = 200_000_000L;
+    /**
+     * Token-bucket depth of every rail: how far ahead of the link the soft NIC queues frames. A
+     * hardware NIC serializes a posted work request whole without the CPU; the soft NIC only
+     * queues frames while the driving thread runs, so with the 256 KiB default (0.65 ms at
+     * 400 MB/s) a thread descheduled for one time slice on a busy 2-core machine left the rail
+     * idle. 4 MiB (a whole stripe of the benchmarks' messages) keeps the link busy across such a
+     * gap. The depth only lets frames queue: the GCRA earns no credit while idle, so no rail ever
+     * exceeds its rate.
+     */
+    static final long BURST_BYTES = Long.getLong("striping.burstBytes", 4L << 20);
 
     private static int counter;
 
@@ -48,6 +60,14 @@ final class StripingBench implements AutoCloseable {
     private final List<AutoCloseable> resources = new ArrayList<>();
     private final ByteBuffer srcMemory = ByteBuffer.allocateDirect(BUFFER_BYTES);
     private final ByteBuffer dstMemory = ByteBuffer.allocateDirect(BUFFER_BYTES);
+    /**
+     * Real time: spin briefly, then yield, then park up to 20 µs when a pass found nothing to do.
+     * A thread that always spins is, to the kernel, a CPU hog: on a loaded 2-core machine it is
+     * descheduled for whole time slices (the rails then idle once their queue drains), while one
+     * that sleeps when idle is woken promptly. 20 µs is far below the rails' queue depth.
+     */
+    private final IdleStrategy idle = Boolean.getBoolean("striping.spin") ? new org.agrona.concurrent.BusySpinIdleStrategy()
+        : new BackoffIdleStrategy(20, 10, 1_000, 20_000);
 
     StripingBench(long... railBytesPerSec) {
         this(false, railBytesPerSec);
@@ -104,7 +124,8 @@ final class StripingBench implements AutoCloseable {
 
     /** Sets the shaping of {@code rail} at both ends (a capacity change, seed 000 Fig. 20). */
     void setRate(int rail, long bytesPerSec) {
-        RailConfig config = RailConfig.builder().bandwidthBytesPerSec(bytesPerSec).latencyNs(LATENCY_NS).build();
+        RailConfig config = RailConfig.builder().bandwidthBytesPerSec(bytesPerSec).latencyNs(LATENCY_NS)
+            .burstBytes(BURST_BYTES).build();
         ((SoftPort) hostA.devices().get(rail).port(1)).setRail(config);
         ((SoftPort) hostB.devices().get(rail).port(1)).setRail(config);
     }
@@ -166,8 +187,11 @@ final class StripingBench implements AutoCloseable {
                 }
                 sent++;
             }
-            progress();
-            s.pollCompleted(Integer.MAX_VALUE, (m, psn, len) -> done[0]++);
+            int work = progress();
+            work += s.pollCompleted(Integer.MAX_VALUE, (m, psn, len) -> done[0]++);
+            if (virtualClock == null) {
+                idle.idle(work);
+            }
             if (s.noRailCause() != null) {
                 throw new IllegalStateException("rails failed", s.noRailCause());
             }

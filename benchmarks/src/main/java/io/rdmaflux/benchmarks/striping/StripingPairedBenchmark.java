@@ -49,7 +49,11 @@ import org.openjdk.jmh.runner.IterationType;
     "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
     "-Dchronicle.analytics.disable=true"})
 public class StripingPairedBenchmark {
-    static final int BATCH = 8;
+    /**
+     * Messages per policy per invocation: 32 MiB, so a late look at the last completion (a time
+     * slice of another process) is a small part of even the fastest batch.
+     */
+    static final int BATCH = 32;
     static final long SIZE = 1 << 20;
     static final long LARGE = 4 << 20;
 
@@ -57,8 +61,14 @@ public class StripingPairedBenchmark {
     @Param({"4:1", "1:1"})
     public String rails;
 
-    /** Messages in flight per policy. */
-    @Param({"1"})
+    /**
+     * Messages in flight per policy (bandwidth; the 4 MiB latency figure always has one). 8 x 1 MiB
+     * keeps every rail backlogged for about 16 ms, longer than the driving thread is ever
+     * descheduled on a busy 2-core machine, as a bandwidth test's window of messages does (OSU bw
+     * posts 64); with one in flight, each message's last ACK is seen late whenever the thread was
+     * away, and the rails idle until the next message is posted.
+     */
+    @Param({"8"})
     public int inFlight;
 
     /** Time per policy, summed over the iteration's invocations. */
