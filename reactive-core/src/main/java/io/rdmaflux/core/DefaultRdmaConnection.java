@@ -19,6 +19,7 @@ import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
@@ -29,6 +30,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.function.Consumer;
 
 /**
@@ -162,11 +164,25 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private boolean terminated;
     private volatile boolean resourcesFreed;
 
-    // counters
+    // counters: written by the progress thread only, with release stores (no fence per message), read by metrics()
+    private static final AtomicLongFieldUpdater<DefaultRdmaConnection> MESSAGES_SENT =
+        AtomicLongFieldUpdater.newUpdater(DefaultRdmaConnection.class, "messagesSent");
+    private static final AtomicLongFieldUpdater<DefaultRdmaConnection> MESSAGES_DELIVERED =
+        AtomicLongFieldUpdater.newUpdater(DefaultRdmaConnection.class, "messagesDelivered");
+    private static final AtomicLongFieldUpdater<DefaultRdmaConnection> MESSAGES_RECEIVED =
+        AtomicLongFieldUpdater.newUpdater(DefaultRdmaConnection.class, "messagesReceived");
     private volatile long messagesSent;
     private volatile long messagesDelivered;
     private volatile long messagesReceived;
     private volatile long outOfOrder;
+    /** The duty cycle's clock reading: completion times are taken from it, not from a clock read per message. */
+    private long cycleNs;
+    /**
+     * Messages released on the progress thread itself (a subscriber that releases in {@code onNext}):
+     * handed back without the lock-free queue's CAS; at most one entry per receive view.
+     */
+    private final ReceivedMessage[] releasedHere;
+    private int releasedHereCount;
 
     DefaultRdmaConnection(RdmaNode node, String name, RcSubchannel[] subchannels, SubchannelScheduler scheduler,
                           int peerMaxMessageBytes, int localMaxMessageBytes, int sendQueue, int reorderWindow,
@@ -206,6 +222,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             peerBuffers += sc.peerReceiveBuffers();
         }
         this.released = new ManyToOneConcurrentArrayQueue<>(Math.max(2, slots * DataFrameCodec.MAX_PACKED_MESSAGES));
+        this.releasedHere = new ReceivedMessage[slots * DataFrameCodec.MAX_PACKED_MESSAGES];
         this.sendOpQueueCapacity = peerBuffers + sendQueue;
         // PSNs not yet completed at this side span at most the messages the send slots carry (packed frames
         // carry several) plus what the peer's reorder window admits
@@ -238,8 +255,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         return name;
     }
 
+    /** Work was handed in from another thread: the progress thread stops idling (one volatile read if busy). */
     void wakeUp() {
-        // the progress thread polls; nothing to signal in a busy/backoff idle loop
+        node.wake();
     }
 
     // ---------------------------------------------------------------- public API (any thread)
@@ -256,6 +274,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             }
             messages.subscribe(op);
             newSends.offer(op);
+            wakeUp();
         });
     }
 
@@ -273,12 +292,14 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     public void close() {
         closeRequest.compareAndSet(CLOSE_NONE, CLOSE_GRACEFUL);
         disposed = true;
+        wakeUp();
     }
 
     @Override
     public void abort() {
         closeRequest.set(CLOSE_ABORT);
         disposed = true;
+        wakeUp();
     }
 
     @Override
@@ -325,7 +346,32 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     void onReleased(ReceivedMessage m) {
-        released.offer(m);
+        if (node.isProgressThread()) {
+            releasedHere[releasedHereCount++] = m;
+        } else {
+            released.offer(m);
+            wakeUp();
+        }
+    }
+
+    /** Returns the buffers of released messages (progress thread). */
+    private int drainReleased() {
+        int work = 0;
+        ReceivedMessage m;
+        while ((m = released.poll()) != null) {
+            releaseShare(m.subchannel(), m.slot());
+            work++;
+        }
+        // releaseShare never releases a message, so nothing is added while this runs
+        int n = releasedHereCount;
+        ReceivedMessage[] here = releasedHere;
+        for (int i = 0; i < n; i++) {
+            m = here[i];
+            here[i] = null;
+            releaseShare(m.subchannel(), m.slot());
+        }
+        releasedHereCount = 0;
+        return work + n;
     }
 
     void onAssembledReleased() {
@@ -344,6 +390,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (resourcesFreed) {
             return 0;
         }
+        cycleNs = nowNs;
         int work = drainInputs();
         for (RcSubchannel sc : subchannels) {
             work += sc.doWork(nowNs);
@@ -358,6 +405,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             work += grantRendezvous();
         }
         work += deliver();
+        // messages the subscriber released in onNext: their buffers count as free for the credits below
+        drainReleased();
         if (!terminated) {
             work += flushCredits();
             work += sendRailDowns();
@@ -401,12 +450,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     private int drainInputs() {
-        int work = 0;
-        ReceivedMessage m;
-        while ((m = released.poll()) != null) {
-            releaseShare(m.subchannel(), m.slot());
-            work++;
-        }
+        int work = drainReleased();
         SendOp op;
         while ((op = newSends.poll()) != null) {
             if (terminated) {
@@ -418,10 +462,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             }
             work++;
         }
-        long d = newDemand.getAndSet(0);
-        if (d != 0 && !inboundClosed) {
-            demand = demand + d < 0 ? Long.MAX_VALUE : demand + d;
-            messageCredits.onDemand(d);
+        if (foldDemand() != 0) {
             work++;
         }
         if (badRequest && !receiveTerminated) {
@@ -579,7 +620,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                     }
                     rvSends.start(entry, psn, len, rail);
                     subchannels[rail].sendRts(psn, len, -2);
-                    messagesSent++;
+                    MESSAGES_SENT.lazySet(this, messagesSent + 1);
                     work++;
                     if (terminated) {
                         return work;
@@ -633,7 +674,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             currentOffset += frag;
             work++;
             if (last && !resending) {
-                messagesSent++;
+                MESSAGES_SENT.lazySet(this, messagesSent + 1);
             }
             if (terminated) {
                 return work;
@@ -688,7 +729,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             used += DataFrameCodec.PACKED_PREFIX_BYTES + len;
             count++;
         }
-        messagesSent += count;
+        MESSAGES_SENT.lazySet(this, messagesSent + count);
         sc.closePack(PACKED_TOKEN | ((long) count << 32) | (firstPsn & 0xFFFFFFFFL));
         return count;
     }
@@ -808,7 +849,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         t.completedMask[entry] |= 1L << stripe;
         int psn = t.psn[entry];
         scheduler.onStripeCompleted(subchannel, psn, t.stripeOffset[entry][stripe], t.stripeBytes[entry][stripe],
-            t.postedNs[entry][stripe], node.clock().nanoTime());
+            t.postedNs[entry][stripe], cycleNs);
         if (--t.stripesLeft[entry] == 0 && t.state[entry] == RendezvousSends.POSTED) {
             finishRendezvousSend(entry);
         }
@@ -826,9 +867,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     private void onMessageDelivered(RcSubchannel subchannel, int psn) {
-        messagesDelivered++;
+        MESSAGES_DELIVERED.lazySet(this, messagesDelivered + 1);
         scheduler.onMessageCompleted(subchannel, psn, messageLength[psn & inflightMask],
-            node.clock().nanoTime() - messageStartNs[psn & inflightMask]);
+            cycleNs - messageStartNs[psn & inflightMask]);
         SendOp head = inflightOps.peekFirst();
         if (head != null && psn - head.firstPsn >= 0 && psn - head.firstPsn < head.taken) {
             // the common case, one send() at a time: no iterator on the per-message path
@@ -846,6 +887,10 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     private void checkOpDone(SendOp op) {
+        if (op.completed != op.taken || op.finished) {
+            // the common case on the per-message path: more completions to come
+            return;
+        }
         if (!op.finished && op.publisherDone && op.queue.isEmpty() && currentOp != op && op.completed == op.taken
             && !sendOps.contains(op)) {
             finishOp(op, null);
@@ -1198,6 +1243,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 failedHere = !onPackedMessage(sc, slot, i, buffer, at, len, firstPsn + i);
             }
         }
+        // deliver while the frame's views are still in cache, rather than after the whole completion batch
+        CoreSubscriber<? super RdmaMessage> r = receiver;
+        if (r != null && !failedHere && !receiveTerminated && !ready.isEmpty()) {
+            deliverReady(r);
+        }
     }
 
     /**
@@ -1366,17 +1416,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (r == null) {
             return 0;
         }
-        int work = 0;
-        while (demand > 0 && !ready.isEmpty() && !receiveCancelled) {
-            RdmaMessage m = ready.poll();
-            if (demand != Long.MAX_VALUE) {
-                demand--;
-            }
-            messageCredits.onDelivered();
-            messagesReceived++;
-            r.onNext(m);
-            work++;
-        }
+        int work = deliverReady(r);
         if (receiveCancelled) {
             closeInbound();
             return work;
@@ -1391,6 +1431,51 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             }
         }
         return work;
+    }
+
+    /**
+     * Hands ready messages to the subscriber while it has demand (demand it added from {@code onNext}
+     * included). Only delivery: cancellation and terminal signals are {@link #deliver()}'s.
+     *
+     * @return messages delivered
+     */
+    private int deliverReady(CoreSubscriber<? super RdmaMessage> r) {
+        int n = 0;
+        ArrayDeque<RdmaMessage> q = ready;
+        while (!q.isEmpty() && !receiveCancelled) {
+            if (demand == 0 && (inboundClosed || newDemand.get() == 0 || foldDemand() == 0)) {
+                break;
+            }
+            RdmaMessage m = q.poll();
+            if (demand != Long.MAX_VALUE) {
+                demand--;
+            }
+            messageCredits.onDelivered();
+            n++;
+            try {
+                r.onNext(m);
+            } catch (Throwable t) {
+                // Reactive Streams 2.13: onNext must not throw; one that does is treated as cancelled
+                Exceptions.throwIfJvmFatal(t);
+                receiveCancelled = true;
+                receiver = null;
+                Operators.onErrorDropped(t, r.currentContext());
+            }
+        }
+        if (n > 0) {
+            MESSAGES_RECEIVED.lazySet(this, messagesReceived + n);
+        }
+        return n;
+    }
+
+    /** Adds the demand the subscriber signalled since the last look; returns it. */
+    private long foldDemand() {
+        long d = newDemand.getAndSet(0);
+        if (d != 0 && !inboundClosed) {
+            demand = demand + d < 0 ? Long.MAX_VALUE : demand + d;
+            messageCredits.onDemand(d);
+        }
+        return d;
     }
 
     private void terminateReceive(Throwable error) {
@@ -1690,10 +1775,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     private void maybeFree() {
-        ReceivedMessage m;
-        while ((m = released.poll()) != null) {
-            releaseShare(m.subchannel(), m.slot());
-        }
+        drainReleased();
         if (!resourcesFreed && buffersOutstandingOnRails() == 0) {
             for (RcSubchannel sc : subchannels) {
                 if (sc.sendBuffersInUse() > 0 && !sc.isFailed()) {
@@ -1786,6 +1868,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                         prev = newDemand.get();
                         next = prev + n < 0 ? Long.MAX_VALUE : prev + n;
                     } while (!newDemand.compareAndSet(prev, next));
+                    wakeUp();
                 }
 
                 @Override

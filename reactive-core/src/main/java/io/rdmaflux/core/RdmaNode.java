@@ -156,6 +156,16 @@ public final class RdmaNode implements AutoCloseable {
         return engine.mode();
     }
 
+    /** Ends the progress thread's idling: work was handed in from another thread. */
+    void wake() {
+        engine.wake();
+    }
+
+    /** Whether the calling thread runs this node's duty cycle now. */
+    boolean isProgressThread() {
+        return engine.isProgressThread();
+    }
+
     /**
      * INVOKER mode: runs one duty cycle of every connection (and the provider, if the node drives it)
      * on the calling thread; Reactor signals are emitted from it.

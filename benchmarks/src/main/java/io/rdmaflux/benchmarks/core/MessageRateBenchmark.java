@@ -24,6 +24,11 @@ import io.rsocket.transport.local.LocalServerTransport;
 import io.rsocket.util.DefaultPayload;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -93,13 +98,34 @@ public class MessageRateBenchmark {
     private long aeronReceived;
     private final FragmentHandler aeronHandler = (buffer, offset, length, header) -> aeronReceived++;
 
+    @Param({"DEDICATED"})
+    public String threading;
+    @Param({"backoff"})
+    public String idle;
+    @Param({"256"})
+    public int receiveBuffers;
+    @Param({"1024"})
+    public int bufferBytes;
+
+    private RdmaNode node(SoftProvider p, String name) {
+        IdleStrategy is = switch (idle) {
+            case "backoff" -> new BackoffIdleStrategy();
+            case "spin" -> new BackoffIdleStrategy(1000, 100, 1000, 50_000);
+            case "busy" -> new BusySpinIdleStrategy();
+            case "yield" -> new YieldingIdleStrategy();
+            default -> throw new IllegalArgumentException(idle);
+        };
+        return RdmaNode.builder().provider(p).name(name).bufferBytes(bufferBytes).receiveBuffers(receiveBuffers)
+            .sendBuffers(receiveBuffers).sendQueue(64).threadingMode(ThreadingMode.valueOf(threading)).idleStrategy(is).build();
+    }
+
     @Setup(Level.Trial)
     public void setUp() {
         SoftFabric fabric = SoftFabric.mem("bench-rate");
         pa = SoftProvider.builder().name("rate-a").fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
         pb = SoftProvider.builder().name("rate-b").fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
-        a = RdmaNode.builder().provider(pa).name("a").bufferBytes(1024).receiveBuffers(256).sendBuffers(256).sendQueue(64).build();
-        b = RdmaNode.builder().provider(pb).name("b").bufferBytes(1024).receiveBuffers(256).sendBuffers(256).sendQueue(64).build();
+        a = node(pa, "a");
+        b = node(pb, "b");
         RdmaServer server = b.bind(new PortAddress("mem", pb.devices().get(0).name(), 0));
         client = a.connect(server.address(), ConnectionSpec.defaults()).block(Duration.ofSeconds(10));
         RdmaConnection s = server.accept().blockFirst(Duration.ofSeconds(10));

@@ -45,6 +45,7 @@ public final class ProgressEngine implements AutoCloseable {
     private volatile ProgressAgent[] agents = NONE;
     private volatile @Nullable Thread progressThread;
     private final @Nullable AgentRunner runner;
+    private final @Nullable WakeableIdleStrategy idle;
     private volatile boolean closed;
 
     /**
@@ -57,7 +58,8 @@ public final class ProgressEngine implements AutoCloseable {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.errorHandler = Objects.requireNonNull(errorHandler, "errorHandler");
         if (mode == ThreadingMode.DEDICATED) {
-            this.runner = new AgentRunner(idleStrategy, errorHandler, null, new EngineAgent(this, "rdmaflux-progress-" + name));
+            this.idle = new WakeableIdleStrategy(idleStrategy);
+            this.runner = new AgentRunner(idle, errorHandler, null, new EngineAgent(this, "rdmaflux-progress-" + name));
             AgentRunner.startOnThread(runner, r -> {
                 Thread t = new Thread(r);
                 t.setDaemon(true);
@@ -65,6 +67,7 @@ public final class ProgressEngine implements AutoCloseable {
             });
         } else {
             this.runner = null;
+            this.idle = null;
             if (mode == ThreadingMode.SHARED) {
                 SharedProgressThread.join(this);
             }
@@ -107,6 +110,20 @@ public final class ProgressEngine implements AutoCloseable {
     /** Runs {@code task} on the progress thread at the start of the next duty cycle. */
     public void execute(Runnable task) {
         tasks.offer(task);
+    }
+
+    /**
+     * Cuts the progress thread's idling short (DEDICATED: this engine's thread; SHARED: the shared
+     * thread) so work just handed in from another thread starts now; no-op in INVOKER mode. Cheap when
+     * the thread is busy: one volatile read.
+     */
+    public void wake() {
+        WakeableIdleStrategy i = idle;
+        if (i != null) {
+            i.wake();
+        } else if (mode == ThreadingMode.SHARED) {
+            SharedProgressThread.wake();
+        }
     }
 
     /** Whether the calling thread is the one running this engine's agents now. */

@@ -14,7 +14,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 final class SharedProgressThread implements Agent {
     private static final Object LOCK = new Object();
     private static @Nullable AgentRunner runner;
-    private static @Nullable SharedProgressThread instance;
+    private static volatile @Nullable SharedProgressThread instance;
+    private final WakeableIdleStrategy idle = new WakeableIdleStrategy(new BackoffIdleStrategy());
 
     private final CopyOnWriteArrayList<ProgressEngine> engines = new CopyOnWriteArrayList<>();
 
@@ -22,7 +23,7 @@ final class SharedProgressThread implements Agent {
         synchronized (LOCK) {
             if (instance == null) {
                 SharedProgressThread agent = new SharedProgressThread();
-                AgentRunner r = new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null, agent);
+                AgentRunner r = new AgentRunner(agent.idle, Throwable::printStackTrace, null, agent);
                 instance = agent;
                 runner = r;
                 AgentRunner.startOnThread(r, t -> {
@@ -54,6 +55,13 @@ final class SharedProgressThread implements Agent {
             } else {
                 toClose.close();
             }
+        }
+    }
+
+    static void wake() {
+        SharedProgressThread t = instance;
+        if (t != null) {
+            t.idle.wake();
         }
     }
 

@@ -46,7 +46,7 @@ public final class DataFrameCodec {
     /** Bytes before every message of a packed frame: its length. */
     public static final int PACKED_PREFIX_BYTES = 4;
     /** Most messages one packed frame carries (bounds the receiver's views per buffer). */
-    public static final int MAX_PACKED_MESSAGES = 16;
+    public static final int MAX_PACKED_MESSAGES = 64;
 
     /**
      * Writes the header of a packed DATA frame of {@code count} messages starting at {@code psn}, whose
