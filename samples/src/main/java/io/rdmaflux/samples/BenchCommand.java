@@ -1,95 +1,139 @@
 package io.rdmaflux.samples;
 
-import io.rdmaflux.core.RdmaConnection;
-import io.rdmaflux.core.RdmaMessage;
 import io.rdmaflux.verbs.RdmaProviders;
 import org.HdrHistogram.Histogram;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
-import reactor.core.publisher.Flux;
-
-import reactor.core.publisher.Sinks;
 
 import java.io.PrintWriter;
-
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * OSU-style micro-benchmarks over an rdmaflux connection (after the OSU Micro-Benchmarks'
- * osu_latency, osu_bw, osu_bibw and osu_mbw_mr): one fresh connection per message size, the
- * familiar {@code # Size  Bandwidth (MB/s)} tables, MB = 10^6 bytes as OSU prints them.
+ * OSU-style micro-benchmarks over rdmaflux (after the OSU Micro-Benchmarks' osu_latency, osu_bw,
+ * osu_bibw, osu_mbw_mr, osu_put_bw and osu_get_bw), printing the familiar
+ * {@code # Size  Bandwidth (MB/s)} tables with MB = 10^6 bytes as OSU prints them.
+ *
+ * <p>Two-sided tests run over an {@link io.rdmaflux.core.RdmaConnection} with {@link BenchSession};
+ * one-sided tests (put-bw, get-bw) post RDMA WRITE / RDMA READ work requests over rails with
+ * {@link OneSidedBench}. Both ends run in this JVM (a fresh connection per size, on the in-JVM mem
+ * fabric or the IP fabric), or in two processes: one {@code --listen}s and serves one run, the
+ * other {@code --connect}s, measures and prints.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = {"OSU-style benchmarks: latency (ping-pong, one-way = RTT/2), bw (windowed streaming), "
-        + "bibw (both directions at once), msg-rate (messages/s)."})
+        + "bibw (both directions at once), msg-rate (messages/s), put-bw (RDMA WRITE), get-bw (RDMA READ).",
+        "Both ends run in this JVM, or in two processes: 'bench TEST --listen HOST:PORT' on one side serves one run and exits, "
+            + "'bench TEST --connect HOST:PORT' on the other measures and prints the table."})
 public final class BenchCommand implements java.util.concurrent.Callable<Integer> {
-    enum Test { latency, bw, bibw, msg_rate }
+    enum Test { latency, bw, bibw, msg_rate, put_bw, get_bw }
+
+    /** What each in-JVM size may take before the run gives up. */
+    private static final Duration IN_JVM_SIZE_TIMEOUT = Duration.ofMinutes(5);
+    /** The smallest largest-message of a two-process end: one receive buffer. */
+    private static final int PEER_MIN_MESSAGE_BYTES = 64 << 10;
+    static final String TESTS = "latency, bw, bibw, msg-rate, put-bw or get-bw";
 
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "TEST", description = "latency, bw, bibw or msg-rate.")
+    @Parameters(index = "0", paramLabel = "TEST", description = "latency, bw, bibw, msg-rate, put-bw or get-bw.")
     String test;
 
     @Option(names = "--provider", description = "RDMA provider: soft (default) or another installed one by name.")
     String provider = "soft";
 
-    @Option(names = "--fabric", description = "Fabric of the soft provider: mem (in-JVM; default) or net (IP: RC over TCP, both ends in this JVM on --addresses).")
-    String fabric = "mem";
+    @Option(names = "--fabric", description = "Fabric of the soft provider: mem (in-JVM; default) or net (IP: RC over TCP; "
+        + "both ends in this JVM on --addresses, or in two processes with --listen/--connect, which imply net).")
+    @Nullable String fabric;
 
-    @Option(names = "--addresses", paramLabel = "IP,IP", description = "With --fabric net: one local IP per rail (the rail count; default 127.0.0.1 for each of --rails).")
-    String addresses;
-
-    @Option(names = "--rails", description = "Rails, 1..16 (default ${DEFAULT-VALUE}).")
-    int rails = 1;
+    @Option(names = "--rails", description = "Rails, 1..16 (default 1; with --addresses: one per address).")
+    @Nullable Integer rails;
 
     @Option(names = "--policy", description = "Scheduling policy: " + Policies.CHOICES + " (default ${DEFAULT-VALUE}).")
     String policy = "adaptive";
 
-    @Option(names = "--sizes", description = "Message sizes: MIN:MAX (powers of two) or a list, with k/m suffixes (default: 1:1m; msg-rate 8).")
-    String sizes;
+    @Option(names = "--sizes", description = "Message sizes: MIN:MAX (powers of two) or a list, with k/m suffixes (default: 1:1m; msg-rate 8). "
+        + "A --listen side accepts messages up to its largest size.")
+    @Nullable String sizes;
 
-    @Option(names = "--iterations", description = "Iterations per size (default ${DEFAULT-VALUE}; bw/bibw/msg-rate send iterations x window).")
+    @Option(names = "--iterations", description = "Iterations per size (default ${DEFAULT-VALUE}; bw/bibw/msg-rate/put-bw/get-bw move iterations x window messages). "
+        + "The --connect side's value rules.")
     int iterations = 200;
 
-    @Option(names = "--window", description = "Messages in flight per iteration for bw/bibw/msg-rate (default ${DEFAULT-VALUE}).")
+    @Option(names = "--window", description = "Messages in flight per iteration for bw/bibw/msg-rate/put-bw/get-bw, 1..4096 (default ${DEFAULT-VALUE}).")
     int window = 64;
 
     @Option(names = "--rail-rates", split = ",", description = "Bandwidth per rail in MiB/s, 0 = unshaped (default: unshaped).")
-    List<Long> railRates;
+    @Nullable List<Long> railRates;
+
+    @picocli.CommandLine.Mixin
+    NetOptions net = new NetOptions();
 
     @Option(names = "--verbose", description = "Print stack traces of errors.")
     boolean verbose;
 
+    /** Validated settings: what every mode needs. */
+    record Settings(Test test, String fabric, int rails, @Nullable List<String> addresses, List<Integer> sizes, int warmup, int iterations,
+                    int window, List<Long> railBytesPerSec, boolean shaped, String policy, NetOptions.Parsed peer) {
+        int maxSize() {
+            return sizes.stream().mapToInt(Integer::intValue).max().orElse(1);
+        }
+    }
+
     @Override
     public Integer call() {
+        Settings s = settings();
+        PrintWriter out = spec.commandLine().getOut();
+        if (s.test == Test.put_bw || s.test == Test.get_bw) {
+            return OneSidedBench.run(s, out);
+        }
+        if (s.peer.listen() != null) {
+            return serve(s, s.peer.listen(), out);
+        }
+        if (s.peer.connect() != null) {
+            return runAgainst(s, s.peer.connect(), out);
+        }
+        return runInJvm(s, out);
+    }
+
+    Settings settings() {
         Test t = parseTest(test);
         if (!"soft".equals(provider)) {
             // asks the registry, so a missing provider explains itself (e.g. disni: libdisni or device missing)
             RdmaProviders.open(provider).close();
-            throw new UserError("--provider " + provider + " is installed, but bench runs both ends in one JVM on the soft provider only");
+            throw new UserError("--provider " + provider + " is installed, but bench runs on the soft provider only");
         }
-        if (!"mem".equals(fabric) && !"net".equals(fabric)) {
+        if (fabric != null && !"mem".equals(fabric) && !"net".equals(fabric)) {
             throw new UserError("--fabric " + fabric + " is not supported by bench; use --fabric mem (in-JVM) or --fabric net (IP)");
         }
-        if (addresses != null && !"net".equals(fabric)) {
-            throw new UserError("--addresses applies to --fabric net only");
+        if (rails != null && (rails < 1 || rails > 16)) {
+            throw new UserError("--rails must be in 1..16 but it was " + rails);
+        }
+        NetOptions.Parsed peer = net.parse(rails != null ? rails : 1, null);
+        if (peer.peerMode() && "mem".equals(fabric)) {
+            throw new UserError("--listen/--connect run over the IP fabric; drop --fabric mem (or use --fabric net)");
+        }
+        String fab = fabric != null ? fabric : peer.peerMode() ? "net" : "mem";
+        if (net.addresses != null && "mem".equals(fab)) {
+            throw new UserError("--addresses applies to --fabric net and --listen/--connect only (the in-JVM mem fabric needs no addresses)");
         }
         List<String> addrs = null;
-        if ("net".equals(fabric)) {
-            addrs = addresses != null ? NetRails.parseAddresses(addresses) : java.util.Collections.nCopies(Math.max(1, Math.min(rails, 16)), "127.0.0.1");
-            rails = addrs.size();
-        }
-        if (rails < 1 || rails > 16) {
-            throw new UserError("--rails must be in 1..16 but it was " + rails);
+        int railCount = rails != null ? rails : 1;
+        if ("net".equals(fab)) {
+            addrs = peer.addresses() != null ? peer.addresses() : Collections.nCopies(railCount, "127.0.0.1");
+            if (rails != null && rails != addrs.size()) {
+                throw new UserError("--rails " + rails + " disagrees with --addresses " + net.addresses + " (" + addrs.size()
+                    + " rails); give one address per rail, or drop --rails");
+            }
+            railCount = addrs.size();
         }
         if (iterations < 1) {
             throw new UserError("--iterations must be >= 1 but it was " + iterations);
@@ -97,49 +141,160 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         if (window < 1 || window > 4096) {
             throw new UserError("--window must be in 1..4096 but it was " + window);
         }
-        Policies.parse(policy, rails);
+        if (t != Test.latency && (long) iterations * window > Integer.MAX_VALUE) {
+            throw new UserError("--iterations " + iterations + " x --window " + window + " is more than " + Integer.MAX_VALUE
+                + " messages per size; lower --iterations");
+        }
+        boolean oneSided = t == Test.put_bw || t == Test.get_bw;
+        if (oneSided) {
+            Policies.oneSided(policy, railCount);
+        } else {
+            Policies.parse(policy, railCount);
+        }
         List<Integer> sizeList = parseSizes(sizes != null ? sizes : t == Test.msg_rate ? "8" : "1:1m");
+        if (railRates != null && railRates.size() != railCount) {
+            throw new UserError("--rail-rates gives " + railRates.size() + " rates for " + railCount + " rails; give one per rail");
+        }
         List<Long> rates = new ArrayList<>();
-        for (int i = 0; i < rails; i++) {
-            long mibps = railRates == null ? 0 : i < railRates.size() ? railRates.get(i) : -1;
-            if (mibps < 0) {
-                throw new UserError("--rail-rates gives " + railRates.size() + " rates for " + rails + " rails; give one per rail");
+        for (int i = 0; i < railCount; i++) {
+            long mibps = railRates == null ? 0 : railRates.get(i);
+            if (mibps < 0 || mibps > 1_000_000) {
+                throw new UserError("--rail-rates values must be in 0..1000000 MiB/s (0 = unshaped) but one was " + mibps);
             }
             rates.add(mibps == 0 ? Long.MAX_VALUE : mibps << 20);
         }
-        PrintWriter out = spec.commandLine().getOut();
-        out.printf(Locale.ROOT, "# rdmaflux %s: provider %s, fabric %s, %d rail(s), policy %s, iterations %d%s%n", test, provider, fabric,
-            rails, policy, iterations, t == Test.latency ? "" : ", window " + window);
-        switch (t) {
+        return new Settings(t, fab, railCount, addrs, sizeList, Math.max(10, iterations / 10), iterations, window, rates,
+            railRates != null, policy, peer);
+    }
+
+    /** The table's first lines: what runs where, and the column heads. */
+    static void header(PrintWriter out, Settings s, String where) {
+        out.printf(Locale.ROOT, "# rdmaflux %s: provider soft, fabric %s, %d rail(s), policy %s, iterations %d%s%s%n", name(s.test), s.fabric,
+            s.rails, s.policy, s.iterations, s.test == Test.latency ? "" : ", window " + s.window, where);
+        switch (s.test) {
             case latency -> out.println("# Size          Latency (us)    p50 (us)    p99 (us)");
-            case bw, bibw -> out.println("# Size      Bandwidth (MB/s)");
+            case bw, bibw, put_bw, get_bw -> out.println("# Size      Bandwidth (MB/s)");
             case msg_rate -> out.println("# Size                  MB/s        Messages/s");
         }
         out.flush();
-        for (int size : sizeList) {
+    }
+
+    /** Measures one size with {@code client} and prints its row. */
+    private static void measure(PrintWriter out, Settings s, BenchSession.Client client, int sizeIndex, int size, long deadlineNs) {
+        switch (s.test) {
+            case latency -> {
+                Histogram h = client.latency(size, s.warmup, s.iterations, deadlineNs);
+                out.printf(Locale.ROOT, "%-16d%12.2f%12.2f%12.2f%n", size, h.getMean() / 2000.0,
+                    h.getValueAtPercentile(50) / 2000.0, h.getValueAtPercentile(99) / 2000.0);
+            }
+            case bw -> bandwidthRow(out, size, client.bandwidth(sizeIndex, size, (long) s.iterations * s.window, false, deadlineNs));
+            case bibw -> bandwidthRow(out, size, client.bandwidth(sizeIndex, size, (long) s.iterations * s.window, true, deadlineNs));
+            case msg_rate -> {
+                double bps = client.bandwidth(sizeIndex, size, (long) s.iterations * s.window, false, deadlineNs);
+                out.printf(Locale.ROOT, "%-12d%18.2f%18.0f%n", size, bps / 1e6, bps / size);
+            }
+            default -> throw new IllegalStateException(s.test + " is one-sided");
+        }
+        out.flush();
+    }
+
+    static void bandwidthRow(PrintWriter out, int size, double bytesPerSec) {
+        out.printf(Locale.ROOT, "%-12d%18.2f%n", size, bytesPerSec / 1e6);
+        out.flush();
+    }
+
+    private BenchWire.Hello hello(Settings s, List<Integer> sizes) {
+        return new BenchWire.Hello(s.test, s.warmup, s.iterations, s.window, sizes);
+    }
+
+    /** Both ends in this JVM: a fresh connection per size, buffers sized to it. */
+    private int runInJvm(Settings s, PrintWriter out) {
+        header(out, s, "");
+        for (int i = 0; i < s.sizes.size(); i++) {
+            int size = s.sizes.get(i);
             int buffer = Math.max(8 * 1024, Math.min(size, 64 * 1024)) + 64;
             int maxMessage = Math.max(size, 1 << 20);
-            BenchLink opened = addrs == null
-                ? InJvmRails.open(new InJvmRails.Settings(rates, 0, buffer, 64, maxMessage, 4, Policies.parse(policy, rails)))
-                : NetPair.open(new NetRails.Settings(addrs, railRates != null ? rates : null, buffer, 64, maxMessage, 4, Policies.parse(policy, rails)));
-            try (BenchLink link = opened) {
-                switch (t) {
-                    case latency -> {
-                        Histogram h = latency(link, size);
-                        out.printf(Locale.ROOT, "%-16d%12.2f%12.2f%12.2f%n", size, h.getMean() / 2000.0,
-                            h.getValueAtPercentile(50) / 2000.0, h.getValueAtPercentile(99) / 2000.0);
-                    }
-                    case bw -> out.printf(Locale.ROOT, "%-12d%18.2f%n", size, bandwidth(link, size, false) / 1e6);
-                    case bibw -> out.printf(Locale.ROOT, "%-12d%18.2f%n", size, bandwidth(link, size, true) / 1e6);
-                    case msg_rate -> {
-                        double bps = bandwidth(link, size, false);
-                        out.printf(Locale.ROOT, "%-12d%18.2f%18.0f%n", size, bps / 1e6, bps / size);
-                    }
-                }
+            BenchLink opened = s.addresses == null
+                ? InJvmRails.open(new InJvmRails.Settings(s.railBytesPerSec, 0, buffer, 64, maxMessage, 4, Policies.parse(s.policy, s.rails)))
+                : NetPair.open(new NetRails.Settings(s.addresses, s.shaped ? s.railBytesPerSec : null, buffer, 64, maxMessage, 4,
+                    Policies.parse(s.policy, s.rails)));
+            long deadlineNs = System.nanoTime() + IN_JVM_SIZE_TIMEOUT.toNanos();
+            try (BenchLink link = opened;
+                 BenchSession.Server server = new BenchSession.Server(link.receiver(), s.test, size);
+                 BenchSession.Client client = new BenchSession.Client(link.sender(), "the in-JVM receiver")) {
+                client.hello(hello(s, List.of(size)), deadlineNs);
+                measure(out, s, client, 0, size, deadlineNs);
+                client.finish();
+                NetPipeline.await(server.done(), deadlineNs, "the in-JVM receiver");
             }
-            out.flush();
         }
         return 0;
+    }
+
+    /** Two processes, the settings both ends build their rails with. */
+    private static NetRails.Settings peerRails(Settings s, int maxMessage) {
+        return new NetRails.Settings(s.addresses, s.shaped ? s.railBytesPerSec : null, (64 << 10) + 64, 64, Math.max(maxMessage, PEER_MIN_MESSAGE_BYTES), 4,
+            Policies.parse(s.policy, s.rails));
+    }
+
+    /** The listening side: serves one run for the peer that connects, then exits. */
+    private int serve(Settings s, NetRails.HostPort at, PrintWriter out) {
+        long deadlineNs = System.nanoTime() + s.peer.timeout().toNanos();
+        // without --sizes a listener accepts what the default sizes of any test need
+        int accepts = sizes != null ? s.maxSize() : 1 << 20;
+        try (NetRails link = NetRails.listen(peerRails(s, accepts), at, s.peer.timeout(), bound -> {
+            out.println("rdmaflux bench " + name(s.test) + ": listening at " + bound + " (rails on " + String.join(",", s.addresses)
+                + "); serving one run for a peer (bench " + name(s.test) + " --connect " + bound + "), up to " + s.peer.timeout().toSeconds() + " s");
+            out.flush();
+        })) {
+            BenchWire.Hello h;
+            try (BenchSession.Server server = new BenchSession.Server(link.connection(), s.test, Math.max(accepts, PEER_MIN_MESSAGE_BYTES))) {
+                h = NetPipeline.await(server.done(), deadlineNs, "the run with the peer");
+            } catch (RuntimeException e) {
+                // lets a REJECT reach the peer before the connection goes
+                link.closeGracefully(Duration.ofSeconds(5));
+                throw e;
+            }
+            out.printf(Locale.ROOT, "rdmaflux bench %s: served %d size(s) (%d..%d bytes), %d iterations%s over %s%n", name(h.test()), h.sizes().size(),
+                h.sizes().stream().mapToInt(Integer::intValue).min().orElse(0), h.sizes().stream().mapToInt(Integer::intValue).max().orElse(0),
+                h.iterations(), h.test() == Test.latency ? "" : " x window " + h.window(), link.describe());
+            out.flush();
+            link.closeGracefully(Duration.ofSeconds(10));
+        }
+        return 0;
+    }
+
+    /** The connecting side: measures every size against the listening peer and prints the table. */
+    private int runAgainst(Settings s, NetRails.HostPort to, PrintWriter out) {
+        long deadlineNs = System.nanoTime() + s.peer.timeout().toNanos();
+        try (NetRails link = NetRails.connect(peerRails(s, s.maxSize()), to, Duration.ofSeconds(Math.min(30, s.peer.timeout().toSeconds())),
+            "rdmaflux bench " + name(s.test))) {
+            try {
+                if (link.connection().maxMessageBytes() < s.maxSize()) {
+                    throw new UserError("the listener at " + to + " accepts messages up to " + link.connection().maxMessageBytes()
+                        + " bytes but --sizes goes to " + s.maxSize() + "; start it with --sizes up to at least " + s.maxSize());
+                }
+                header(out, s, ", peer " + to);
+                try (BenchSession.Client client = new BenchSession.Client(link.connection(), to.toString())) {
+                    client.hello(hello(s, s.sizes), deadlineNs);
+                    for (int i = 0; i < s.sizes.size(); i++) {
+                        measure(out, s, client, i, s.sizes.get(i), deadlineNs);
+                    }
+                    client.finish();
+                }
+            } catch (RuntimeException e) {
+                // the listener learns the run ended from a graceful close rather than a transport error
+                link.closeGracefully(Duration.ofSeconds(5));
+                throw e;
+            }
+            link.closeGracefully(Duration.ofSeconds(10));
+        }
+        return 0;
+    }
+
+    /** The test's name on the command line. */
+    static String name(Test t) {
+        return t.name().replace('_', '-');
     }
 
     static Test parseTest(String text) {
@@ -148,37 +303,43 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             case "bw" -> Test.bw;
             case "bibw" -> Test.bibw;
             case "msg-rate", "msg_rate" -> Test.msg_rate;
-            case "put-bw", "get-bw" -> throw new UserError(text + " needs one-sided put/get over rails, which the connection API does not expose yet");
-            default -> throw new UserError("unknown test '" + text + "'; choose latency, bw, bibw or msg-rate");
+            case "put-bw", "put_bw" -> Test.put_bw;
+            case "get-bw", "get_bw" -> Test.get_bw;
+            default -> throw new UserError("unknown test '" + text + "'; choose " + TESTS);
         };
     }
 
-    /** Parses {@code MIN:MAX} (powers of two from MIN to MAX) or a comma list; k/m suffixes. */
+    /** Parses {@code MIN:MAX} (powers of two from MIN to MAX) or a comma list; k/m suffixes; each size in 1..64m. */
     static List<Integer> parseSizes(String text) {
-        List<Integer> out = new ArrayList<>();
+        List<Long> sizes = new ArrayList<>();
         try {
             if (text.contains(":")) {
                 String[] p = text.split(":", -1);
-                long lo = bytes(p[0]);
-                long hi = bytes(p[1]);
+                long lo = p.length == 2 ? bytes(p[0]) : 0;
+                long hi = p.length == 2 ? bytes(p[1]) : 0;
                 if (p.length != 2 || lo < 1 || hi < lo) {
                     throw new UserError("--sizes " + text + ": MIN:MAX with 1 <= MIN <= MAX required, e.g. 1:1m");
                 }
-                for (long s = lo; s <= hi; s *= 2) {
-                    out.add((int) s);
+                for (long s = lo; s <= Math.min(hi, 1L << 40); s *= 2) {
+                    sizes.add(s);
                 }
             } else {
-                for (String p : text.split(",")) {
-                    out.add((int) bytes(p));
+                for (String p : text.split(",", -1)) {
+                    sizes.add(bytes(p));
                 }
             }
-        } catch (NumberFormatException e) {
+        } catch (NumberFormatException | ArithmeticException e) {
             throw new UserError("--sizes " + text + " is not MIN:MAX or a list of sizes; e.g. 1:1m or 8,64,4k");
         }
-        for (int s : out) {
+        if (sizes.size() > BenchWire.MAX_SIZES) {
+            throw new UserError("--sizes " + text + " lists " + sizes.size() + " sizes; at most " + BenchWire.MAX_SIZES);
+        }
+        List<Integer> out = new ArrayList<>();
+        for (long s : sizes) {
             if (s < 1 || s > (64 << 20)) {
                 throw new UserError("--sizes values must be in 1..64m but one was " + s);
             }
+            out.add((int) s);
         }
         return out;
     }
@@ -193,77 +354,6 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             mult = 1 << 20;
             t = t.substring(0, t.length() - 1);
         }
-        return Long.parseLong(t) * mult;
+        return Math.multiplyExact(Long.parseLong(t), mult);
     }
-
-    /** Ping-pong: the receiver echoes every message; RTT per iteration in ns (warm-up excluded). */
-    private Histogram latency(BenchLink link, int size) {
-        int warmup = Math.max(10, iterations / 10);
-        int total = warmup + iterations;
-        RdmaConnection a = link.sender();
-        RdmaConnection b = link.receiver();
-        b.send(b.receive()).subscribe(null, e -> { });
-        Histogram h = new Histogram(3);
-        byte[] payload = new byte[size];
-        Sinks.Many<RdmaMessage> out = Sinks.many().unicast().onBackpressureBuffer();
-        CountDownLatch done = new CountDownLatch(1);
-        AtomicLong sentAt = new AtomicLong();
-        AtomicLong count = new AtomicLong();
-        a.receive().subscribe(m -> {
-            m.release();
-            long rtt = System.nanoTime() - sentAt.get();
-            long n = count.incrementAndGet();
-            if (n > warmup) {
-                h.recordValue(rtt);
-            }
-            if (n < total) {
-                sentAt.set(System.nanoTime());
-                out.tryEmitNext(RdmaMessage.of(payload));
-            } else {
-                done.countDown();
-            }
-        }, e -> done.countDown());
-        a.send(out.asFlux()).subscribe(null, e -> done.countDown());
-        sentAt.set(System.nanoTime());
-        out.tryEmitNext(RdmaMessage.of(payload));
-        await(done, "latency at " + size + " bytes");
-        return h;
-    }
-
-    /** Streams iterations x window messages (both ways for bibw); bytes/s received. */
-    private double bandwidth(BenchLink link, int size, boolean both) {
-        long messages = (long) iterations * window;
-        byte[] payload = new byte[size];
-        List<RdmaConnection> senders = both ? List.of(link.sender(), link.receiver()) : List.of(link.sender());
-        List<RdmaConnection> receivers = both ? List.of(link.receiver(), link.sender()) : List.of(link.receiver());
-        CountDownLatch done = new CountDownLatch(receivers.size());
-        for (RdmaConnection r : receivers) {
-            AtomicLong got = new AtomicLong();
-            r.receive().subscribe(m -> {
-                m.release();
-                if (got.incrementAndGet() == messages) {
-                    done.countDown();
-                }
-            }, e -> done.countDown());
-        }
-        long t0 = System.nanoTime();
-        for (RdmaConnection s : senders) {
-            s.send(Flux.range(0, (int) messages).map(i -> RdmaMessage.of(payload))).subscribe(null, e -> done.countDown());
-        }
-        await(done, (both ? "bibw" : "bw") + " at " + size + " bytes");
-        double seconds = (System.nanoTime() - t0) / 1e9;
-        return senders.size() * messages * (double) size / seconds;
-    }
-
-    private static void await(CountDownLatch latch, String what) {
-        try {
-            if (!latch.await(5, TimeUnit.MINUTES)) {
-                throw new UserError(what + " did not finish within 5 minutes");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new UserError(what + " was interrupted");
-        }
-    }
-
 }

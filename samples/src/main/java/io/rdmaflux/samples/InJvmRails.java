@@ -38,23 +38,10 @@ public final class InJvmRails implements BenchLink {
     private InJvmRails(Settings s) {
         this.railBytesPerSec = List.copyOf(s.railBytesPerSec);
         int rails = railBytesPerSec.size();
-        provider = SoftProvider.builder().name("samples" + FABRICS.incrementAndGet()).fabric(SoftFabric.mem("samples-" + FABRICS.get()))
-            .deviceNames(List.of("tx0", "rx0")).portsPerDevice(rails).threadingMode(ThreadingMode.DEDICATED).build();
+        provider = provider(railBytesPerSec, s.latencyNs, s.bufferBytes);
         RdmaNode tx = null;
         RdmaNode rx = null;
         try {
-            for (int d = 0; d < 2; d++) {
-                for (int r = 0; r < rails; r++) {
-                    RailConfig.Builder rail = RailConfig.builder().latencyNs(s.latencyNs);
-                    long rate = railBytesPerSec.get(r);
-                    rail.bandwidthBytesPerSec(rate);
-                    if (rate != Long.MAX_VALUE) {
-                        // a burst of a few buffers keeps shaping smooth at sample rates of 100 ms
-                        rail.burstBytes(Math.max(4L * s.bufferBytes, 64 * 1024));
-                    }
-                    provider.softDevice(d).softPort(r + 1).setRail(rail.build());
-                }
-            }
             int[] ports = new int[rails];
             for (int i = 0; i < rails; i++) {
                 ports[i] = i + 1;
@@ -84,6 +71,39 @@ public final class InJvmRails implements BenchLink {
             provider.close();
             throw e;
         }
+    }
+
+    /**
+     * A soft provider on a private in-JVM (mem) fabric with two devices, {@code tx0} and {@code rx0},
+     * one port per rail; port {@code i + 1} of both shaped to {@code railBytesPerSec.get(i)}
+     * ({@link Long#MAX_VALUE}: unshaped) and {@code latencyNs}. It runs its NIC engines on its own thread.
+     */
+    static SoftProvider provider(List<Long> railBytesPerSec, long latencyNs, int bufferBytes) {
+        int rails = railBytesPerSec.size();
+        int id = FABRICS.incrementAndGet();
+        SoftProvider p = SoftProvider.builder().name("samples" + id).fabric(SoftFabric.mem("samples-" + id))
+            .deviceNames(List.of("tx0", "rx0")).portsPerDevice(rails).threadingMode(ThreadingMode.DEDICATED).build();
+        try {
+            for (int d = 0; d < 2; d++) {
+                for (int r = 0; r < rails; r++) {
+                    p.softDevice(d).softPort(r + 1).setRail(rail(railBytesPerSec.get(r), latencyNs, bufferBytes));
+                }
+            }
+        } catch (RuntimeException e) {
+            p.close();
+            throw e;
+        }
+        return p;
+    }
+
+    /** One rail's model: {@code bytesPerSec} ({@link Long#MAX_VALUE}: unshaped) and one-way {@code latencyNs}. */
+    static RailConfig rail(long bytesPerSec, long latencyNs, int bufferBytes) {
+        RailConfig.Builder rail = RailConfig.builder().latencyNs(latencyNs).bandwidthBytesPerSec(bytesPerSec);
+        if (bytesPerSec != Long.MAX_VALUE) {
+            // a burst of a few buffers keeps shaping smooth at sample rates of 100 ms
+            rail.burstBytes(Math.max(4L * bufferBytes, 64 * 1024));
+        }
+        return rail.build();
     }
 
     private RdmaNode node(String name, String device, int[] ports, Settings s) {

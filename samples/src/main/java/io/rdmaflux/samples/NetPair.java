@@ -43,7 +43,7 @@ final class NetPair implements BenchLink {
         NetRails connector = null;
         try {
             String at = get(bound);
-            connector = NetRails.connect(s, NetRails.HostPort.parse("--listen", at), TIMEOUT);
+            connector = NetRails.connect(s, NetRails.HostPort.parse("--listen", at), TIMEOUT, "rdmaflux bench");
             return new NetPair(get(accepted), connector);
         } catch (RuntimeException e) {
             if (connector != null) {

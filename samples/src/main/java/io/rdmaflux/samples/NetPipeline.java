@@ -159,7 +159,7 @@ final class NetPipeline {
         byte[][] sourceSha = new byte[1][];
         Scheduler producer = Schedulers.newSingle("rdmaflux-producer");
         ProgressBar bar = null;
-        try (NetRails link = NetRails.connect(ns, to, Duration.ofSeconds(Math.min(30, timeout.toSeconds())))) {
+        try (NetRails link = NetRails.connect(ns, to, Duration.ofSeconds(Math.min(30, timeout.toSeconds())), "rdmaflux pipeline")) {
             CompletableFuture<PipelineWire.Verdict> verdict = link.connection().receive().next().map(m -> {
                 try {
                     return PipelineWire.Verdict.decode(m);
@@ -240,11 +240,11 @@ final class NetPipeline {
         return s;
     }
 
-    private static Duration remaining(long deadlineNs) {
+    static Duration remaining(long deadlineNs) {
         return Duration.ofNanos(Math.max(1, deadlineNs - System.nanoTime()));
     }
 
-    private static void block(Mono<Void> m, long deadlineNs, String what) {
+    static void block(Mono<Void> m, long deadlineNs, String what) {
         try {
             m.block(remaining(deadlineNs));
         } catch (IllegalStateException e) {
@@ -255,7 +255,7 @@ final class NetPipeline {
         }
     }
 
-    private static <T> T await(CompletableFuture<T> f, long deadlineNs, String what) {
+    static <T> T await(CompletableFuture<T> f, long deadlineNs, String what) {
         try {
             return f.get(Math.max(1, deadlineNs - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {

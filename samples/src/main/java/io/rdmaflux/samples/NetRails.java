@@ -79,10 +79,10 @@ final class NetRails implements AutoCloseable {
                 onListening.accept(server.address().host() + ":" + server.address().port());
                 c = server.accept().next().block(timeout);
             } catch (IllegalStateException e) {
-                throw new UserError("no sender connected to " + at + " within " + timeout.toSeconds() + " s (--timeout-s)", e);
+                throw new UserError("no peer connected to " + at + " within " + timeout.toSeconds() + " s (--timeout-s)", e);
             }
             if (c == null) {
-                throw new UserError("the listener at " + at + " closed before a sender connected");
+                throw new UserError("the listener at " + at + " closed before a peer connected");
             }
             return new NetRails(provider, node, c, probe, s.addresses);
         } catch (RuntimeException e) {
@@ -94,9 +94,10 @@ final class NetRails implements AutoCloseable {
     /**
      * Connects to the peer listening at {@code to}.
      *
+     * @param listenCommand the command that starts the peer, for the error's hint, e.g. {@code rdmaflux bench bw}
      * @throws UserError if the peer is unreachable, refuses, or does not answer in time
      */
-    static NetRails connect(Settings s, HostPort to, Duration timeout) {
+    static NetRails connect(Settings s, HostPort to, Duration timeout, String listenCommand) {
         RdmaProvider provider = open(s, "connector");
         RdmaNode node = null;
         try {
@@ -108,7 +109,7 @@ final class NetRails implements AutoCloseable {
                 c = node.connect(new PortAddress("net", to.host(), to.port()), spec).block(timeout.plusSeconds(5));
             } catch (RuntimeException e) {
                 throw new UserError("cannot connect to " + to + ": " + Main.rootMessage(e)
-                    + "; start the receiver there first (rdmaflux pipeline --listen " + to + " --addresses ...)", e);
+                    + "; start the peer there first (" + listenCommand + " --listen " + to + " --addresses ...)", e);
             }
             if (c == null) {
                 throw new UserError("cannot connect to " + to + ": no answer");
@@ -129,22 +130,28 @@ final class NetRails implements AutoCloseable {
     }
 
     private static RdmaProvider open(Settings s, String role) {
+        return openProvider(s.addresses, s.railBytesPerSec, s.bufferBytes, role);
+    }
+
+    /**
+     * Opens a soft provider on the IP fabric: one device with one port (rail) per address, port
+     * {@code i + 1} shaped to {@code railBytesPerSec.get(i)} when given.
+     *
+     * @param burstBufferBytes the buffer size the shaping burst is sized from, bytes
+     * @throws UserError if an address cannot be bound
+     */
+    static RdmaProvider openProvider(List<String> addresses, @Nullable List<Long> railBytesPerSec, int burstBufferBytes, String role) {
         RdmaProvider p;
         try {
-            p = RdmaProviders.open("soft", Map.of("fabric", "net", "addresses", String.join(",", s.addresses), "name", "pipeline-" + role));
+            p = RdmaProviders.open("soft", Map.of("fabric", "net", "addresses", String.join(",", addresses), "name", "samples-" + role));
         } catch (RuntimeException e) {
-            throw new UserError("cannot bind the rails to --addresses " + String.join(",", s.addresses) + ": " + Main.rootMessage(e)
+            throw new UserError("cannot bind the rails to --addresses " + String.join(",", addresses) + ": " + Main.rootMessage(e)
                 + "; give one local IP per rail", e);
         }
-        if (s.railBytesPerSec != null) {
+        if (railBytesPerSec != null) {
             SoftProvider soft = (SoftProvider) p;
-            for (int r = 0; r < s.railBytesPerSec.size(); r++) {
-                long rate = s.railBytesPerSec.get(r);
-                RailConfig.Builder rail = RailConfig.builder().bandwidthBytesPerSec(rate);
-                if (rate != Long.MAX_VALUE) {
-                    rail.burstBytes(Math.max(4L * s.bufferBytes, 64 * 1024));
-                }
-                soft.softDevice(0).softPort(r + 1).setRail(rail.build());
+            for (int r = 0; r < railBytesPerSec.size(); r++) {
+                soft.softDevice(0).softPort(r + 1).setRail(InJvmRails.rail(railBytesPerSec.get(r), 0, burstBufferBytes));
             }
         }
         return p;

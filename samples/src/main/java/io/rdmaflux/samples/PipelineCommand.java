@@ -82,21 +82,8 @@ public final class PipelineCommand implements Callable<Integer> {
         description = "Chunks in flight: registered message buffers per node for large messages (rendezvous), and the consumer's prefetch, 1..64 (default ${DEFAULT-VALUE}).")
     int inFlight = 16;
 
-    @Option(names = "--listen", paramLabel = "HOST:PORT",
-        description = "Receive from another process over the IP fabric: listen here, verify the SHA-256 of what arrives and print the summary. Takes no INPUT.")
-    String listen;
-
-    @Option(names = "--connect", paramLabel = "HOST:PORT",
-        description = "Send INPUT to a pipeline --listen at HOST:PORT over the IP fabric; exits 0 once the receiver verified it.")
-    String connect;
-
-    @Option(names = "--addresses", paramLabel = "IP,IP",
-        description = "With --listen/--connect: one local IP per rail (the rail count), e.g. 10.77.1.1,10.77.2.1 (default: 127.0.0.1 for each of --rails).")
-    String addresses;
-
-    @Option(names = "--timeout-s", paramLabel = "S",
-        description = "With --listen/--connect: give up after S seconds (waiting for the peer included), 1..86400 (default ${DEFAULT-VALUE}).")
-    int timeoutS = 600;
+    @picocli.CommandLine.Mixin
+    NetOptions net = new NetOptions();
 
     @Option(names = "--report-dir", paramLabel = "DIR", description = "Where the HTML report goes (default: reports/ of the checkout).")
     Path reportDir;
@@ -154,22 +141,13 @@ public final class PipelineCommand implements Callable<Integer> {
         if (inFlight < 1 || inFlight > 64) {
             throw new UserError("--in-flight must be in 1..64 but it was " + inFlight);
         }
-        if (listen != null && connect != null) {
-            throw new UserError("--listen and --connect exclude each other: the receiver listens, the sender connects");
-        }
-        boolean netMode = listen != null || connect != null;
-        if (!netMode && addresses != null) {
-            throw new UserError("--addresses applies to --listen/--connect only (the in-JVM fabric needs no addresses)");
-        }
-        if (listen != null && input != null) {
+        NetOptions.Parsed peer = net.parse(rails, "--listen/--connect");
+        boolean netMode = peer.peerMode();
+        if (peer.listen() != null && input != null) {
             throw new UserError("the receiver (--listen) takes no INPUT; give " + input + " to the sender (--connect)");
         }
-        if (timeoutS < 1 || timeoutS > 86_400) {
-            throw new UserError("--timeout-s must be in 1..86400 but it was " + timeoutS);
-        }
-        List<String> addrs = null;
-        if (netMode) {
-            addrs = addresses != null ? NetRails.parseAddresses(addresses) : java.util.Collections.nCopies(rails, "127.0.0.1");
+        List<String> addrs = peer.addresses();
+        if (addrs != null) {
             rails = addrs.size();
         }
         List<Long> rates = railRates != null ? railRates : defaultRates(rails);
@@ -189,17 +167,16 @@ public final class PipelineCommand implements Callable<Integer> {
         Path reports = reportDir != null ? reportDir : defaultReportDir();
         int chunkBytes = chunkKib << 10;
         int bufferBytes = (bufferKib << 10) + 64;
-        Net net = null;
+        Net netSettings = null;
         if (netMode) {
             // the receiver cannot know the sender's --chunk-kib in advance: it accepts the largest allowed
-            int maxMessage = listen != null ? 1 << 20 : chunkBytes;
+            int maxMessage = peer.listen() != null ? 1 << 20 : chunkBytes;
             NetRails.Settings ns = new NetRails.Settings(addrs, railRates != null ? bytesPerSec : null, bufferBytes, RECEIVE_BUFFERS,
                 maxMessage, inFlight, factory);
-            net = new Net(listen != null ? NetRails.HostPort.parse("--listen", listen) : null,
-                connect != null ? NetRails.HostPort.parse("--connect", connect) : null, ns, Duration.ofSeconds(timeoutS));
+            netSettings = new Net(peer.listen(), peer.connect(), ns, peer.timeout());
         }
         return new Settings(in, all ? Long.MAX_VALUE : limitMib << 20, records, bytesPerSec, latencyUs * 1000, policy,
-            chunkBytes, bufferBytes, inFlight, reports, !noProgress, net);
+            chunkBytes, bufferBytes, inFlight, reports, !noProgress, netSettings);
     }
 
     static List<Long> defaultRates(int rails) {

@@ -21,7 +21,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -38,9 +37,7 @@ class NetPipelineTest {
     Path dir;
 
     private VerbsLeakCheck leaks;
-
-    /** The threads {@link #start} made: each completes its future just before it ends, so join them. */
-    private final List<Thread> sides = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final Sides sides = new Sides();
 
     @BeforeEach
     void snapshotThreads() {
@@ -49,57 +46,8 @@ class NetPipelineTest {
 
     @AfterEach
     void nothingLeaked() throws InterruptedException {
-        for (Thread t : sides) {
-            t.join(10_000);
-        }
-        // providers, nodes and schedulers stop their threads on close; give them time to finish
-        for (Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.getName().startsWith("rdmaflux-") && t != Thread.currentThread()) {
-                t.join(10_000);
-            }
-        }
+        sides.joinAll();
         leaks.assertClean();
-    }
-
-    /** Captures a side's output and tells when the receiver is listening. */
-    private static final class Output extends ByteArrayOutputStream {
-        final CountDownLatch listening = new CountDownLatch(1);
-
-        @Override
-        public synchronized void write(byte[] b, int off, int len) {
-            super.write(b, off, len);
-            if (toString(StandardCharsets.UTF_8).contains("listening at")) {
-                listening.countDown();
-            }
-        }
-
-        String text() {
-            synchronized (this) {
-                return toString(StandardCharsets.UTF_8);
-            }
-        }
-    }
-
-    /**
-     * Waits until the receiver says where it listens and returns that {@code host:port}. The receiver
-     * listens on port 0 (a free port the node picks): a port picked here and freed again could be
-     * handed to one of the receiver's own rail sockets before its listener binds it. If the receiver
-     * stops first, fails with what it printed.
-     */
-    private static String awaitListening(Output out, CompletableFuture<Run> receiver) throws Exception {
-        long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!out.listening.await(50, TimeUnit.MILLISECONDS)) {
-            if (receiver.isDone()) {
-                Run r = receiver.get();
-                throw new AssertionError("receiver stopped before listening, exit " + r.code() + ": " + r.err() + r.out());
-            }
-            if (System.nanoTime() - deadlineNs > 0) {
-                throw new AssertionError("receiver did not listen within 30 s: " + out.text());
-            }
-        }
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("listening at (\\S+:\\d+)").matcher(out.text());
-        assertTrue(m.find(), out.text());
-        return m.group(1);
     }
 
     private static int freeLoopbackPort() throws IOException {
@@ -109,23 +57,12 @@ class NetPipelineTest {
         }
     }
 
-    private record Run(int code, String out, String err) {
+    private CompletableFuture<Sides.Run> start(Sides.Output out, String... args) {
+        return sides.start(out, args);
     }
 
-    private CompletableFuture<Run> start(Output out, String... args) {
-        CompletableFuture<Run> f = new CompletableFuture<>();
-        Thread t = new Thread(() -> {
-            Output err = new Output();
-            try {
-                int code = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-                f.complete(new Run(code, out.text(), err.text()));
-            } catch (Throwable e) {
-                f.completeExceptionally(e);
-            }
-        }, "test-pipeline-" + args[1]);
-        sides.add(t);
-        t.start();
-        return f;
+    private static String awaitListening(Sides.Output out, CompletableFuture<Sides.Run> side) throws Exception {
+        return Sides.awaitListening(out, side);
     }
 
     private static String sha256(Path file) throws Exception {
@@ -138,15 +75,15 @@ class NetPipelineTest {
         byte[] bytes = new byte[5 * 1024 * 1024 + 777];
         new Random(7).nextBytes(bytes);
         Files.write(file, bytes);
-        Output receiverOut = new Output();
-        CompletableFuture<Run> receiver = start(receiverOut, "pipeline", "--listen", "127.0.0.1:0", "--addresses", "127.0.0.1,127.0.0.1",
+        Sides.Output receiverOut = new Sides.Output();
+        CompletableFuture<Sides.Run> receiver = start(receiverOut, "pipeline", "--listen", "127.0.0.1:0", "--addresses", "127.0.0.1,127.0.0.1",
             "--timeout-s", "60", "--no-progress");
         String at = awaitListening(receiverOut, receiver);
         int port = Integer.parseInt(at.substring(at.lastIndexOf(':') + 1));
-        CompletableFuture<Run> sender = start(new Output(), "pipeline", "--connect", at, file.toString(), "--addresses", "127.0.0.1,127.0.0.1",
+        CompletableFuture<Sides.Run> sender = start(new Sides.Output(), "pipeline", "--connect", at, file.toString(), "--addresses", "127.0.0.1,127.0.0.1",
             "--chunk-kib", "128", "--timeout-s", "60", "--no-progress", "--report-dir", dir.resolve("reports").toString());
-        Run s = sender.get(90, TimeUnit.SECONDS);
-        Run r = receiver.get(90, TimeUnit.SECONDS);
+        Sides.Run s = sender.get(90, TimeUnit.SECONDS);
+        Sides.Run r = receiver.get(90, TimeUnit.SECONDS);
         assertEquals(0, r.code(), r.err() + r.out());
         assertEquals(0, s.code(), s.err() + s.out());
         String sha = sha256(file);
@@ -164,12 +101,12 @@ class NetPipelineTest {
     @Test
     void recordModeCountsWordsAtTheReceiver() throws Exception {
         Path file = Files.writeString(dir.resolve("t.txt"), "red green\nblue red\n".repeat(3000));
-        Output receiverOut = new Output();
-        CompletableFuture<Run> receiver = start(receiverOut, "pipeline", "--listen", "127.0.0.1:0", "--timeout-s", "60", "--no-progress");
+        Sides.Output receiverOut = new Sides.Output();
+        CompletableFuture<Sides.Run> receiver = start(receiverOut, "pipeline", "--listen", "127.0.0.1:0", "--timeout-s", "60", "--no-progress");
         String at = awaitListening(receiverOut, receiver);
-        Run s = start(new Output(), "pipeline", "--connect", at, file.toString(), "--records", "--chunk-kib", "4", "--timeout-s", "60",
+        Sides.Run s = start(new Sides.Output(), "pipeline", "--connect", at, file.toString(), "--records", "--chunk-kib", "4", "--timeout-s", "60",
             "--no-progress", "--report-dir", dir.resolve("reports").toString()).get(90, TimeUnit.SECONDS);
-        Run r = receiver.get(90, TimeUnit.SECONDS);
+        Sides.Run r = receiver.get(90, TimeUnit.SECONDS);
         assertEquals(0, s.code(), s.err() + s.out());
         assertEquals(0, r.code(), r.err() + r.out());
         assertTrue(r.out().contains("6000 lines, 12000 words, 3 distinct"), r.out());
@@ -180,7 +117,7 @@ class NetPipelineTest {
     void unreachablePeerIsOneLineAndExitCode1() throws Exception {
         Path file = Files.writeString(dir.resolve("f.txt"), "x\n");
         String at = "127.0.0.1:" + freeLoopbackPort();
-        Run s = start(new Output(), "pipeline", "--connect", at, file.toString(), "--timeout-s", "20", "--no-progress").get(50, TimeUnit.SECONDS);
+        Sides.Run s = start(new Sides.Output(), "pipeline", "--connect", at, file.toString(), "--timeout-s", "20", "--no-progress").get(50, TimeUnit.SECONDS);
         assertEquals(1, s.code(), s.out());
         String[] lines = s.err().strip().split("\n");
         assertEquals(1, lines.length, s.err());
@@ -201,7 +138,7 @@ class NetPipelineTest {
         code = Main.run(new String[] {"bench", "latency", "--fabric", "mem", "--addresses", "127.0.0.1"}, new PrintStream(o, true, StandardCharsets.UTF_8),
             new PrintStream(e, true, StandardCharsets.UTF_8));
         assertEquals(1, code);
-        assertTrue(e.toString(StandardCharsets.UTF_8).contains("--addresses applies to --fabric net only"), e.toString(StandardCharsets.UTF_8));
+        assertTrue(e.toString(StandardCharsets.UTF_8).contains("--addresses applies to --fabric net and --listen/--connect only"), e.toString(StandardCharsets.UTF_8));
     }
 
     @Test

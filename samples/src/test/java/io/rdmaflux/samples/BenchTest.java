@@ -1,0 +1,267 @@
+package io.rdmaflux.samples;
+
+import io.rdmaflux.core.RdmaMessage;
+import io.rdmaflux.verbs.testing.VerbsLeakCheck;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code bench} end to end: one-sided put-bw/get-bw in one JVM on the mem and net fabrics, every
+ * test between a {@code --listen} and a {@code --connect} side over loopback (real sockets, port 0,
+ * bounded waits on real conditions), and bad input as one line with exit code 1 (2 for values
+ * picocli cannot convert).
+ */
+class BenchTest {
+    private VerbsLeakCheck leaks;
+    private final Sides sides = new Sides();
+
+    @BeforeEach
+    void snapshot() {
+        leaks = VerbsLeakCheck.begin();
+    }
+
+    @AfterEach
+    void nothingLeaked() throws InterruptedException {
+        sides.joinAll();
+        leaks.assertClean();
+    }
+
+    private static void assertTable(Sides.Run r, String head, int... sizes) {
+        assertEquals(0, r.code(), r.err() + r.out());
+        assertTrue(r.out().contains(head), r.out());
+        for (int size : sizes) {
+            assertTrue(r.out().lines().anyMatch(l -> l.matches(size + " +[0-9.]+.*")), size + " row missing in:\n" + r.out());
+        }
+    }
+
+    @Test
+    void putBwAndGetBwOnTheMemFabricPrintTheTableAndVerifyTheBytes() {
+        Sides.Run put = Sides.run("bench", "put-bw", "--rails", "2", "--sizes", "1k,64k,256k", "--iterations", "3", "--window", "8");
+        assertTable(put, "# Size      Bandwidth (MB/s)", 1024, 65536, 262144);
+        assertTrue(put.out().contains("# rdmaflux put-bw: provider soft, fabric mem, 2 rail(s)"), put.out());
+        assertTrue(put.out().contains("# verified: 2097152 bytes read back from the target equal what was put"), put.out());
+        Sides.Run get = Sides.run("bench", "get-bw", "--sizes", "3,4k", "--iterations", "2", "--window", "4", "--policy", "rr");
+        assertTable(get, "# Size      Bandwidth (MB/s)", 3, 4096);
+        assertTrue(get.out().contains("# verified: 16384 bytes read equal the target's"), get.out());
+    }
+
+    @Test
+    void putBwRunsOnTheNetFabricInOneJvm() {
+        Sides.Run r = Sides.run("bench", "put-bw", "--fabric", "net", "--addresses", "127.0.0.1,127.0.0.1", "--sizes", "4k,128k",
+            "--iterations", "2", "--window", "4", "--policy", "load-balanced");
+        assertTable(r, "# Size      Bandwidth (MB/s)", 4096, 131072);
+        assertTrue(r.out().contains("fabric net, 2 rail(s), policy load-balanced"), r.out());
+        assertTrue(r.out().contains("# verified:"), r.out());
+    }
+
+    /** Starts {@code test} listening on port 0 and {@code test} connecting to it; returns {listener, connector}. */
+    private Sides.Run[] pair(String test, List<String> listenerArgs, List<String> connectorArgs) throws Exception {
+        Sides.Output lo = new Sides.Output();
+        List<String> l = new ArrayList<>(List.of("bench", test, "--listen", "127.0.0.1:0", "--addresses", "127.0.0.1,127.0.0.1", "--timeout-s", "60"));
+        l.addAll(listenerArgs);
+        CompletableFuture<Sides.Run> listener = sides.start(lo, l.toArray(new String[0]));
+        String at = Sides.awaitListening(lo, listener);
+        List<String> c = new ArrayList<>(List.of("bench", test, "--connect", at, "--addresses", "127.0.0.1,127.0.0.1", "--timeout-s", "60"));
+        c.addAll(connectorArgs);
+        Sides.Run connector = sides.start(new Sides.Output(), c.toArray(new String[0])).get(90, TimeUnit.SECONDS);
+        return new Sides.Run[] {listener.get(90, TimeUnit.SECONDS), connector};
+    }
+
+    @Test
+    void everyTwoSidedTestRunsBetweenAListenerAndAConnectorAndTheListenerExitsByItself() throws Exception {
+        String[][] tests = {
+            {"latency", "# Size          Latency (us)    p50 (us)    p99 (us)"},
+            {"bw", "# Size      Bandwidth (MB/s)"},
+            {"bibw", "# Size      Bandwidth (MB/s)"},
+            {"msg-rate", "# Size                  MB/s        Messages/s"},
+        };
+        for (String[] t : tests) {
+            Sides.Run[] r = pair(t[0], List.of(), List.of("--sizes", "8,64k", "--iterations", "4", "--window", "8"));
+            assertEquals(0, r[0].code(), t[0] + " listener: " + r[0].err() + r[0].out());
+            assertTrue(r[0].out().contains("rdmaflux bench " + t[0] + ": served 2 size(s) (8..65536 bytes), 4 iterations"), r[0].out());
+            assertTable(r[1], t[1], 8, 65536);
+            assertTrue(r[1].out().contains("fabric net, 2 rail(s)") && r[1].out().contains(", peer 127.0.0.1:"), r[1].out());
+        }
+    }
+
+    @Test
+    void putBwAndGetBwRunBetweenAListenerAndAConnector() throws Exception {
+        for (String t : List.of("put-bw", "get-bw")) {
+            Sides.Run[] r = pair(t, List.of(), List.of("--sizes", "1k,64k", "--iterations", "2", "--window", "4"));
+            assertEquals(0, r[0].code(), t + " listener: " + r[0].err() + r[0].out());
+            assertTrue(r[0].out().contains("served a 262144-byte region over 2 rail(s); the peer is done"), r[0].out());
+            assertTable(r[1], "# Size      Bandwidth (MB/s)", 1024, 65536);
+            assertTrue(r[1].out().contains("# verified: 262144 bytes"), r[1].out());
+        }
+    }
+
+    @Test
+    void aListenerRefusesAnotherTestAndBothSidesSayWhy() throws Exception {
+        Sides.Output lo = new Sides.Output();
+        CompletableFuture<Sides.Run> listener = sides.start(lo, "bench", "bw", "--listen", "127.0.0.1:0", "--timeout-s", "60");
+        String at = Sides.awaitListening(lo, listener);
+        Sides.Run c = sides.start(new Sides.Output(), "bench", "latency", "--connect", at, "--timeout-s", "60").get(90, TimeUnit.SECONDS);
+        Sides.Run l = listener.get(90, TimeUnit.SECONDS);
+        assertEquals(1, c.code());
+        assertTrue(c.oneLineError().contains("the listener at " + at + " refused: it serves bw but the client asked for latency"), c.err());
+        assertEquals(1, l.code());
+        assertTrue(l.oneLineError().contains("refused the peer: it serves bw"), l.err());
+    }
+
+    @Test
+    void aOneSidedListenerRefusesAnotherTestAndBothSidesSayWhy() throws Exception {
+        Sides.Output lo = new Sides.Output();
+        CompletableFuture<Sides.Run> listener = sides.start(lo, "bench", "put-bw", "--listen", "127.0.0.1:0", "--timeout-s", "60");
+        String at = Sides.awaitListening(lo, listener);
+        Sides.Run c = sides.start(new Sides.Output(), "bench", "get-bw", "--connect", at, "--timeout-s", "60").get(90, TimeUnit.SECONDS);
+        Sides.Run l = listener.get(90, TimeUnit.SECONDS);
+        assertEquals(1, c.code());
+        String err = c.oneLineError();
+        assertTrue(err.contains("cannot connect to " + at) && err.contains("it serves put-bw"), err);
+        assertEquals(1, l.code());
+        assertTrue(l.oneLineError().contains("refused the peer: it serves put-bw"), l.err());
+    }
+
+    @Test
+    void aConnectorAskingForLargerMessagesThanTheListenerAcceptsIsOneLine() throws Exception {
+        Sides.Output lo = new Sides.Output();
+        CompletableFuture<Sides.Run> listener = sides.start(lo, "bench", "bw", "--listen", "127.0.0.1:0", "--sizes", "1k", "--timeout-s", "60");
+        String at = Sides.awaitListening(lo, listener);
+        Sides.Run c = sides.start(new Sides.Output(), "bench", "bw", "--connect", at, "--sizes", "128k", "--timeout-s", "60").get(90, TimeUnit.SECONDS);
+        Sides.Run l = listener.get(90, TimeUnit.SECONDS);
+        assertEquals(1, c.code());
+        assertTrue(c.oneLineError().contains("accepts messages up to 65536 bytes but --sizes goes to 131072"), c.err());
+        assertEquals(1, l.code());
+        assertTrue(l.oneLineError().contains("the peer closed the connection before its HELLO"), l.err());
+    }
+
+    @Test
+    void anUnreachablePeerIsOneLineForTwoSidedAndOneSidedTests() throws Exception {
+        String at = "127.0.0.1:" + Sides.freeLoopbackPort();
+        for (String t : List.of("bw", "put-bw")) {
+            Sides.Run r = sides.start(new Sides.Output(), "bench", t, "--connect", at, "--timeout-s", "20").get(60, TimeUnit.SECONDS);
+            assertEquals(1, r.code(), r.out());
+            String err = r.oneLineError();
+            assertTrue(err.contains("cannot connect to " + at) && err.contains("bench " + t + " --listen " + at), err);
+        }
+        Sides.Run verbose = sides.start(new Sides.Output(), "bench", "bw", "--connect", at, "--timeout-s", "20", "--verbose").get(60, TimeUnit.SECONDS);
+        assertEquals(1, verbose.code());
+        assertTrue(verbose.err().contains("\tat "), "--verbose adds the stack trace: " + verbose.err());
+    }
+
+    @Test
+    void aListenerNobodyConnectsToGivesUpAtTheTimeout() throws Exception {
+        CompletableFuture<Sides.Run> twoSided = sides.start(new Sides.Output(), "bench", "bw", "--listen", "127.0.0.1:0", "--timeout-s", "1");
+        CompletableFuture<Sides.Run> oneSided = sides.start(new Sides.Output(), "bench", "get-bw", "--listen", "127.0.0.1:0", "--timeout-s", "1");
+        Sides.Run a = twoSided.get(60, TimeUnit.SECONDS);
+        Sides.Run b = oneSided.get(60, TimeUnit.SECONDS);
+        assertEquals(1, a.code());
+        assertTrue(a.oneLineError().contains("no peer connected to 127.0.0.1:0 within 1 s (--timeout-s)"), a.err());
+        assertEquals(1, b.code());
+        assertTrue(b.oneLineError().contains("no peer connected within --timeout-s"), b.err());
+    }
+
+    @Test
+    void badFlagValuesAreOneLineNamingTheValue() {
+        String[][] cases = {
+            {"bw --listen 127.0.0.1:1 --connect 127.0.0.1:2", "--listen and --connect exclude each other"},
+            {"bw --connect 127.0.0.1:0", "--connect 127.0.0.1:0: port 0 is for --listen"},
+            {"bw --connect nohostport", "--connect nohostport is not host:port"},
+            {"put-bw --listen 127.0.0.1:70000", "--listen 127.0.0.1:70000: port must be in 0..65535 but it was 70000"},
+            {"bw --fabric mem --listen 127.0.0.1:0", "--listen/--connect run over the IP fabric; drop --fabric mem"},
+            {"bw --addresses 127.0.0.1", "--addresses applies to --fabric net and --listen/--connect only"},
+            {"bw --fabric net --rails 3 --addresses 127.0.0.1,127.0.0.1", "--rails 3 disagrees with --addresses 127.0.0.1,127.0.0.1 (2 rails)"},
+            {"bw --fabric net --addresses 127.0.0.1,,127.0.0.1", "--addresses 127.0.0.1,,127.0.0.1 has an empty entry"},
+            {"bw --rails 17", "--rails must be in 1..16 but it was 17"},
+            {"bw --window 0", "--window must be in 1..4096 but it was 0"},
+            {"put-bw --window 5000", "--window must be in 1..4096 but it was 5000"},
+            {"bw --iterations 0", "--iterations must be >= 1 but it was 0"},
+            {"bw --iterations 1000000 --window 4096", "--iterations 1000000 x --window 4096 is more than 2147483647 messages per size"},
+            {"bw --sizes 3000m", "--sizes values must be in 1..64m but one was 3145728000"},
+            {"latency --sizes 0", "--sizes values must be in 1..64m but one was 0"},
+            {"bw --sizes 1:2:3", "--sizes 1:2:3: MIN:MAX with 1 <= MIN <= MAX required"},
+            {"bw --sizes 99999999999999999999", "--sizes 99999999999999999999 is not MIN:MAX or a list of sizes"},
+            {"bw --sizes 9999999999999m", "--sizes 9999999999999m is not MIN:MAX or a list of sizes"},
+            {"bw --listen 127.0.0.1:0 --timeout-s 0", "--timeout-s must be in 1..86400 but it was 0"},
+            {"put-bw --policy fastest", "unknown --policy 'fastest' for one-sided tests"},
+            {"get-bw --policy weighted:1,2", "--policy weighted:1,2 gives 2 weights for 1 rails"},
+            {"bw --policy fastest", "unknown --policy 'fastest'"},
+            {"bw --rails 1 --rail-rates 1,2", "--rail-rates gives 2 rates for 1 rails"},
+            {"bw --rail-rates -5", "--rail-rates values must be in 0..1000000 MiB/s (0 = unshaped) but one was -5"},
+            {"bw --fabric net --addresses 203.0.113.7", "cannot bind the rails to --addresses 203.0.113.7"},
+            {"put-bw --fabric net --addresses 203.0.113.7", "cannot bind the rails to --addresses 203.0.113.7"},
+            {"bw --listen 203.0.113.7:0", "203.0.113.7"},
+            {"get-bw --provider nosuch", "nosuch"},
+            {"put_bandwidth", "unknown test 'put_bandwidth'; choose latency, bw, bibw, msg-rate, put-bw or get-bw"},
+        };
+        for (String[] c : cases) {
+            List<String> args = new ArrayList<>(List.of("bench"));
+            args.addAll(List.of(c[0].split(" ")));
+            Sides.Run r = Sides.run(args.toArray(new String[0]));
+            assertEquals(1, r.code(), c[0] + ": " + r.err() + r.out());
+            String err = r.oneLineError();
+            assertTrue(err.contains(c[1]), c[0] + ": '" + c[1] + "' missing in: " + err);
+        }
+        Sides.Run notANumber = Sides.run("bench", "bw", "--window", "many");
+        assertEquals(2, notANumber.code());
+        assertTrue(notANumber.oneLineError().contains("'many'"), notANumber.err());
+    }
+
+    @Test
+    void helloRoundTripsAndMalformedControlMessagesAreRejected() {
+        BenchWire.Hello h = new BenchWire.Hello(BenchCommand.Test.bibw, 10, 200, 64, List.of(1, 4096, 1 << 20));
+        RdmaMessage m = h.encode();
+        try {
+            assertEquals(h, BenchWire.Hello.decode(m));
+        } finally {
+            m.release();
+        }
+        RdmaMessage junk = RdmaMessage.of(new byte[30]);
+        try {
+            UserError e = assertThrows(UserError.class, () -> BenchWire.Hello.decode(junk));
+            assertTrue(e.getMessage().contains("is not a bench HELLO"), e.getMessage());
+        } finally {
+            junk.release();
+        }
+        RdmaMessage ack = BenchWire.ack(2, 99);
+        try {
+            UserError e = assertThrows(UserError.class, () -> BenchWire.expectAck(ack, 2, 100));
+            assertTrue(e.getMessage().contains("expected the peer's ACK of 100 messages for size #2"), e.getMessage());
+            BenchWire.expectAck(ack, 2, 99);
+        } finally {
+            ack.release();
+        }
+        RdmaMessage reject = BenchWire.reject("it serves bw");
+        try {
+            UserError e = assertThrows(UserError.class, () -> BenchWire.expectReady(reject, "h:1"));
+            assertEquals("the listener at h:1 refused: it serves bw", e.getMessage());
+        } finally {
+            reject.release();
+        }
+    }
+
+    @Test
+    void thePatternCheckFindsTheFirstWrongByte() {
+        ByteBuffer b = ByteBuffer.allocateDirect(1000);
+        OneSidedBench.Pattern.fill(b, 1000);
+        assertNull(OneSidedBench.Pattern.compare(b, 1000));
+        b.put(517, (byte) (b.get(517) ^ 1));
+        assertTrue(OneSidedBench.Pattern.compare(b, 1000).startsWith("byte 517 is "), OneSidedBench.Pattern.compare(b, 1000));
+        assertNull(OneSidedBench.Pattern.compare(b, 517));
+        b.put(999, (byte) (b.get(999) ^ 1));
+        b.put(517, (byte) (b.get(517) ^ 1));
+        assertTrue(OneSidedBench.Pattern.compare(b, 1000).startsWith("byte 999 is "));
+    }
+}
