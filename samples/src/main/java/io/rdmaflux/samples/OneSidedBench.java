@@ -106,7 +106,7 @@ final class OneSidedBench {
         long deadlineNs = System.nanoTime() + IN_JVM_TIMEOUT.toNanos();
         if (s.addresses() == null) {
             SoftProvider provider = InJvmRails.provider(s.railBytesPerSec(), 0, 64 << 10);
-            try (Server server = new Server(provider, provider.device("rx0"), s.rails(), s.test(), new PortAddress("mem", "rx0", 0));
+            try (Server server = new Server(provider, provider.device("rx0"), s.rails(), s.test(), new PortAddress("mem", "rx0", 0), refusal -> { });
                  Client client = Client.connect(provider, provider.device("tx0"), s, server.address(), deadlineNs)) {
                 BenchCommand.header(out, s, "");
                 int code = client.runAll(s, out, deadlineNs);
@@ -120,7 +120,7 @@ final class OneSidedBench {
         RdmaProvider serverSide = NetRails.openProvider(s.addresses(), shaping, 64 << 10, "bench-listener");
         try {
             RdmaProvider clientSide = NetRails.openProvider(s.addresses(), shaping, 64 << 10, "bench-connector");
-            try (Server server = new Server(serverSide, serverSide.devices().get(0), s.rails(), s.test(), new PortAddress("net", s.addresses().get(0), 0));
+            try (Server server = new Server(serverSide, serverSide.devices().get(0), s.rails(), s.test(), new PortAddress("net", s.addresses().get(0), 0), refusal -> { });
                  Client client = Client.connect(clientSide, clientSide.devices().get(0), s, server.address(), deadlineNs)) {
                 BenchCommand.header(out, s, "");
                 int code = client.runAll(s, out, deadlineNs);
@@ -137,7 +137,10 @@ final class OneSidedBench {
     private static int serveProcess(BenchCommand.Settings s, NetRails.HostPort at, PrintWriter out) {
         long deadlineNs = System.nanoTime() + s.peer().timeout().toNanos();
         RdmaProvider provider = NetRails.openProvider(s.addresses(), s.shaped() ? s.railBytesPerSec() : null, 64 << 10, "bench-listener");
-        try (Server server = new Server(provider, provider.devices().get(0), s.rails(), s.test(), listenAddress(at))) {
+        try (Server server = new Server(provider, provider.devices().get(0), s.rails(), s.test(), listenAddress(at), refusal -> {
+            out.println("rdmaflux bench " + BenchCommand.name(s.test()) + ": " + refusal + "; still waiting for a peer");
+            out.flush();
+        })) {
             PortAddress bound = server.address();
             String where = bound.host() + ":" + bound.port();
             String name = BenchCommand.name(s.test());
@@ -245,9 +248,14 @@ final class OneSidedBench {
         private final ConnectionManager.Listener listener;
         private final CompletableFuture<End> accepted = new CompletableFuture<>();
         private volatile long regionBytes;
+        private final java.util.function.Consumer<String> onRefused;
 
-        Server(RdmaProvider provider, Device device, int rails, BenchCommand.Test serves, PortAddress at) {
+        /**
+         * @param onRefused told (on a connection manager thread) about each client refused, which does not end the wait
+         */
+        Server(RdmaProvider provider, Device device, int rails, BenchCommand.Test serves, PortAddress at, java.util.function.Consumer<String> onRefused) {
             this.device = device;
+            this.onRefused = onRefused;
             this.rails = rails;
             this.serves = serves;
             try {
@@ -288,8 +296,9 @@ final class OneSidedBench {
                 return CompletableFuture.failedFuture(new UserError("it serves one run and already has a client"));
             }
             if (refusal != null) {
-                // a listener serves one run: a client it cannot serve ends it too, as on the two-sided listener
-                accepted.completeExceptionally(new UserError("refused the peer: " + refusal));
+                // a client it cannot serve does not count as the run: the listener says so and waits for the right one
+                // (ending here could close the connection manager before the refusal reached the client)
+                onRefused.accept("refused a peer from " + from.host() + ": " + refusal);
                 return CompletableFuture.failedFuture(new UserError(refusal));
             }
             End end = null;
