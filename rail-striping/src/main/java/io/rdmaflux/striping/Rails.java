@@ -33,16 +33,19 @@ public final class Rails {
     /**
      * A reactive-core {@link ChannelFactory}: round robin for small messages, adaptive weights
      * (seed 000 §4.5) for large ones, for {@code ConnectionSpec.rails(2).striping(Rails.adaptive())}.
+     * Keep the returned factory to read a connection's current weights with
+     * {@link RailsChannelFactory#weights(io.rdmaflux.core.RdmaConnection)}.
      */
-    public static ChannelFactory adaptive() {
+    public static RailsChannelFactory adaptive() {
         return RailsChannelFactory.adaptive();
     }
 
     /**
      * A reactive-core {@link ChannelFactory} from a {@link RailsSpec} configured by
-     * {@code configure} (its rail count comes from the connection).
+     * {@code configure} (its rail count comes from the connection). Its
+     * {@link RailsChannelFactory#weights weights(connection)} reads a connection's current weights.
      */
-    public static ChannelFactory channel(Consumer<RailsSpec> configure) {
+    public static RailsChannelFactory channel(Consumer<RailsSpec> configure) {
         return RailsChannelFactory.of(configure);
     }
 

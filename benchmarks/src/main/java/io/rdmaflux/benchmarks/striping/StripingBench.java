@@ -40,14 +40,14 @@ final class StripingBench implements AutoCloseable {
     static final long RETRY_TIMEOUT_NS = 200_000_000L;
     /**
      * Token-bucket depth of every rail: how far ahead of the link the soft NIC queues frames. A
-     * hardware NIC serializes a posted work request whole without the CPU; the soft NIC only
-     * queues frames while the driving thread runs, so with the 256 KiB default (0.65 ms at
-     * 400 MB/s) a thread descheduled for one time slice on a busy 2-core machine left the rail
-     * idle. 4 MiB (a whole stripe of the benchmarks' messages) keeps the link busy across such a
-     * gap. The depth only lets frames queue: the GCRA earns no credit while idle, so no rail ever
-     * exceeds its rate.
+     * hardware NIC serializes posted work requests without the CPU; the soft NIC only queues frames
+     * while the driving thread runs, so with the 256 KiB default (0.65 ms at 400 MB/s) a thread
+     * descheduled for one time slice on a busy 2-core machine left the rail idle. As deep as the
+     * buffer (everything the bench can have posted), the link stays busy across such a gap like a
+     * hardware NIC's. The depth only lets frames queue: the GCRA earns no credit while idle, so no
+     * rail ever exceeds its rate.
      */
-    static final long BURST_BYTES = Long.getLong("striping.burstBytes", 4L << 20);
+    static final long BURST_BYTES = Long.getLong("striping.burstBytes", BUFFER_BYTES);
 
     private static int counter;
 

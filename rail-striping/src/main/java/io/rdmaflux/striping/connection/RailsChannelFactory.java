@@ -6,17 +6,35 @@ import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.striping.MultiplexingPolicies;
 import io.rdmaflux.striping.RailsSpec;
 import io.rdmaflux.striping.StripingPolicies;
+import io.rdmaflux.core.RdmaConnection;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
 import java.util.function.Consumer;
 
 /**
  * {@link ChannelFactory}s built from rail-striping policies, for
  * {@code ConnectionSpec.rails(n).striping(RailsChannelFactory.adaptive())}. The rail count comes
  * from the connection; {@code configure} sets everything else of the {@link RailsSpec}.
+ *
+ * <p><b>Observability:</b> {@link #weights(RdmaConnection)} reads the current striping weights of a
+ * connection this factory scheduled, e.g. to log or plot them while adaptive striping follows the
+ * rails (seed 000 Fig. 20):
+ * <pre>{@code
+ * RailsChannelFactory rails = Rails.adaptive();
+ * node.connect(address, ConnectionSpec.rails(2).striping(rails)).subscribe(c -> {
+ *     double[] shares = rails.weights(c); // e.g. [0.8, 0.2] on 1 GB/s + 250 MB/s rails
+ * });
+ * }</pre>
+ *
+ * <p><b>Thread-safety:</b> one factory may serve any number of connections, from any thread.
  */
 public final class RailsChannelFactory implements ChannelFactory {
     private final Consumer<RailsSpec> configure;
     private final String name;
+    /** Per connection (keyed by its rail-0 subchannel, held weakly), the scheduler created for it. */
+    private final Map<Subchannel, MessageRailScheduler> schedulers = Collections.synchronizedMap(new WeakHashMap<>());
 
     private RailsChannelFactory(String name, Consumer<RailsSpec> configure) {
         this.name = name;
@@ -58,7 +76,36 @@ public final class RailsChannelFactory implements ChannelFactory {
     public SubchannelScheduler create(List<? extends Subchannel> subchannels) {
         RailsSpec spec = RailsSpec.rails(subchannels.size());
         configure.accept(spec);
-        return new MessageRailScheduler(spec);
+        MessageRailScheduler scheduler = new MessageRailScheduler(spec);
+        if (!subchannels.isEmpty()) {
+            schedulers.put(subchannels.get(0), scheduler);
+        }
+        return scheduler;
+    }
+
+    /**
+     * The current striping weights of {@code connection}: the share of a striped message's bytes
+     * each rail gets, one entry per rail in rail order, each in [0, 1], summing to 1 over the rails
+     * not failed (0 for a failed rail). Adaptive striping moves them as it measures the rails; even
+     * and static weights never change. A fresh array on each call; the values may lag the progress
+     * thread by one update.
+     *
+     * @throws IllegalArgumentException if {@code connection} was not scheduled by this factory (e.g.
+     *                                  the accepting side of a connection, which uses its node's
+     *                                  factory): read the weights where {@code connect} used this one
+     */
+    public double[] weights(RdmaConnection connection) {
+        List<? extends Subchannel> subchannels = connection.subchannels();
+        MessageRailScheduler scheduler = subchannels.isEmpty() ? null : schedulers.get(subchannels.get(0));
+        if (scheduler == null) {
+            throw new IllegalArgumentException("connection " + connection + " was not scheduled by " + this
+                + "; read the weights from the factory passed to ConnectionSpec.striping(..) of this connection");
+        }
+        double[] shares = new double[subchannels.size()];
+        for (int rail = 0; rail < shares.length; rail++) {
+            shares[rail] = scheduler.share(rail);
+        }
+        return shares;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.rdmaflux.striping.connection;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaflux.core.ConnectionSpec;
@@ -42,6 +43,9 @@ class StripedConnectionTest {
     private SoftTwoNodes soft;
     private RdmaNode clientNode;
     private RdmaNode serverNode;
+    /** The client's and the server's weights as {@link RailsChannelFactory#weights} read them after the transfer. */
+    private double[] clientWeights;
+    private IllegalArgumentException serverWeightsError;
 
     @BeforeEach
     void begin() {
@@ -112,6 +116,10 @@ class StripedConnectionTest {
         for (int i = 0; i < N; i++) {
             assertEquals(i, received.get(i), "PSN order across rails");
         }
+        if (factory instanceof RailsChannelFactory rails) {
+            clientWeights = rails.weights(client);
+            serverWeightsError = assertThrows(IllegalArgumentException.class, () -> rails.weights(server));
+        }
         long[] bytes = new long[2];
         for (Subchannel sc : client.subchannels()) {
             bytes[sc.rail()] = sc.bytesSent();
@@ -131,6 +139,26 @@ class StripedConnectionTest {
         assertTrue(bytes[1] > 0, "the slow rail is still used");
         assertTrue(fastShare > 0.65, "fast rail carried " + fastShare + " of the bytes: " + bytes[0] + " / " + bytes[1]);
         System.out.println("connection adaptive: fast rail share " + fastShare);
+    }
+
+    @Test
+    void aConnectionsCurrentWeightsAreReadFromItsFactory() {
+        RailsChannelFactory adaptive = Rails.adaptive();
+        transfer(adaptive);
+        assertEquals(2, clientWeights.length);
+        assertEquals(1.0, clientWeights[0] + clientWeights[1], 1e-9);
+        // the policy measured 1 GB/s against 250 MB/s: the fast rail's share heads for 0.8
+        assertTrue(clientWeights[0] > 0.7, "fast rail weight " + clientWeights[0]);
+        // the accepting side was scheduled by its node's factory, not this one
+        assertTrue(serverWeightsError.getMessage().contains("was not scheduled by RailsChannelFactory{adaptive}"),
+            serverWeightsError.getMessage());
+    }
+
+    @Test
+    void evenWeightsAreReadAsEqualShares() {
+        transfer(RailsChannelFactory.even());
+        assertEquals(0.5, clientWeights[0], 1e-12);
+        assertEquals(0.5, clientWeights[1], 1e-12);
     }
 
     @Test

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Striping over two real processes in two network namespaces (issue 5, "the same on the
+# two-namespace, two-veth harness"): adaptive, even and static-weights striping over tbf-shaped
+# veth rails with the soft provider's IP fabric, each figure a ratio to the links' aggregate rate.
+#
+#   scripts/striping-netns-bench.sh [--mib N] [--rates 400mbit,100mbit] [--equal-rates 250mbit,250mbit]
+#
+# For each rail set (4:1 --rates, then the equal --equal-rates) it brings up rdmaflux-a/rdmaflux-b
+# with scripts/netns-rails.sh, and for each policy streams N MiB (default 64) of random bytes with
+# `rdmaflux pipeline --connect` in host A to `pipeline --listen` in host B (rail i: 10.77.i.1 ->
+# 10.77.i.2, SHA-256 verified by the receiver), then prints the sender's throughput and its ratio to
+# the sum of the tbf rates (tbf counts Ethernet/IP/TCP headers too, so about 0.95 is the ceiling).
+# Policies: 4:1 rails: adaptive (from equal weights), even, weighted:4,1; equal rails: adaptive, even.
+#
+# Uses samples/target/rdmaflux-samples.jar as built (./rdmaflux --help builds it); put extra classes
+# first with STRIPING_EXTRA_CP (e.g. rail-striping/target/classes to try an unreleased policy).
+# Holds /tmp/rdmaflux-bench.lock while measuring (benchmarks share 2 cores) and
+# /tmp/rdmaflux-netns.lock around the namespaces (each waited for at most 120 s). Every java
+# process runs under `timeout` (90 s), a receiver must listen within 30 s, so the 5 runs end within
+# about 15 minutes whatever hangs (about 1 minute when all is well); the namespaces are always torn
+# down (trap). Not root, no namespaces, no jar, or namespaces busy with someone else's processes: prints
+# "striping netns bench skipped: <why>" and exits 0.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+MIB=64
+RATES=400mbit,100mbit
+EQUAL_RATES=250mbit,250mbit
+RUN_TIMEOUT=90
+LOCK_WAIT=120
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --mib) MIB="${2:?--mib needs a number}"; shift 2 ;;
+    --rates) RATES="${2:?--rates needs r1,r2}"; shift 2 ;;
+    --equal-rates) EQUAL_RATES="${2:?--equal-rates needs r1,r2}"; shift 2 ;;
+    *) echo "usage: $0 [--mib N] [--rates r1,r2] [--equal-rates r1,r2]" >&2; exit 2 ;;
+  esac
+done
+[[ "$MIB" =~ ^[1-9][0-9]{0,3}$ ]] || { echo "striping-netns-bench: --mib must be 1..9999 but it was '$MIB'" >&2; exit 2; }
+
+skip() { echo "striping netns bench skipped: $*"; exit 0; }
+[ "$(id -u)" = 0 ] || skip "not root (ip netns needs CAP_SYS_ADMIN)"
+for tool in ip tc timeout flock awk; do
+  command -v "$tool" >/dev/null 2>&1 || skip "'$tool' is not installed"
+done
+JAR="$ROOT/samples/target/rdmaflux-samples.jar"
+[ -f "$JAR" ] || skip "$JAR is missing; build it first with ./rdmaflux --help"
+CP="${STRIPING_EXTRA_CP:+$STRIPING_EXTRA_CP:}$JAR"
+
+# one user of the namespaces at a time; someone else's run in them (two-host-it, a manual
+# pipeline) is left alone
+exec 8>/tmp/rdmaflux-netns.lock
+flock -w "$LOCK_WAIT" 8 || skip "the namespaces stayed locked (/tmp/rdmaflux-netns.lock) for ${LOCK_WAIT}s"
+for ns in rdmaflux-a rdmaflux-b; do
+  if ip netns list 2>/dev/null | grep -qw "$ns" && [ -n "$(ip netns pids "$ns" 2>/dev/null)" ]; then
+    skip "namespace $ns is in use by pid(s) $(ip netns pids "$ns" | tr '\n' ' ')"
+  fi
+done
+if ! ip netns add rdmaflux-probe 2>/dev/null; then
+  skip "'ip netns add' does not work here (no network namespace support or no permission)"
+fi
+ip netns del rdmaflux-probe
+
+WORK="$(mktemp -d /tmp/rdmaflux-striping-netns.XXXXXX)"
+RECEIVER_PID=""
+cleanup() {
+  local rc=$?
+  if [ -n "$RECEIVER_PID" ]; then
+    kill "$RECEIVER_PID" 2>/dev/null || true
+    wait "$RECEIVER_PID" 2>/dev/null || true
+  fi
+  "$ROOT/scripts/netns-rails.sh" down >/dev/null 2>&1 || true
+  exit $rc
+}
+trap cleanup EXIT INT TERM
+
+head -c "$((MIB << 20))" /dev/urandom > "$WORK/input.bin"
+JVM_FLAGS="$(cat "$ROOT/.mvn/jvm-flags")"
+PORT=7600
+
+# Mbit/s of a tc rate like 400mbit, 1gbit, 500kbit
+mbit() {
+  awk -v r="$1" 'BEGIN {
+    n = r + 0; u = tolower(r); sub(/^[0-9.]+/, "", u)
+    if (u == "gbit") n *= 1000; else if (u == "kbit") n /= 1000; else if (u != "mbit") { print "bad"; exit }
+    print n }'
+}
+
+# run <label> <policy> <aggregate MiB/s>: one pipeline transfer; prints its line of the table
+run() {
+  local label="$1" policy="$2" aggregate="$3" log="$WORK/$1-${2//[:,]/_}"
+  PORT=$((PORT + 1))
+  timeout "$RUN_TIMEOUT" ip netns exec rdmaflux-b java $JVM_FLAGS -cp "$CP" io.rdmaflux.samples.Main pipeline \
+    --listen "10.77.1.2:$PORT" --addresses 10.77.1.2,10.77.2.2 --timeout-s $((RUN_TIMEOUT - 10)) --no-progress \
+    --report-dir "$WORK" >"$log.receiver" 2>&1 &
+  RECEIVER_PID=$!
+  local waited=0
+  until grep -q "listening at" "$log.receiver" 2>/dev/null; do
+    kill -0 "$RECEIVER_PID" 2>/dev/null || { echo "striping-netns-bench: receiver exited early:" >&2; cat "$log.receiver" >&2; return 1; }
+    [ "$waited" -lt 300 ] || { echo "striping-netns-bench: receiver not listening after 30 s" >&2; return 1; }
+    sleep 0.1; waited=$((waited + 1))
+  done
+  local rc=0
+  timeout "$RUN_TIMEOUT" ip netns exec rdmaflux-a java $JVM_FLAGS -cp "$CP" io.rdmaflux.samples.Main pipeline \
+    --connect "10.77.1.2:$PORT" --addresses 10.77.1.1,10.77.2.1 --policy "$policy" --limit-mib "$MIB" \
+    --timeout-s $((RUN_TIMEOUT - 10)) --no-progress --report-dir "$WORK" "$WORK/input.bin" >"$log.sender" 2>&1 || rc=$?
+  wait "$RECEIVER_PID" || true
+  RECEIVER_PID=""
+  if [ "$rc" != 0 ] || ! grep -q "OK, verified by the receiver" "$log.sender"; then
+    echo "striping-netns-bench: $label $policy failed (exit $rc, 124 = timeout of ${RUN_TIMEOUT}s):" >&2
+    tail -5 "$log.sender" >&2
+    return 1
+  fi
+  local mibps
+  mibps="$(awk '$1 == "throughput" { print $2 }' "$log.sender")"
+  awk -v l="$label" -v p="$policy" -v m="$mibps" -v a="$aggregate" \
+    'BEGIN { printf "| %-22s | %-13s | %8.1f | %8.1f | %5.3f |\n", l, p, m, a, m / a }'
+}
+
+# rails <label> <rates> <policies...>
+rails() {
+  local label="$1" rates="$2"; shift 2
+  local r1 r2 total
+  IFS=, read -r r1 r2 <<< "$rates"
+  total="$(awk -v a="$(mbit "$r1")" -v b="$(mbit "$r2")" 'BEGIN { if (a == "bad" || b == "bad") print "bad"; else printf "%.2f", (a + b) * 1e6 / 8 / 1048576 }')"
+  [ "$total" != bad ] || { echo "striping-netns-bench: rates must look like 400mbit or 1gbit but were '$rates'" >&2; exit 2; }
+  "$ROOT/scripts/netns-rails.sh" up --rails 2 --rates "$rates" >/dev/null
+  for policy in "$@"; do
+    run "$label ($rates)" "$policy" "$total"
+  done
+  "$ROOT/scripts/netns-rails.sh" down >/dev/null
+}
+
+echo "striping-netns-bench: $MIB MiB per run, two processes in rdmaflux-a -> rdmaflux-b, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "| rails (tbf)            | policy        | MiB/s    | links    | ratio |"
+echo "|---|---|---|---|---|"
+exec 9>/tmp/rdmaflux-bench.lock
+flock -w "$LOCK_WAIT" 9 || skip "the benchmark lock /tmp/rdmaflux-bench.lock stayed taken for ${LOCK_WAIT}s"
+rails "4:1" "$RATES" adaptive even weighted:4,1
+rails "equal" "$EQUAL_RATES" adaptive even
+echo "striping-netns-bench: ratio = sender throughput / sum of the tbf rates; load average after $(cut -d' ' -f1-3 /proc/loadavg)"
