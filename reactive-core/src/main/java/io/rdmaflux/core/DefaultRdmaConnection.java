@@ -810,11 +810,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             return;
         }
         if ((token & PACKED_TOKEN) != 0) {
-            int psn = (int) token;
-            int count = (int) ((token >>> 32) & 0xFFFF);
-            for (int i = 0; i < count; i++) {
-                onMessageSendCompleted(subchannel, psn + i);
-            }
+            onPackedSendCompleted(subchannel, (int) token, (int) ((token >>> 32) & 0xFFFF));
             return;
         }
         if (RendezvousSends.isStripe(token)) {
@@ -822,6 +818,44 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             return;
         }
         onMessageSendCompleted(subchannel, (int) token);
+    }
+
+    /**
+     * A packed frame of {@code count} messages from {@code firstPsn} completed: each message is released
+     * and reported to the scheduler, the send op they came from (one op fills a packed frame) counts
+     * them at once.
+     */
+    private void onPackedSendCompleted(RcSubchannel subchannel, int firstPsn, int count) {
+        SendOp head = inflightOps.peekFirst();
+        if (head == null || firstPsn - head.firstPsn < 0 || firstPsn + count - 1 - head.firstPsn >= head.taken) {
+            // not all of the head op's: take them one by one
+            for (int i = 0; i < count; i++) {
+                onMessageSendCompleted(subchannel, firstPsn + i);
+            }
+            return;
+        }
+        int done = 0;
+        for (int i = 0; i < count; i++) {
+            int psn = firstPsn + i;
+            int idx = psn & inflightMask;
+            RdmaMessage m = inflightMessages[idx];
+            if (m == null || messagePsn[idx] != psn) {
+                // a copy re-sent after a failover completed too: the message was counted once already
+                continue;
+            }
+            if (current == m) {
+                current = null;
+            }
+            inflightMessages[idx] = null;
+            m.release();
+            scheduler.onMessageCompleted(subchannel, psn, messageLength[idx], cycleNs - messageStartNs[idx]);
+            done++;
+        }
+        if (done > 0) {
+            MESSAGES_DELIVERED.lazySet(this, messagesDelivered + done);
+            head.completed += done;
+            checkOpDone(head);
+        }
     }
 
     private void onMessageSendCompleted(RcSubchannel subchannel, int psn) {

@@ -27,7 +27,12 @@ final class ReceivedMessage extends RdmaMessage {
     void init(int psn, DirectBuffer memory, int payloadOffset, int length) {
         this.psn = psn;
         this.length = length;
-        view.wrap(memory, payloadOffset, Math.max(length, 0));
+        if (memory.byteArray() == null) {
+            // registered (off-heap) memory, always for receive buffers: wrap by address, skipping the checks of a buffer wrap
+            view.wrap(memory.addressOffset() + payloadOffset, Math.max(length, 0));
+        } else {
+            view.wrap(memory, payloadOffset, Math.max(length, 0));
+        }
         resetRefCnt();
     }
 

@@ -50,6 +50,11 @@ public class CoreThroughputBenchmark {
 
     @Param({"32", "4096", "1048576"})
     public int sizeBytes;
+    /** Rendezvous message buffers per node: large messages in flight at once. */
+    @Param({"8"})
+    public int rendezvousBuffers;
+    @Param({"DEDICATED"})
+    public String threading;
 
     private SoftProvider pa;
     private SoftProvider pb;
@@ -71,9 +76,9 @@ public class CoreThroughputBenchmark {
         int buffer = sizeBytes >= 4096 ? 64 * 1024 : 256;
         // 1 MiB messages go by rendezvous: 8 message buffers of 2 MiB per node and direction keep 8 in flight
         a = RdmaNode.builder().provider(pa).name("a").bufferBytes(buffer).receiveBuffers(128).sendBuffers(128)
-            .maxMessageBytes(2 << 20).rendezvousBuffers(8).build();
+            .maxMessageBytes(2 << 20).rendezvousBuffers(rendezvousBuffers).threadingMode(ThreadingMode.valueOf(threading)).build();
         b = RdmaNode.builder().provider(pb).name("b").bufferBytes(buffer).receiveBuffers(128).sendBuffers(128)
-            .maxMessageBytes(2 << 20).rendezvousBuffers(8).build();
+            .maxMessageBytes(2 << 20).rendezvousBuffers(rendezvousBuffers).threadingMode(ThreadingMode.valueOf(threading)).build();
         RdmaServer server = b.bind(new PortAddress("mem", pb.devices().get(0).name(), 0));
         client = a.connect(server.address(), ConnectionSpec.defaults()).block(Duration.ofSeconds(10));
         RdmaConnection s = server.accept().blockFirst(Duration.ofSeconds(10));

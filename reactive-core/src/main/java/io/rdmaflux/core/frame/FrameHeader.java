@@ -41,8 +41,18 @@ import java.nio.ByteOrder;
  * <p>This class holds the offsets and the accessors shared by the codecs; it keeps no state.
  */
 public final class FrameHeader {
-    /** The protocol version this code writes and accepts. */
-    public static final int VERSION = 1;
+    /**
+     * The protocol version this code writes and accepts (the handshake carries it too, so peers of
+     * different versions refuse each other at connect time with a clear error instead of misreading
+     * frames):
+     * <ol>
+     *   <li>DATA, CREDIT and CLOSE frames; one credit count per frame;</li>
+     *   <li>adds the rendezvous frames RTS, CTS and FIN, RAIL_DOWN, packed DATA
+     *       ({@link #FLAG_PACKED}, up to {@link DataFrameCodec#MAX_PACKED_MESSAGES} messages), and splits the
+     *       credit word into per-rail buffer credits and the connection's running message-credit total.</li>
+     * </ol>
+     */
+    public static final int VERSION = 2;
 
     public static final int VERSION_OFFSET = 0;
     public static final int TYPE_OFFSET = 1;

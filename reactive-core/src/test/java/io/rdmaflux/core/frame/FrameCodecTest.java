@@ -26,7 +26,7 @@ class FrameCodecTest {
         b.putBytes(DataFrameCodec.payloadOffset(0), new byte[]{'a', 'b', 'c'});
         assertEquals(27, len);
         assertEquals(
-            "01" + "01" + "0300"      // version 1, DATA, flags FIRST|LAST
+            "02" + "01" + "0300"      // version 2, DATA, flags FIRST|LAST
                 + "07000000"          // stream id 7
                 + "04030201"          // PSN 0x01020304, little-endian
                 + "05000000"          // credits 5
@@ -53,7 +53,7 @@ class FrameCodecTest {
         int len = DataFrameCodec.encodePackedHeader(b, 0, 0, 9, 5, pos + 1 - DataFrameCodec.payloadOffset(0), 3);
         assertEquals(24 + 4 + 2 + 4 + 4 + 1, len);
         assertEquals(
-            "01" + "01" + "0b00"      // version 1, DATA, flags FIRST|LAST|PACKED
+            "02" + "01" + "0b00"      // version 2, DATA, flags FIRST|LAST|PACKED
                 + "00000000"          // stream id 0
                 + "09000000"          // first PSN 9
                 + "05000000"          // credits 5
@@ -102,7 +102,7 @@ class FrameCodecTest {
     void middleFragmentHasNeitherFirstNorLastFlag() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         DataFrameCodec.encodeHeader(b, 0, false, false, 0, 9, 0, 8, 100);
-        assertEquals("0101000000000000090000000000000008000000" + "64000000", hex(b, 24));
+        assertEquals("0201000000000000090000000000000008000000" + "64000000", hex(b, 24));
         assertFalse(DataFrameCodec.isFirst(b, 0));
         assertFalse(DataFrameCodec.isLast(b, 0));
         assertEquals(100, FrameHeader.messageLength(b, 0));
@@ -113,7 +113,7 @@ class FrameCodecTest {
         UnsafeBuffer b = new UnsafeBuffer(new byte[32]);
         int len = CreditFrameCodec.encode(b, 0, 0, 300);
         assertEquals(24, len);
-        assertEquals("010200000000000000000000" + "2c010000" + "0000000000000000", hex(b, len));
+        assertEquals("020200000000000000000000" + "2c010000" + "0000000000000000", hex(b, len));
         assertEquals(FrameType.CREDIT, FrameHeader.validate(b, 0, len));
     }
 
@@ -128,7 +128,7 @@ class FrameCodecTest {
     void abortCloseFrameCarriesFlagNextPsnAndReason() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         int len = CloseFrameCodec.encode(b, 0, 0, 42, 1, true, "bye");
-        assertEquals("01030400000000002a000000010000000300000000000000627965", hex(b, len));
+        assertEquals("02030400000000002a000000010000000300000000000000627965", hex(b, len));
         assertEquals(FrameType.CLOSE, FrameHeader.validate(b, 0, len));
         assertTrue(CloseFrameCodec.isAbort(b, 0));
         assertEquals("bye", CloseFrameCodec.reason(b, 0));
@@ -154,9 +154,10 @@ class FrameCodecTest {
         FrameFormatException unknown = assertThrows(FrameFormatException.class, () -> FrameHeader.validate(b, 0, 28));
         assertTrue(unknown.getMessage().contains("9"), unknown.getMessage());
         b.putByte(FrameHeader.TYPE_OFFSET, (byte) 1);
-        b.putByte(FrameHeader.VERSION_OFFSET, (byte) 2);
+        // a version 1 peer (before rendezvous, RAIL_DOWN, packing and the split credit word)
+        b.putByte(FrameHeader.VERSION_OFFSET, (byte) 1);
         FrameFormatException version = assertThrows(FrameFormatException.class, () -> FrameHeader.validate(b, 0, 28));
-        assertTrue(version.getMessage().contains("version 2"), version.getMessage());
+        assertTrue(version.getMessage().contains("frame version 1 is not the supported version 2"), version.getMessage());
     }
 
     @Test
@@ -169,8 +170,16 @@ class FrameCodecTest {
     void handshakeRoundTripsThroughItsHexDump() {
         HandshakeCodec h = new HandshakeCodec(2, 4096, 64, 0, 1 << 20);
         byte[] bytes = h.encode();
-        assertEquals("52444658" + "0102" + "0000" + "00100000" + "40000000" + "00000000" + "00001000", HEX.formatHex(bytes));
+        assertEquals("52444658" + "0202" + "0000" + "00100000" + "40000000" + "00000000" + "00001000", HEX.formatHex(bytes));
         assertEquals(h, HandshakeCodec.decode(bytes));
+    }
+
+    @Test
+    void handshakeFromAVersion1PeerIsRefusedNamingBothVersions() {
+        byte[] bytes = new HandshakeCodec(1, 4096, 64, 0, 1 << 20).encode();
+        bytes[4] = 1;
+        FrameFormatException e = assertThrows(FrameFormatException.class, () -> HandshakeCodec.decode(bytes));
+        assertTrue(e.getMessage().contains("version 1, this node 2"), e.getMessage());
     }
 
     @Test
@@ -186,7 +195,7 @@ class FrameCodecTest {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         int len = RendezvousFrameCodec.encodeRts(b, 0, 5, FrameHeader.packCredits(2, 1), 0x100000);
         assertEquals(24, len);
-        assertEquals("01040000" + "00000000" + "05000000" + "02000100" + "00000000" + "00001000", hex(b, len));
+        assertEquals("02040000" + "00000000" + "05000000" + "02000100" + "00000000" + "00001000", hex(b, len));
         assertEquals(FrameType.RTS, FrameHeader.validate(b, 0, len));
         assertTrue(FrameType.RTS.consumesCredit());
     }
@@ -196,7 +205,7 @@ class FrameCodecTest {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         int len = RendezvousFrameCodec.encodeCts(b, 0, 7, 0, 4096, 0x1122334455667788L, 0xCAFE, RendezvousFrameCodec.CTS_DISCARD);
         assertEquals(40, len);
-        assertEquals("01050000" + "00000000" + "07000000" + "00000000" + "10000000" + "00100000"
+        assertEquals("02050000" + "00000000" + "07000000" + "00000000" + "10000000" + "00100000"
             + "8877665544332211" + "feca0000" + "01000000", hex(b, len));
         assertEquals(FrameType.CTS, FrameHeader.validate(b, 0, len));
         RendezvousFrameCodec.validatePayload(b, 0, FrameType.CTS);
@@ -211,7 +220,7 @@ class FrameCodecTest {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         int len = RendezvousFrameCodec.encodeFin(b, 0, 9, 0, 1000, 600, 400, 2, 1);
         assertEquals(40, len);
-        assertEquals("01060000" + "00000000" + "09000000" + "00000000" + "10000000" + "e8030000"
+        assertEquals("02060000" + "00000000" + "09000000" + "00000000" + "10000000" + "e8030000"
             + "58020000" + "90010000" + "02000000" + "01000000", hex(b, len));
         assertEquals(FrameType.FIN, FrameHeader.validate(b, 0, len));
         assertEquals(600, RendezvousFrameCodec.finStripeOffset(b, 0));
@@ -239,7 +248,7 @@ class FrameCodecTest {
     void handshakeCarriesTheRendezvousBufferCountInTheFormerlyReservedField() {
         HandshakeCodec h = new HandshakeCodec(1, 8192, 64, 0, 1 << 20, 4);
         byte[] bytes = h.encode();
-        assertEquals("52444658" + "0101" + "0400" + "00200000" + "40000000" + "00000000" + "00001000", HEX.formatHex(bytes));
+        assertEquals("52444658" + "0201" + "0400" + "00200000" + "40000000" + "00000000" + "00001000", HEX.formatHex(bytes));
         assertEquals(h, HandshakeCodec.decode(bytes));
         assertThrows(IllegalArgumentException.class, () -> new HandshakeCodec(1, 8192, 64, 0, 1 << 20, 65536));
     }
