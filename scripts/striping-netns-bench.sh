@@ -4,36 +4,40 @@
 # veth rails with the soft provider's IP fabric, each figure a ratio to the links' aggregate rate.
 #
 #   scripts/striping-netns-bench.sh [--mib N] [--rates 400mbit,100mbit] [--equal-rates 250mbit,250mbit]
+#                                   [-- pipeline options for both ends, e.g. --chunk-kib 1024 --in-flight 32]
 #
 # For each rail set (4:1 --rates, then the equal --equal-rates) it brings up rdmaflux-a/rdmaflux-b
-# with scripts/netns-rails.sh, and for each policy streams N MiB (default 64) of random bytes with
+# with scripts/netns-rails.sh, and for each policy streams N MiB (default 128) of random bytes with
 # `rdmaflux pipeline --connect` in host A to `pipeline --listen` in host B (rail i: 10.77.i.1 ->
 # 10.77.i.2, SHA-256 verified by the receiver), then prints the sender's throughput and its ratio to
-# the sum of the tbf rates (tbf counts Ethernet/IP/TCP headers too, so about 0.95 is the ceiling).
+# the sum of the tbf rates (tbf counts Ethernet/IP/TCP headers too, so about 0.95 is the ceiling)
+# and to the sum of each rail's throughput alone, measured first in the same setup.
 # Policies: 4:1 rails: adaptive (from equal weights), even, weighted:4,1; equal rails: adaptive, even.
 #
 # Uses samples/target/rdmaflux-samples.jar as built (./rdmaflux --help builds it); put extra classes
 # first with STRIPING_EXTRA_CP (e.g. rail-striping/target/classes to try an unreleased policy).
 # Holds /tmp/rdmaflux-bench.lock while measuring (benchmarks share 2 cores) and
 # /tmp/rdmaflux-netns.lock around the namespaces (each waited for at most 120 s). Every java
-# process runs under `timeout` (90 s), a receiver must listen within 30 s, so the 5 runs end within
-# about 15 minutes whatever hangs (about 1 minute when all is well); the namespaces are always torn
+# process runs under `timeout` (90 s), a receiver must listen within 30 s, so the 9 runs end within
+# about 20 minutes whatever hangs (about 1.5 minutes when all is well); the namespaces are always torn
 # down (trap). Not root, no namespaces, no jar, or namespaces busy with someone else's processes: prints
 # "striping netns bench skipped: <why>" and exits 0.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-MIB=64
+MIB=128
 RATES=400mbit,100mbit
 EQUAL_RATES=250mbit,250mbit
 RUN_TIMEOUT=90
 LOCK_WAIT=120
+PIPELINE_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --mib) MIB="${2:?--mib needs a number}"; shift 2 ;;
     --rates) RATES="${2:?--rates needs r1,r2}"; shift 2 ;;
     --equal-rates) EQUAL_RATES="${2:?--equal-rates needs r1,r2}"; shift 2 ;;
-    *) echo "usage: $0 [--mib N] [--rates r1,r2] [--equal-rates r1,r2]" >&2; exit 2 ;;
+    --) shift; PIPELINE_ARGS=("$@"); break ;;
+    *) echo "usage: $0 [--mib N] [--rates r1,r2] [--equal-rates r1,r2] [-- pipeline options for both ends]" >&2; exit 2 ;;
   esac
 done
 [[ "$MIB" =~ ^[1-9][0-9]{0,3}$ ]] || { echo "striping-netns-bench: --mib must be 1..9999 but it was '$MIB'" >&2; exit 2; }
@@ -86,13 +90,19 @@ mbit() {
     print n }'
 }
 
-# run <label> <policy> <aggregate MiB/s>: one pipeline transfer; prints its line of the table
-run() {
-  local label="$1" policy="$2" aggregate="$3" log="$WORK/$1-${2//[:,]/_}"
+# transfer <log> <policy> <rail numbers, e.g. "1 2">: one pipeline transfer from host A to host B
+# over those rails; leaves the sender's MiB/s in $MIBPS
+transfer() {
+  local log="$1" policy="$2" rails_used="$3" listen_addrs="" connect_addrs="" first=""
+  for i in $rails_used; do
+    first="${first:-$i}"
+    listen_addrs="${listen_addrs:+$listen_addrs,}10.77.$i.2"
+    connect_addrs="${connect_addrs:+$connect_addrs,}10.77.$i.1"
+  done
   PORT=$((PORT + 1))
   timeout "$RUN_TIMEOUT" ip netns exec rdmaflux-b java $JVM_FLAGS -cp "$CP" io.rdmaflux.samples.Main pipeline \
-    --listen "10.77.1.2:$PORT" --addresses 10.77.1.2,10.77.2.2 --timeout-s $((RUN_TIMEOUT - 10)) --no-progress \
-    --report-dir "$WORK" >"$log.receiver" 2>&1 &
+    --listen "10.77.$first.2:$PORT" --addresses "$listen_addrs" --timeout-s $((RUN_TIMEOUT - 10)) --no-progress \
+    --report-dir "$WORK" ${PIPELINE_ARGS[@]+"${PIPELINE_ARGS[@]}"} >"$log.receiver" 2>&1 &
   RECEIVER_PID=$!
   local waited=0
   until grep -q "listening at" "$log.receiver" 2>/dev/null; do
@@ -102,40 +112,46 @@ run() {
   done
   local rc=0
   timeout "$RUN_TIMEOUT" ip netns exec rdmaflux-a java $JVM_FLAGS -cp "$CP" io.rdmaflux.samples.Main pipeline \
-    --connect "10.77.1.2:$PORT" --addresses 10.77.1.1,10.77.2.1 --policy "$policy" --limit-mib "$MIB" \
-    --timeout-s $((RUN_TIMEOUT - 10)) --no-progress --report-dir "$WORK" "$WORK/input.bin" >"$log.sender" 2>&1 || rc=$?
+    --connect "10.77.$first.2:$PORT" --addresses "$connect_addrs" --policy "$policy" --limit-mib "$MIB" \
+    --timeout-s $((RUN_TIMEOUT - 10)) --no-progress --report-dir "$WORK" ${PIPELINE_ARGS[@]+"${PIPELINE_ARGS[@]}"} \
+    "$WORK/input.bin" >"$log.sender" 2>&1 || rc=$?
   wait "$RECEIVER_PID" || true
   RECEIVER_PID=""
   if [ "$rc" != 0 ] || ! grep -q "OK, verified by the receiver" "$log.sender"; then
-    echo "striping-netns-bench: $label $policy failed (exit $rc, 124 = timeout of ${RUN_TIMEOUT}s):" >&2
+    echo "striping-netns-bench: $log failed (exit $rc, 124 = timeout of ${RUN_TIMEOUT}s):" >&2
     tail -5 "$log.sender" >&2
     return 1
   fi
-  local mibps
-  mibps="$(awk '$1 == "throughput" { print $2 }' "$log.sender")"
-  awk -v l="$label" -v p="$policy" -v m="$mibps" -v a="$aggregate" \
-    'BEGIN { printf "| %-22s | %-13s | %8.1f | %8.1f | %5.3f |\n", l, p, m, a, m / a }'
+  MIBPS="$(awk '$1 == "throughput" { print $2 }' "$log.sender")"
 }
 
-# rails <label> <rates> <policies...>
+# rails <label> <rates> <policies...>: each rail alone first (the reference), then each policy
 rails() {
   local label="$1" rates="$2"; shift 2
-  local r1 r2 total
+  local r1 r2 links alone=0
   IFS=, read -r r1 r2 <<< "$rates"
-  total="$(awk -v a="$(mbit "$r1")" -v b="$(mbit "$r2")" 'BEGIN { if (a == "bad" || b == "bad") print "bad"; else printf "%.2f", (a + b) * 1e6 / 8 / 1048576 }')"
-  [ "$total" != bad ] || { echo "striping-netns-bench: rates must look like 400mbit or 1gbit but were '$rates'" >&2; exit 2; }
+  links="$(awk -v a="$(mbit "$r1")" -v b="$(mbit "$r2")" 'BEGIN { if (a == "bad" || b == "bad") print "bad"; else printf "%.1f", (a + b) * 1e6 / 8 / 1048576 }')"
+  [ "$links" != bad ] || { echo "striping-netns-bench: rates must look like 400mbit or 1gbit but were '$rates'" >&2; exit 2; }
   "$ROOT/scripts/netns-rails.sh" up --rails 2 --rates "$rates" >/dev/null
+  for i in 1 2; do
+    transfer "$WORK/$label-rail$i" rr "$i"
+    alone="$(awk -v a="$alone" -v m="$MIBPS" 'BEGIN { printf "%.1f", a + m }')"
+    printf '| %-6s %-16s | %-13s | %8.1f | %8s | %8s | %6s |\n' "$label" "$rates" "rail $i alone" "$MIBPS" "$links" "" ""
+  done
   for policy in "$@"; do
-    run "$label ($rates)" "$policy" "$total"
+    transfer "$WORK/$label-${policy//[:,]/_}" "$policy" "1 2"
+    awk -v l="$label" -v r="$rates" -v p="$policy" -v m="$MIBPS" -v k="$links" -v a="$alone" \
+      'BEGIN { printf "| %-6s %-16s | %-13s | %8.1f | %8.1f | %8.3f | %6.3f |\n", l, r, p, m, k, m / k, m / a }'
   done
   "$ROOT/scripts/netns-rails.sh" down >/dev/null
 }
 
 echo "striping-netns-bench: $MIB MiB per run, two processes in rdmaflux-a -> rdmaflux-b, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "| rails (tbf)            | policy        | MiB/s    | links    | ratio |"
-echo "|---|---|---|---|---|"
+echo "| rails (tbf)             | policy        | MiB/s    | links    | / links  | / rails alone |"
+echo "|---|---|---|---|---|---|"
 exec 9>/tmp/rdmaflux-bench.lock
 flock -w "$LOCK_WAIT" 9 || skip "the benchmark lock /tmp/rdmaflux-bench.lock stayed taken for ${LOCK_WAIT}s"
 rails "4:1" "$RATES" adaptive even weighted:4,1
 rails "equal" "$EQUAL_RATES" adaptive even
-echo "striping-netns-bench: ratio = sender throughput / sum of the tbf rates; load average after $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "striping-netns-bench: / links = sender throughput over the sum of the tbf rates (MiB/s); / rails alone = over the sum of"
+echo "  each rail's own throughput measured just before (same fabric, same processes); load average after $(cut -d' ' -f1-3 /proc/loadavg)"
