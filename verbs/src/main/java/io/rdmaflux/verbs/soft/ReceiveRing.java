@@ -15,6 +15,7 @@ final class ReceiveRing {
 
     final int capacity;
     private final int mask;
+    private final int slotShift;
     private long producerCachedHead;
     private long consumerHead;
     private long consumerCachedTail;
@@ -33,11 +34,17 @@ final class ReceiveRing {
         this.capacity = capacity;
         int slots = Integer.highestOneBit(Math.max(1, capacity - 1)) << 1;
         this.mask = slots - 1;
+        this.slotShift = Integer.numberOfTrailingZeros(slots);
         this.wrIds = new long[slots];
         this.numSges = new int[slots];
         this.sgeAddresses = new long[slots * SGES];
         this.sgeLengths = new int[slots * SGES];
         this.sgeLkeys = new int[slots * SGES];
+    }
+
+    /** Index of SGE {@code k} of {@code slot} in the SGE arrays: SGE-major, as in {@link SendRing#sgeIndex}. */
+    int sgeIndex(int slot, int k) {
+        return k << slotShift | slot;
     }
 
     private final java.util.concurrent.atomic.AtomicBoolean postLock = new java.util.concurrent.atomic.AtomicBoolean();
@@ -76,9 +83,10 @@ final class ReceiveRing {
                 throw new VerbsException("receive SGE " + k + " has negative length " + s.length()
                     + "; lengths are byte counts >= 0");
             }
-            sgeAddresses[slot * SGES + k] = s.address();
-            sgeLengths[slot * SGES + k] = s.length();
-            sgeLkeys[slot * SGES + k] = s.lkey();
+            int i = sgeIndex(slot, k);
+            sgeAddresses[i] = s.address();
+            sgeLengths[i] = s.length();
+            sgeLkeys[i] = s.lkey();
         }
         wrIds[slot] = wr.wrId();
         numSges[slot] = n;

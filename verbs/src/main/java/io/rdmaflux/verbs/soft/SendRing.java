@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * inline payload area. {@link SoftQueuePair#postSend} fills a slot and publishes it by a release
  * store of {@link #tail}; the engine frees slots by a release store of {@link #head}.
  *
- * <p>Per slot: what was posted (wr id, opcode, flags, immediate, remote address and rkey, UD
+ * <p>Per slot (SGEs at {@link #sgeIndex}): what was posted (wr id, opcode, flags, immediate, remote address and rkey, UD
  * destination, SGE list, total length), and what the engine learned (a READ's data arrived, an
  * error found at post or transmit time).
  */
@@ -20,6 +20,7 @@ final class SendRing {
 
     final int capacity;
     final int mask;
+    private final int slotShift;
     final long[] wrId;
     final byte[] opcode;
     final boolean[] signaled;
@@ -48,10 +49,20 @@ final class SendRing {
     /** The producer's last look at {@link #head}, refreshed only when the ring looks full. */
     long producerCachedHead;
 
+    /**
+     * Index of SGE {@code k} of {@code slot} in the SGE arrays. SGE-major ({@code k * slots + slot}):
+     * SGE 0 of consecutive slots shares cache lines, so a burst of one-SGE sends touches one line
+     * per eight slots instead of one line per slot in each SGE array.
+     */
+    int sgeIndex(int slot, int k) {
+        return k << slotShift | slot;
+    }
+
     SendRing(int capacity, int maxInlineBytes) {
         this.capacity = capacity;
         int slots = Integer.highestOneBit(Math.max(1, capacity - 1)) << 1;
         this.mask = slots - 1;
+        this.slotShift = Integer.numberOfTrailingZeros(slots);
         wrId = new long[slots];
         opcode = new byte[slots];
         signaled = new boolean[slots];

@@ -7,10 +7,12 @@ import io.rdmaflux.verbs.WcOpcode;
 import io.rdmaflux.verbs.WcStatus;
 import io.rdmaflux.verbs.WorkCompletion;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
- * A soft completion queue: a preallocated single-producer/single-consumer ring, stored as parallel
- * arrays (no object per completion). The producer is the device's engine; the consumer is whoever
+ * A soft completion queue: a preallocated single-producer/single-consumer ring, stored as a few
+ * parallel arrays with the small fields packed into one {@code long} (no object per completion, four
+ * array stores per completion). The producer is the device's engine; the consumer is whoever
  * calls {@link #poll}, one thread at a time. {@code poll} hands a batch to the sink with one reused
  * {@link WorkCompletion} and publishes the new head once per batch.
  *
@@ -20,20 +22,21 @@ import java.util.concurrent.atomic.AtomicLong;
 final class SoftCompletionQueue implements CompletionQueue {
     private static final WcStatus[] STATUSES = WcStatus.values();
     private static final WcOpcode[] OPCODES = WcOpcode.values();
+    private static final long HAS_IMMEDIATE = 1L << 48;
+    private static final long HAS_DETAIL = 1L << 49;
 
     private final SoftDevice device;
     private final int capacity;
     private final int mask;
     private long cachedHead;
     private final long[] wrIds;
-    private final byte[] statuses;
-    private final byte[] opcodes;
-    private final int[] byteLengths;
+    /** Per completion: byte length (bits 0-31), status (32-39), opcode (40-47), has-immediate (48), has-detail (49). */
+    private final long[] words;
+    /** Per completion: QP number (bits 0-31), source QPN (32-63). */
+    private final long[] qps;
     private final int[] immediates;
-    private final boolean[] hasImmediates;
-    private final int[] qpNumbers;
-    private final int[] sourceQpns;
-    private final String[] details;
+    /** Error reasons; only slots with the has-detail bit hold one (successes store nothing). */
+    private final @Nullable String[] details;
     private final AtomicLong head = new AtomicLong();
     private final AtomicLong tail = new AtomicLong();
     private long producerTail;
@@ -47,13 +50,9 @@ final class SoftCompletionQueue implements CompletionQueue {
         int slots = Integer.highestOneBit(Math.max(1, capacity - 1)) << 1;
         this.mask = slots - 1;
         this.wrIds = new long[slots];
-        this.statuses = new byte[slots];
-        this.opcodes = new byte[slots];
-        this.byteLengths = new int[slots];
+        this.words = new long[slots];
+        this.qps = new long[slots];
         this.immediates = new int[slots];
-        this.hasImmediates = new boolean[slots];
-        this.qpNumbers = new int[slots];
-        this.sourceQpns = new int[slots];
         this.details = new String[slots];
     }
 
@@ -86,18 +85,17 @@ final class SoftCompletionQueue implements CompletionQueue {
              int qpNumber, int sourceQpn, String detail) {
         int i = (int) producerTail & mask;
         wrIds[i] = wrId;
-        statuses[i] = (byte) status.ordinal();
-        opcodes[i] = (byte) opcode.ordinal();
-        byteLengths[i] = byteLength;
-        hasImmediates[i] = hasImmediate;
+        long w = (byteLength & 0xFFFF_FFFFL) | (long) status.ordinal() << 32 | (long) opcode.ordinal() << 40;
         if (hasImmediate) {
+            w |= HAS_IMMEDIATE;
             immediates[i] = immediate;
         }
-        qpNumbers[i] = qpNumber;
-        sourceQpns[i] = sourceQpn;
-        if (details[i] != detail) {
+        if (detail != null && !detail.isEmpty()) {
+            w |= HAS_DETAIL;
             details[i] = detail;
         }
+        words[i] = w;
+        qps[i] = (qpNumber & 0xFFFF_FFFFL) | (long) sourceQpn << 32;
         tail.lazySet(++producerTail);
     }
 
@@ -115,12 +113,16 @@ final class SoftCompletionQueue implements CompletionQueue {
         try {
             for (int k = 0; k < n; k++) {
                 int i = (int) (h + k) & mask;
-                boolean imm = hasImmediates[i];
-                wc.set(wrIds[i], STATUSES[statuses[i]], OPCODES[opcodes[i]], byteLengths[i], imm,
-                    imm ? immediates[i] : 0, qpNumbers[i], sourceQpns[i], details[i]);
-                if (details[i] != "") {
-                    details[i] = "";
+                long w = words[i];
+                long q = qps[i];
+                boolean imm = (w & HAS_IMMEDIATE) != 0;
+                String detail = "";
+                if ((w & HAS_DETAIL) != 0) {
+                    detail = details[i];
+                    details[i] = null;
                 }
+                wc.set(wrIds[i], STATUSES[(int) (w >>> 32) & 0xFF], OPCODES[(int) (w >>> 40) & 0xFF], (int) w, imm,
+                    imm ? immediates[i] : 0, (int) q, (int) (q >>> 32), detail);
                 sink.onCompletion(wc);
             }
         } finally {

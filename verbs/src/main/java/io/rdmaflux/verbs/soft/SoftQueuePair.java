@@ -261,7 +261,6 @@ final class SoftQueuePair implements QueuePair {
             }
             int slot = (int) t & sq.mask;
             int n = wr.numSge();
-            int base = slot * SGES;
             long total = 0;
             for (int k = 0; k < n; k++) {
                 ScatterGatherEntry e = wr.sge(k);
@@ -270,9 +269,10 @@ final class SoftQueuePair implements QueuePair {
                     throw new VerbsException("SGE " + k + " of " + wr + " has negative length " + len);
                 }
                 total += len;
-                sq.sgeAddress[base + k] = e.address();
-                sq.sgeLength[base + k] = len;
-                sq.sgeLkey[base + k] = e.lkey();
+                int i = sq.sgeIndex(slot, k);
+                sq.sgeAddress[i] = e.address();
+                sq.sgeLength[i] = len;
+                sq.sgeLkey[i] = e.lkey();
             }
             boolean inline = wr.inline();
             if (inline) {
@@ -339,7 +339,7 @@ final class SoftQueuePair implements QueuePair {
         ByteBuffer dst = sq.inlineData;
         int pos = slot * sq.inlineStride;
         for (int k = 0; k < sq.numSge[slot]; k++) {
-            int i = slot * SGES + k;
+            int i = sq.sgeIndex(slot, k);
             int len = sq.sgeLength[i];
             SoftMemoryRegion mr = device.lookupLocal(sq.sgeLkey[i]);
             String problem = checkLocal(mr, sq.sgeLkey[i], sq.sgeAddress[i], len, false);
@@ -570,7 +570,7 @@ final class SoftQueuePair implements QueuePair {
     /** Checks a slot's SGEs at transmit; marks the slot with LOC_PROT_ERR when one is bad. */
     private void validateSges(int slot, boolean write) {
         for (int k = 0; k < sq.numSge[slot]; k++) {
-            int i = slot * SGES + k;
+            int i = sq.sgeIndex(slot, k);
             String problem = checkLocal(device.lookupLocal(sq.sgeLkey[i]), sq.sgeLkey[i], sq.sgeAddress[i], sq.sgeLength[i], write);
             if (problem != null) {
                 markError(slot, WcStatus.LOC_PROT_ERR, "SGE " + k + ": " + problem);
@@ -597,7 +597,7 @@ final class SoftQueuePair implements QueuePair {
             return true;
         }
         for (int k = 0; k < sq.numSge[slot]; k++) {
-            int i = slot * SGES + k;
+            int i = sq.sgeIndex(slot, k);
             int len = sq.sgeLength[i];
             int lkey = sq.sgeLkey[i];
             long addr = sq.sgeAddress[i];
@@ -765,7 +765,7 @@ final class SoftQueuePair implements QueuePair {
             }
         } else {
             for (int k = 0; k < sq.numSge[slot]; k++) {
-                int i = slot * SGES + k;
+                int i = sq.sgeIndex(slot, k);
                 int l = sq.sgeLength[i];
                 if (l > 0) {
                     SoftMemoryRegion mr = device.lookupLocal(sq.sgeLkey[i]);
@@ -884,7 +884,7 @@ final class SoftQueuePair implements QueuePair {
         SoftDevice.Scratch s = device.scratch;
         int count = 0;
         for (int k = 0; k < sq.numSge[slot]; k++) {
-            int i = slot * SGES + k;
+            int i = sq.sgeIndex(slot, k);
             SoftMemoryRegion mr = device.lookupLocal(sq.sgeLkey[i]);
             String problem = checkLocal(mr, sq.sgeLkey[i], sq.sgeAddress[i], sq.sgeLength[i], true);
             if (problem != null) {

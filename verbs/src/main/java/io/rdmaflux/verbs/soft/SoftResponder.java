@@ -165,7 +165,7 @@ final class SoftResponder {
         int n = ring.numSges[slot];
         long total = 0;
         for (int k = 0; k < n; k++) {
-            int i = slot * ReceiveRing.SGES + k;
+            int i = ring.sgeIndex(slot, k);
             int lkey = ring.sgeLkeys[i];
             long addr = ring.sgeAddresses[i];
             int len = ring.sgeLengths[i];
