@@ -3,7 +3,16 @@ package io.rdmaflux.benchmarks.striping;
 import java.util.Arrays;
 import java.util.Locale;
 
-/** Diagnostic: MB/s of one policy over given rail rates, real time. Args: rates(csv, 0 = unshaped) policy inFlight messages rounds. */
+/**
+ * Diagnostic, real time: MB/s and weights of one policy over soft rails of the given rates, after
+ * one warm-up round. Arguments: rates in bytes/s, comma-separated (0 = unshaped); policy (adaptive,
+ * adaptive-per-message, even, weighted, rail0, rail1); messages in flight; 1 MiB messages per round;
+ * rounds. Pin it beside a busy loop ({@code taskset -c 1}) to see how a policy copes with a
+ * progress thread that gets half a core.
+ *
+ * <p>Run: {@code java $(cat .mvn/jvm-flags) -cp benchmarks/target/benchmarks.jar
+ * io.rdmaflux.benchmarks.striping.StripingProbe 400000000,100000000 adaptive 8 64 4}
+ */
 public final class StripingProbe {
     private StripingProbe() {
     }
