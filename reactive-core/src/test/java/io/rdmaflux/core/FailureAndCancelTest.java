@@ -7,7 +7,10 @@ import io.rdmaflux.verbs.testing.VerbsLeakCheck;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
+import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Flux;
 
 import java.util.ArrayList;
@@ -94,6 +97,49 @@ class FailureAndCancelTest {
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
             assertTrue(emitted.get() <= 8 + 16, "the sender stays bounded: " + emitted.get());
             assertThrows(IllegalReferenceCountException.class, () -> held.get(0).release());
+        }
+    }
+
+    @Test
+    void aReceiveSubscriberWhoseOnNextThrowsIsTreatedAsCancelledAndItsErrorIsDropped() {
+        List<Throwable> dropped = new ArrayList<>();
+        Hooks.onErrorDropped(dropped::add);
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(8))) {
+            AtomicInteger arrived = new AtomicInteger();
+            IllegalStateException boom = new IllegalStateException("subscriber bug");
+            p.server.receive().subscribe(new CoreSubscriber<RdmaMessage>() {
+                @Override
+                public void onSubscribe(Subscription s) {
+                    s.request(Long.MAX_VALUE);
+                }
+
+                @Override
+                public void onNext(RdmaMessage m) {
+                    m.release();
+                    if (arrived.incrementAndGet() == 3) {
+                        throw boom;
+                    }
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    throw new AssertionError("no onError after the subscriber threw", t);
+                }
+
+                @Override
+                public void onComplete() {
+                    throw new AssertionError("no onComplete after the subscriber threw");
+                }
+            });
+            p.client.send(Flux.range(0, 50).map(i -> RdmaMessage.of("m" + i))).subscribe(null, e -> { });
+            for (int i = 0; i < 20; i++) {
+                p.drive();
+            }
+            assertEquals(3, arrived.get(), "nothing is delivered after onNext threw");
+            assertEquals(List.of(boom), dropped);
+            assertEquals(0, p.serverNode.metrics().buffersOutstanding(), "queued and later messages are released");
+        } finally {
+            Hooks.resetOnErrorDropped();
         }
     }
 

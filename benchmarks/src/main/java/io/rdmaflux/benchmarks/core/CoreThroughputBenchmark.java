@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Full-path message rate and bulk throughput of reactive-core on the in-JVM soft fabric: a send
- * Flux on one node to a receive Flux on another, with credits and release, DEDICATED threads.
+ * Flux on one node to a receive Flux on another, with credits and release, SHARED or DEDICATED progress threads.
  * {@code memcpy} is the reference measured in the same run (same sizes, one copy into a direct buffer).
  *
  * <p>Run: {@code java -jar benchmarks/target/benchmarks.jar 'core.CoreThroughputBenchmark' -f 1 -wi 2 -i 3}
@@ -53,7 +53,8 @@ public class CoreThroughputBenchmark {
     /** Rendezvous message buffers per node: large messages in flight at once. */
     @Param({"8"})
     public int rendezvousBuffers;
-    @Param({"DEDICATED"})
+    /** SHARED: both nodes on one progress thread; DEDICATED: a thread per node (see MessageRateBenchmark). */
+    @Param({"SHARED", "DEDICATED"})
     public String threading;
 
     private SoftProvider pa;

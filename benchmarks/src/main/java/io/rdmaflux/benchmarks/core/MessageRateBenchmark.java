@@ -56,7 +56,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * 32-byte message rate, in messages per second (one JMH op = one message), three ways in one run:
  * <ul>
  *   <li>{@code rdmaflux}: reactive-core's full path on the in-JVM soft fabric, send Flux on one
- *       node to the receive Flux of another, with credits and release, DEDICATED progress threads;</li>
+ *       node to the receive Flux of another, with credits and release, SHARED (one progress thread for both nodes) or DEDICATED (one per node), Agrona backoff idling ended by a wake-up when work is handed in;</li>
  *   <li>{@code rsocketLocal}: RSocket-java 1.1.5 request-stream over its local transport;</li>
  *   <li>{@code aeronIpc}: Aeron 1.50 IPC through an embedded media driver (its directory under
  *       {@code java.io.tmpdir}, deleted at tear-down), offer and poll on the benchmark thread.</li>
@@ -98,13 +98,19 @@ public class MessageRateBenchmark {
     private long aeronReceived;
     private final FragmentHandler aeronHandler = (buffer, offset, length, header) -> aeronReceived++;
 
-    @Param({"DEDICATED"})
+    /**
+     * SHARED: both nodes' connections on one progress thread (the best same-JVM configuration on a small
+     * host: no hand-over between cores); DEDICATED: one progress thread per node.
+     */
+    @Param({"SHARED", "DEDICATED"})
     public String threading;
     @Param({"backoff"})
     public String idle;
-    @Param({"256"})
+    /** DATA receive (and send) buffers per node: the message window, since message credits never exceed the buffers. */
+    @Param({"512"})
     public int receiveBuffers;
-    @Param({"1024"})
+    /** 2560 B holds a packed frame of 64 messages of 32 B (4-byte length prefix each). */
+    @Param({"2560"})
     public int bufferBytes;
 
     private RdmaNode node(SoftProvider p, String name) {

@@ -37,7 +37,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * reports, as JMH auxiliary counters, the messages taken from the publisher and not consumed
  * ({@code heldBySender}, which must stay &le; credits + send queue) beside that bound
  * ({@code boundCreditsPlusQueue} = credits the sender holds + its send queue; with the demand used up the
- * credits are 0, so the bound is the send queue).
+ * credits are 0, so the bound is the send queue), and {@code excessOverBound}, which must be 0.
+ * JMH sums event counters over the measurement iterations in its summary row: the per-iteration
+ * values are its (min, avg, max) line.
  *
  * <p>Run: {@code java -jar benchmarks/target/benchmarks.jar 'core.StalledConsumerBenchmark' -f 1 -wi 1 -i 3}
  */
@@ -58,6 +60,8 @@ public class StalledConsumerBenchmark {
     public static class Held {
         public long heldBySender;
         public long boundCreditsPlusQueue;
+        /** Messages held beyond the bound: 0 in every iteration when backpressure holds. */
+        public long excessOverBound;
     }
 
     private SoftProvider pa;
@@ -110,6 +114,7 @@ public class StalledConsumerBenchmark {
         Thread.sleep(200);
         held.heldBySender = emitted.get() - consumed.get();
         held.boundCreditsPlusQueue = client.metrics().sendCredits() + SEND_QUEUE;
+        held.excessOverBound = Math.max(0, held.heldBySender - held.boundCreditsPlusQueue);
         send.dispose();
         return held.heldBySender;
     }

@@ -722,6 +722,11 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
 
     @Override
     public void onCompletion(WorkCompletion wc) {
+        if (closed) {
+            // closed by a callback (application code run from an earlier completion of the same poll): the
+            // pools are gone, the rest of the batch has nothing to go to
+            return;
+        }
         long wrId = wc.wrId();
         int slot = (int) (wrId & ~KIND_MASK);
         if ((wrId & KIND_MASK) != KIND_RECV && !retireUnsignaledBefore(wrId)) {
