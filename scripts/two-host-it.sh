@@ -44,6 +44,12 @@ if [ -n "$LOSS" ] && ! command -v iptables >/dev/null 2>&1; then
   skip "--loss needs iptables, which is not installed"
 fi
 
+# the namespaces are shared with scripts/striping-netns-bench.sh (and anyone running netns-rails.sh by hand)
+if command -v flock >/dev/null 2>&1; then
+  exec 8>/tmp/rdmaflux-netns.lock
+  flock -w 300 8 || { echo "two-host-it: /tmp/rdmaflux-netns.lock stayed taken for 300 s (another run uses the namespaces)" >&2; exit 1; }
+fi
+
 cd "$ROOT"
 echo "two-host-it: building verbs and running the loopback pair (TwoRailLoopbackTest)"
 mvn -B -o -q -pl verbs test -Dtest=TwoRailLoopbackTest -Dsurefire.failIfNoSpecifiedTests=false
