@@ -21,8 +21,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The engine ({@link #doWork(long)}) is a {@link ProgressAgent} run by the provider's thread or
  * by {@code provider.progress(nowNs)}. Each pass it delivers frames whose arrival time has come
- * (held back in a heap when a rail has latency or shaping), takes new frames from the
- * {@link FrameTransport}, runs every QP's requester (transmit, timers, completions, flush), sends
+ * (held back in a heap when a rail has latency or shaping), transmits RC work requests posted since
+ * the last pass (so they leave before the transport's poll, which on the IP fabric is a system
+ * call), takes new frames from the {@link FrameTransport}, runs every QP's requester (transmit, timers, completions, flush), sends
  * the cumulative ACKs its responders owe, and moves the QPs of an overrun CQ to ERROR.
  *
  * <p><b>Concurrency:</b> the setup API is thread-safe. Engine state is touched by the engine
@@ -53,6 +54,7 @@ public final class SoftDevice implements Device, ProgressAgent {
     private int nextRegionIndex = 1;
     private final ArrayList<Integer> freeRegionIndexes = new ArrayList<>();
     private volatile SoftQueuePair[] qpList = new SoftQueuePair[0];
+    private volatile int udQueuePairs;
     private volatile @Nullable SoftQueuePair[] qpTable = new SoftQueuePair[16];
     private volatile SoftCompletionQueue[] cqList = new SoftCompletionQueue[0];
     private final Set<SoftProtectionDomain> pds = ConcurrentHashMap.newKeySet();
@@ -245,6 +247,9 @@ public final class SoftDevice implements Device, ProgressAgent {
             SoftQueuePair[] list = Arrays.copyOf(qpList, qpList.length + 1);
             list[list.length - 1] = qp;
             qpList = list;
+            if (qp.type() == io.rdmaflux.verbs.QpType.UD) {
+                udQueuePairs++;
+            }
             SoftResources.LIVE_QUEUE_PAIRS.incrementAndGet();
             return qp;
         }
@@ -257,7 +262,11 @@ public final class SoftDevice implements Device, ProgressAgent {
                 table[qp.qpn] = null;
                 qpTable = table;
             }
+            int before = qpList.length;
             qpList = Arrays.stream(qpList).filter(q -> q != qp).toArray(SoftQueuePair[]::new);
+            if (qpList.length < before && qp.type() == io.rdmaflux.verbs.QpType.UD) {
+                udQueuePairs--;
+            }
         }
     }
 
@@ -269,6 +278,14 @@ public final class SoftDevice implements Device, ProgressAgent {
     /** Queue pairs open on this device. */
     public int queuePairCount() {
         return qpList.length;
+    }
+
+    /**
+     * UD queue pairs open on this device; any thread. A transport may poll its datagram sockets less
+     * often while there are none.
+     */
+    public int udQueuePairCount() {
+        return udQueuePairs;
     }
 
     // ---------------------------------------------------------------- frames
@@ -380,9 +397,17 @@ public final class SoftDevice implements Device, ProgressAgent {
             return 0;
         }
         int work = delayed.isEmpty() ? 0 : drainDelayed(nowNs);
+        SoftQueuePair[] list = qpList;
+        int rung = 0;
+        for (SoftQueuePair qp : list) {
+            rung += qp.transmitPosted(nowNs);
+        }
+        if (rung > 0) {
+            attachment.flush();
+            work += rung;
+        }
         work += attachment.poll(nowNs, POLL_LIMIT);
         work += flushAcks(nowNs);
-        SoftQueuePair[] list = qpList;
         for (SoftQueuePair qp : list) {
             work += qp.doSendWork(nowNs);
         }

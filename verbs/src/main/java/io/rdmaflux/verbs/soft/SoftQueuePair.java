@@ -496,6 +496,27 @@ final class SoftQueuePair implements QueuePair {
             }
             rnrWaiting = false;
         }
+        return work + transmit(nowNs);
+    }
+
+    /**
+     * Engine, at the start of a pass (the doorbell): transmits RC work requests posted since the
+     * last pass before the transport is polled, so a request posted between passes leaves without
+     * waiting behind the poll (on the IP fabric a system call). Only new work in RTS with no RNR
+     * wait or route failure pending; timers, completions and retransmission stay with
+     * {@link #doSendWork}, later in the same pass.
+     */
+    int transmitPosted(long nowNs) {
+        if (type != QpType.RC || txIndex != highestTx || rnrWaiting || routeBrokenReason != null || state != QpState.RTS
+            || txIndex >= sq.tail.get()) {
+            return 0;
+        }
+        return transmit(nowNs);
+    }
+
+    /** Transmits posted work requests from {@code txIndex} on while the rail takes them. */
+    private int transmit(long nowNs) {
+        int work = 0;
         long tail = sq.tail.get();
         Route r = route;
         RailConfig rail = port.engineRail();

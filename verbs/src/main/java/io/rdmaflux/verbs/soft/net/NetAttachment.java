@@ -27,7 +27,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * One NIC's view of a {@link NetTransport}: its ports' sockets, its RC streams, and one
  * {@link Selector} over all of them, polled with {@code selectNow} (one system call per engine
- * pass). Engine thread only, except {@code bind}, {@code resolve} (setup) and {@code close}.
+ * pass). While the NIC has at most {@value #DIRECT_READ_STREAMS} RC streams and no UD queue pair,
+ * the streams are busy-polled with direct reads instead and the selector runs only now and then
+ * (see {@link #readStreamsDirectly}). Engine thread only, except {@code bind}, {@code resolve} (setup) and {@code close}.
  */
 final class NetAttachment implements FrameTransport.Attachment {
     private final NetTransport transport;
@@ -43,6 +45,16 @@ final class NetAttachment implements FrameTransport.Attachment {
     private final ArrayList<RcStream> dirty = new ArrayList<>();
     private long nowNs;
     private int budget;
+    /** This pass reads RC streams directly rather than through the selector (see {@link #readStreamsDirectly}). */
+    private boolean direct;
+    private int passesSinceSelect;
+    private long lastSelectNs;
+    /** Up to this many RC streams are busy-polled with direct reads; more go through the selector alone. */
+    static final int DIRECT_READ_STREAMS = 8;
+    /** While streams are busy-polled, the selector runs once per this many passes ... */
+    static final int SELECT_EVERY_PASSES = 64;
+    /** ... or this often, ns, whichever comes first. */
+    static final long SELECT_EVERY_NS = 100_000;
     private volatile boolean closed;
 
     NetAttachment(NetTransport transport, SoftDevice nic) {
@@ -279,14 +291,50 @@ final class NetAttachment implements FrameTransport.Attachment {
             }
             backlogged.removeIf(s -> !s.backlogged);
         }
+        int streams = inbound.size();
+        direct = streams > 0 && streams <= DIRECT_READ_STREAMS && nic.udQueuePairCount() == 0;
+        if (direct) {
+            readStreamsDirectly();
+        }
         try {
-            if (budget > 0) {
+            if (budget > 0 && (!direct || ++passesSinceSelect >= SELECT_EVERY_PASSES || nowNs - lastSelectNs >= SELECT_EVERY_NS)) {
+                passesSinceSelect = 0;
+                lastSelectNs = nowNs;
                 selector.selectNow(onReady);
             }
         } catch (IOException e) {
             throw new VerbsException("selector of device '" + nic.name() + "' failed: " + e, e);
         }
         return before - budget;
+    }
+
+    /**
+     * Busy-polls each RC stream with one non-blocking read (and retries a blocked write), as a
+     * latency-bound TCP ping-pong does: a frame that arrived costs one {@code read} instead of an
+     * {@code epoll_wait} plus a {@code read}, and an idle pass one {@code read} per stream. The
+     * selector still runs every {@value #SELECT_EVERY_PASSES} passes (or {@value #SELECT_EVERY_NS} ns)
+     * for accepts, connects and stray datagrams. Counted down: a stream that closes removes itself.
+     */
+    private void readStreamsDirectly() {
+        for (int i = inbound.size() - 1; i >= 0 && budget > 0; i--) {
+            if (i >= inbound.size()) {
+                continue;
+            }
+            InboundStream s = inbound.get(i);
+            RcStream w = s.writer;
+            if (w != null && !w.isConnected()) {
+                continue;
+            }
+            if (!s.backlogged) {
+                budget -= s.onReadable(nowNs, budget);
+                if (s.backlogged) {
+                    backlogged.add(s);
+                }
+            }
+            if (w != null && w.isWriteBlocked()) {
+                w.onWritable();
+            }
+        }
     }
 
     private void onReady(SelectionKey key) {
@@ -302,13 +350,13 @@ final class NetAttachment implements FrameTransport.Attachment {
                 }
                 return;
             }
-            if (key.isReadable() && budget > 0 && !s.backlogged) {
+            if (key.isReadable() && budget > 0 && !s.backlogged && !direct) {
                 budget -= s.onReadable(nowNs, budget);
                 if (s.backlogged) {
                     backlogged.add(s);
                 }
             }
-            if (w != null && key.isValid() && key.isWritable()) {
+            if (w != null && key.isValid() && key.isWritable() && !direct) {
                 w.onWritable();
             }
         } else if (a instanceof BoundPort p) {

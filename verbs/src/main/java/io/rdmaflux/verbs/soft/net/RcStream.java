@@ -114,6 +114,16 @@ final class RcStream {
         return broken;
     }
 
+    /** Connected (its channel may be read and written). */
+    boolean isConnected() {
+        return connected;
+    }
+
+    /** The socket refused data last time; {@link #onWritable()} retries. */
+    boolean isWriteBlocked() {
+        return writeBlocked;
+    }
+
     @Nullable String brokenReason() {
         return brokenReason;
     }
@@ -204,7 +214,12 @@ final class RcStream {
                     }
                     count += largeViews;
                 }
-                ch.write(gather, 0, count);
+                if (count == 1) {
+                    // one buffer: write(2), without the gathering write's iovec set-up
+                    ch.write(staging);
+                } else {
+                    ch.write(gather, 0, count);
+                }
                 stageSent = staging.position();
                 boolean done = stageSent == stageEnd;
                 SoftFrame l = large;
