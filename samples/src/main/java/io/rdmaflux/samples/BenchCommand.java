@@ -57,11 +57,11 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     @Option(names = "--rails", description = "Rails, 1..16 (default 1; with --addresses: one per address).")
     @Nullable Integer rails;
 
-    @Option(names = "--policy", description = "Scheduling policy: " + Policies.CHOICES + " (default ${DEFAULT-VALUE}).")
+    @Option(names = "--policy", description = "Scheduling policy: " + Policies.CHOICES + "; put-bw/get-bw also load-balanced (default ${DEFAULT-VALUE}).")
     String policy = "adaptive";
 
     @Option(names = "--sizes", description = "Message sizes: MIN:MAX (powers of two) or a list, with k/m suffixes (default: 1:1m; msg-rate 8). "
-        + "A --listen side accepts messages up to its largest size.")
+        + "A --listen side accepts messages up to its largest size (default 1m).")
     @Nullable String sizes;
 
     @Option(names = "--iterations", description = "Iterations per size (default ${DEFAULT-VALUE}; bw/bibw/msg-rate/put-bw/get-bw move iterations x window messages). "
