@@ -70,6 +70,20 @@ final class NativeMemory {
     }
 
     /**
+     * Copies the first {@code totalBytes} of a frame's payload to native {@code to} (registered
+     * memory the caller checked and keeps reachable, at least that long).
+     */
+    static void gatherInto(SoftFrame f, long to, int totalBytes) {
+        int left = totalBytes;
+        for (int i = 0; left > 0 && i < f.payloadCount; i++) {
+            int n = Math.min(left, f.payloadLengths[i]);
+            copyOut(f, i, 0, to, n);
+            to += n;
+            left -= n;
+        }
+    }
+
+    /**
      * Copies the first {@code totalBytes} of a frame's payload into a scatter list of native
      * addresses (registered memory the caller checked and keeps reachable); the list must hold at
      * least that many bytes.

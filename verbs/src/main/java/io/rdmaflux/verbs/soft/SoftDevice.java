@@ -348,12 +348,14 @@ public final class SoftDevice implements Device, ProgressAgent {
                 rcToUnknownQp++;
             }
         } else if (qp.portUp()) {
-            switch (f.type) {
-                case SEND, RDMA_WRITE, RDMA_READ_REQUEST -> qp.responder.onRequest(f, nowNs);
-                case ACK, NAK, RDMA_READ_RESPONSE -> qp.onResponse(f, nowNs);
-                case UD_SEND -> qp.responder.onDatagram(f);
-                default -> {
-                }
+            // identity tests rather than an enum switch (no ordinal-map load per frame)
+            FrameType t = f.type;
+            if (t == FrameType.SEND || t == FrameType.RDMA_WRITE || t == FrameType.RDMA_READ_REQUEST) {
+                qp.responder.onRequest(f, nowNs);
+            } else if (t == FrameType.UD_SEND) {
+                qp.responder.onDatagram(f);
+            } else {
+                qp.onResponse(f, nowNs);
             }
         } else if (f.type == FrameType.UD_SEND) {
             udDropped++;

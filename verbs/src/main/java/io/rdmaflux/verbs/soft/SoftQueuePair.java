@@ -67,6 +67,8 @@ final class SoftQueuePair implements QueuePair {
     private static final int SGES = SendWorkRequest.MAX_SGE;
     private static final WrOpcode[] WR_OPCODES = WrOpcode.values();
     private static final WcStatus[] WC_STATUSES = WcStatus.values();
+    /** The frame type each work request opcode travels as, by opcode ordinal. */
+    private static final FrameType[] FRAME_TYPES = frameTypes();
     private static final byte NO_ERROR = -1;
     private static final long MAX_MESSAGE_BYTES = SoftDevice.CAPABILITIES.maxMessageBytes();
 
@@ -522,6 +524,8 @@ final class SoftQueuePair implements QueuePair {
         RailConfig rail = port.engineRail();
         boolean unshaped = rail.isUnshaped();
         boolean up = port.isUp();
+        long deadlineAfterArrivalNs = rail.latencyNs() + attributes.retryTimeoutNs();
+        FrameTransport.Attachment transport = device.attachment();
         while (txIndex < tail) {
             int slot = (int) txIndex & sq.mask;
             if (sq.error[slot] != NO_ERROR) {
@@ -561,16 +565,12 @@ final class SoftQueuePair implements QueuePair {
                 f.length = len;
                 f.sentAtNs = nowNs;
                 f.deliverAtNs = arrival;
-                f.type = switch (op) {
-                    case SEND, SEND_WITH_IMM -> FrameType.SEND;
-                    case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> FrameType.RDMA_WRITE;
-                    default -> FrameType.RDMA_READ_REQUEST;
-                };
-                device.attachment().transmit(f);
+                f.type = FRAME_TYPES[op.ordinal()];
+                transport.transmit(f);
             } else {
                 f.release();
             }
-            long deadline = arrival + rail.latencyNs() + attributes.retryTimeoutNs();
+            long deadline = arrival + deadlineAfterArrivalNs;
             lastTxDeadlineNs = deadline;
             if (txIndex == ackedIndex || deadline - ackDeadlineNs > 0) {
                 ackDeadlineNs = deadline;
@@ -656,6 +656,18 @@ final class SoftQueuePair implements QueuePair {
             sq.head.lazySet(head);
         }
         return n;
+    }
+
+    private static FrameType[] frameTypes() {
+        FrameType[] t = new FrameType[WR_OPCODES.length];
+        for (WrOpcode op : WR_OPCODES) {
+            t[op.ordinal()] = switch (op) {
+                case SEND, SEND_WITH_IMM -> FrameType.SEND;
+                case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> FrameType.RDMA_WRITE;
+                case RDMA_READ -> FrameType.RDMA_READ_REQUEST;
+            };
+        }
+        return t;
     }
 
     private static WcOpcode wcOpcode(WrOpcode op) {

@@ -76,8 +76,12 @@ final class SoftResponder {
             }
             return;
         }
-        switch (f.type) {
-            case SEND -> executeSend(f, nowNs, false);
+        FrameType type = f.type;
+        if (type == FrameType.SEND) {
+            executeSend(f, nowNs, false);
+            return;
+        }
+        switch (type) {
             case RDMA_WRITE -> {
                 SoftMemoryRegion mr = device.lookupRemote(f.rkey);
                 String problem = qp.checkRemote(mr, f.rkey, f.remoteAddress, f.length, Access.REMOTE_WRITE);
@@ -139,6 +143,12 @@ final class SoftResponder {
             return;
         }
         SoftDevice.Scratch s = device.scratch;
+        if (ring.numSges[slot] == 1 && placeInOne(ring, slot, f, s)) {
+            ring.consume();
+            receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV, f.length, f.hasImmediate, f.immediate, qpn, 0, "");
+            accepted(f);
+            return;
+        }
         String problem = resolveReceive(ring, slot, s);
         if (problem != null) {
             ring.consume();
@@ -158,6 +168,29 @@ final class SoftResponder {
         ring.consume();
         receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV, f.length, f.hasImmediate, f.immediate, qpn, 0, "");
         accepted(f);
+    }
+
+    /**
+     * The common case of a receive with one SGE: when that SGE passes every check of
+     * {@link #resolveReceive} and holds the message, copies the payload into it and returns true;
+     * otherwise does nothing and returns false, and the general path reports why.
+     */
+    private boolean placeInOne(ReceiveRing ring, int slot, SoftFrame f, SoftDevice.Scratch s) {
+        int i = ring.sgeIndex(slot, 0);
+        int lkey = ring.sgeLkeys[i];
+        long addr = ring.sgeAddresses[i];
+        int len = ring.sgeLengths[i];
+        SoftMemoryRegion mr = device.lookupLocal(lkey);
+        if (mr == null || mr.lkey() != lkey || !mr.isValid() || mr.pd() != pd || !mr.contains(addr, len)
+            || (mr.access() & Access.LOCAL_WRITE) == 0 || f.length > len) {
+            return false;
+        }
+        // the scratch list keeps the target region's buffer reachable during the copy
+        if (s.buffers[0] != mr.base) {
+            s.buffers[0] = mr.base;
+        }
+        NativeMemory.gatherInto(f, addr, f.length);
+        return true;
     }
 
     /** Fills the scratch scatter list from a posted receive; null when every SGE is usable. */
