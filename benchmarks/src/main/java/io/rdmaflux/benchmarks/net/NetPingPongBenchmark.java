@@ -1,6 +1,7 @@
 package io.rdmaflux.benchmarks.net;
 
 import io.rdmaflux.verbs.Access;
+import io.rdmaflux.verbs.CompletionSink;
 import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.QueuePair;
 import io.rdmaflux.verbs.ReceiveWorkRequest;
@@ -65,6 +66,18 @@ public class NetPingPongBenchmark {
         volatile boolean running = true;
         Thread echo;
         boolean got;
+        /** Sinks held in fields: a lambda capturing state, written in the loop, would be a new object per pass. */
+        final CompletionSink onPong = wc -> {
+            if (wc.opcode() == WcOpcode.RECV) {
+                got = true;
+            }
+        };
+        final CompletionSink onPing = wc -> {
+            if (wc.opcode() == WcOpcode.RECV) {
+                qb.postReceive(recvB);
+                qb.postSend(pong);
+            }
+        };
 
         @Setup(Level.Trial)
         public void setUp() {
@@ -91,12 +104,7 @@ public class NetPingPongBenchmark {
             SoftProvider b = bench.b;
             while (running) {
                 b.progress(b.clock().nanoTime());
-                bench.cb.poll(16, wc -> {
-                    if (wc.opcode() == WcOpcode.RECV) {
-                        qb.postReceive(recvB);
-                        qb.postSend(pong);
-                    }
-                });
+                bench.cb.poll(16, onPing);
             }
         }
 
@@ -165,11 +173,7 @@ public class NetPingPongBenchmark {
         s.got = false;
         while (!s.got) {
             s.bench.progressA();
-            s.bench.ca.poll(4, wc -> {
-                if (wc.opcode() == WcOpcode.RECV) {
-                    s.got = true;
-                }
-            });
+            s.bench.ca.poll(4, s.onPong);
         }
         s.qa.postReceive(s.recvA);
         return s.got;
