@@ -1265,6 +1265,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     public void onPackedData(RcSubchannel sc, int slot, DirectBuffer buffer, int payloadOffset, int firstPsn, int count) {
         slotShares[sc.rail()][slot] = count;
         packedExtraHeld += count - 1;
+        if (deliverPackedInOrder(sc, slot, buffer, payloadOffset, firstPsn, count)) {
+            return;
+        }
         int pos = payloadOffset;
         boolean failedHere = false;
         for (int i = 0; i < count; i++) {
@@ -1282,6 +1285,71 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (r != null && !failedHere && !receiveTerminated && !ready.isEmpty()) {
             deliverReady(r);
         }
+    }
+
+    /**
+     * The fast path of a packed frame (one rail, nothing out of order or waiting, demand and message
+     * credits for all of it): its messages go straight to the subscriber, without the reorder window and
+     * the ready queue, with the credit and ESN accounting done once for the frame. Messages left after the
+     * subscriber cancelled from {@code onNext} are released here.
+     *
+     * @return false, having changed nothing, when the frame must take the general path
+     */
+    private boolean deliverPackedInOrder(RcSubchannel sc, int slot, DirectBuffer buffer, int payloadOffset, int firstPsn, int count) {
+        CoreSubscriber<? super RdmaMessage> r = receiver;
+        if (r == null || subchannels.length != 1 || inboundClosed || terminated || receiveTerminated || receiveCancelled
+            || firstPsn != reorder.esn() || reorder.queued() != 0 || !ready.isEmpty()
+            || (demand != Long.MAX_VALUE && demand < count) || !messageCredits.onMessagesArrived(count)) {
+            return false;
+        }
+        reorder.advance(count);
+        int rail = sc.rail();
+        int pos = payloadOffset;
+        int delivered = 0;
+        for (int i = 0; i < count; i++) {
+            int len = DataFrameCodec.packedLength(buffer, pos);
+            int at = pos + DataFrameCodec.PACKED_PREFIX_BYTES;
+            pos = at + len;
+            if (receiveCancelled) {
+                releaseShare(sc, slot);
+                continue;
+            }
+            ReceivedMessage v = packedView(sc, rail, slot, i);
+            v.init(firstPsn + i, buffer, at, len);
+            if (demand != Long.MAX_VALUE) {
+                demand--;
+            }
+            delivered++;
+            try {
+                r.onNext(v);
+            } catch (Throwable t) {
+                Exceptions.throwIfJvmFatal(t);
+                receiveCancelled = true;
+                receiver = null;
+                Operators.onErrorDropped(t, r.currentContext());
+            }
+        }
+        messageCredits.onDeliveredUnqueued(delivered);
+        MESSAGES_RECEIVED.lazySet(this, messagesReceived + delivered);
+        return true;
+    }
+
+    /** The view of message {@code index} of a packed frame in receive buffer {@code slot}, created on first use. */
+    private ReceivedMessage packedView(RcSubchannel sc, int rail, int slot, int index) {
+        if (index == 0) {
+            return receivedMessages[rail][slot];
+        }
+        ReceivedMessage[] views = packedViews[rail][slot];
+        if (views == null) {
+            views = new ReceivedMessage[DataFrameCodec.MAX_PACKED_MESSAGES];
+            packedViews[rail][slot] = views;
+        }
+        ReceivedMessage v = views[index];
+        if (v == null) {
+            v = new ReceivedMessage(this, sc, slot);
+            views[index] = v;
+        }
+        return v;
     }
 
     /**
@@ -1317,21 +1385,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             releaseShare(sc, slot);
             return true;
         }
-        ReceivedMessage v;
-        if (index == 0) {
-            v = receivedMessages[rail][slot];
-        } else {
-            ReceivedMessage[] views = packedViews[rail][slot];
-            if (views == null) {
-                views = new ReceivedMessage[DataFrameCodec.MAX_PACKED_MESSAGES];
-                packedViews[rail][slot] = views;
-            }
-            v = views[index];
-            if (v == null) {
-                v = new ReceivedMessage(this, sc, slot);
-                views[index] = v;
-            }
-        }
+        ReceivedMessage v = packedView(sc, rail, slot, index);
         v.init(psn, buffer, at, len);
         offerInOrder(psn, v);
         return true;

@@ -144,6 +144,47 @@ class FailureAndCancelTest {
     }
 
     @Test
+    void aSubscriberThatCancelsInsideOnNextGetsNothingMoreAndThePackedFrameItCutShortIsReleased() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(8))) {
+            AtomicInteger arrived = new AtomicInteger();
+            p.server.receive().subscribe(new CoreSubscriber<RdmaMessage>() {
+                private Subscription subscription;
+
+                @Override
+                public void onSubscribe(Subscription s) {
+                    subscription = s;
+                    s.request(Long.MAX_VALUE);
+                }
+
+                @Override
+                public void onNext(RdmaMessage m) {
+                    m.release();
+                    if (arrived.incrementAndGet() == 3) {
+                        subscription.cancel();
+                    }
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    throw new AssertionError("no onError after cancel", t);
+                }
+
+                @Override
+                public void onComplete() {
+                    throw new AssertionError("no onComplete after cancel");
+                }
+            });
+            p.client.send(Flux.range(0, 50).map(i -> RdmaMessage.of("m" + i))).subscribe(null, e -> { });
+            for (int i = 0; i < 20; i++) {
+                p.drive();
+            }
+            assertEquals(3, arrived.get(), "nothing is delivered after cancel, not even the rest of the frame");
+            assertTrue(((io.rdmaflux.core.channel.RcSubchannel) p.client.subchannels().get(0)).packedFramesSent() > 0, "the messages travelled packed");
+            assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+        }
+    }
+
+    @Test
     void secondReceiveSubscriberIsRejected() {
         try (InvokerPair p = InvokerPair.open()) {
             p.server.receive().subscribe(RdmaMessage::release);

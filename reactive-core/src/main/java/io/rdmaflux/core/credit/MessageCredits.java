@@ -96,6 +96,25 @@ public final class MessageCredits {
     }
 
     /**
+     * {@code n} messages arrived at once (a packed frame): consumes {@code n} message credits, or none
+     * if the peer held fewer (then the caller takes them one by one to find the one at fault).
+     */
+    public boolean onMessagesArrived(int n) {
+        if (peerHolds - pending < n) {
+            return false;
+        }
+        peerHolds -= n;
+        return true;
+    }
+
+    /** {@code n} messages went to the subscriber as they arrived, never queued: {@code n} units of demand are used. */
+    public void onDeliveredUnqueued(int n) {
+        if (demand != Long.MAX_VALUE) {
+            demand = Math.max(0, demand - n);
+        }
+    }
+
+    /**
      * Grants every message credit demand and free buffers allow.
      *
      * @param freeBuffers free DATA receive buffers over every usable rail

@@ -97,6 +97,18 @@ public final class ReorderWindow<T> {
         return delivered;
     }
 
+    /**
+     * Moves the ESN past {@code n} PSNs the caller delivered itself, in order, from the ESN on.
+     *
+     * @throws IllegalStateException if items wait out of order (they must go through {@link #offer})
+     */
+    public void advance(int n) {
+        if (queued != 0 || n < 0) {
+            throw new IllegalStateException("advance(" + n + ") needs n >= 0 and nothing queued, but " + queued + " items wait");
+        }
+        esn += n;
+    }
+
     /** The PSN expected next. */
     public int esn() {
         return esn;
