@@ -225,7 +225,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
                 client.hello(hello(s, List.of(size)), deadlineNs);
                 measure(out, s, client, 0, size, deadlineNs);
                 client.finish();
-                NetPipeline.await(server.done(), deadlineNs, "the in-JVM receiver");
+                Deadlines.await(server.done(), deadlineNs, "the in-JVM receiver");
             }
         }
         return 0;
@@ -249,7 +249,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         })) {
             BenchWire.Hello h;
             try (BenchSession.Server server = new BenchSession.Server(link.connection(), s.test, Math.max(accepts, PEER_MIN_MESSAGE_BYTES))) {
-                h = NetPipeline.await(server.done(), deadlineNs, "the run with the peer");
+                h = Deadlines.await(server.done(), deadlineNs, "the run with the peer");
             } catch (RuntimeException e) {
                 // lets a REJECT reach the peer before the connection goes
                 link.closeGracefully(Duration.ofSeconds(5));

@@ -87,7 +87,7 @@ final class BenchSession {
 
         private <T> T await(CompletableFuture<T> f, long deadlineNs, String what) {
             try {
-                return NetPipeline.await(f, deadlineNs, what);
+                return Deadlines.await(f, deadlineNs, what);
             } finally {
                 handler = null;
             }

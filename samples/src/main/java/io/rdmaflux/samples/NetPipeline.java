@@ -22,9 +22,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -59,11 +56,11 @@ final class NetPipeline {
                     () -> r.done.completeExceptionally(new UserError("the sender closed after " + r.received.get()
                         + " bytes, before its trailer (SHA-256)")));
             try {
-                PipelineWire.Verdict v = await(r.done, deadlineNs, "the transfer from the sender");
+                PipelineWire.Verdict v = Deadlines.await(r.done, deadlineNs, "the transfer from the sender");
                 double seconds = (r.endNs - r.startNs) / 1e9;
                 long outOfOrder = link.connection().metrics().outOfOrder();
                 PipelineWire.Verdict answer = new PipelineWire.Verdict(v.verified(), v.receivedBytes(), outOfOrder, v.sha256());
-                block(link.connection().send(Mono.just(answer.encode())), deadlineNs, "sending the verdict");
+                Deadlines.block(link.connection().send(Mono.just(answer.encode())), deadlineNs, "sending the verdict");
                 List<String> lines = new ArrayList<>();
                 PipelineWire.Header h = r.header;
                 lines.add(String.format(Locale.ROOT, "rdmaflux pipeline --listen %s%s: %s of %s (%d file(s)) from the sender", at,
@@ -188,8 +185,8 @@ final class NetPipeline {
             PipelineWire.Verdict v;
             List<Sampler.Sample> samples;
             try {
-                block(link.connection().send(all), deadlineNs, "sending " + s.input());
-                v = await(verdict, deadlineNs, "the receiver's verdict");
+                Deadlines.block(link.connection().send(all), deadlineNs, "sending " + s.input());
+                v = Deadlines.await(verdict, deadlineNs, "the receiver's verdict");
             } finally {
                 samples = sampler.finish(() -> sum(link.railBytes()), link::railBytes);
             }
@@ -238,37 +235,5 @@ final class NetPipeline {
             s += x;
         }
         return s;
-    }
-
-    static Duration remaining(long deadlineNs) {
-        return Duration.ofNanos(Math.max(1, deadlineNs - System.nanoTime()));
-    }
-
-    static void block(Mono<Void> m, long deadlineNs, String what) {
-        try {
-            m.block(remaining(deadlineNs));
-        } catch (IllegalStateException e) {
-            if (e.getMessage() != null && e.getMessage().startsWith("Timeout on blocking read")) {
-                throw new UserError(what + " did not finish within --timeout-s", e);
-            }
-            throw e;
-        }
-    }
-
-    static <T> T await(CompletableFuture<T> f, long deadlineNs, String what) {
-        try {
-            return f.get(Math.max(1, deadlineNs - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            throw new UserError(what + " did not finish within --timeout-s");
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof UserError u) {
-                throw u;
-            }
-            throw new UserError(what + " failed: " + Main.rootMessage(c), c);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new UserError(what + " was interrupted");
-        }
     }
 }
