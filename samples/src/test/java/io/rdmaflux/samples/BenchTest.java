@@ -129,6 +129,11 @@ class BenchTest {
         assertEquals(1, wrong.code());
         String err = wrong.oneLineError();
         assertTrue(err.contains("cannot connect to " + at) && err.contains("it serves put-bw; run the same test on both sides"), err);
+        Sides.Run twoRails = sides.start(new Sides.Output(), "bench", "put-bw", "--connect", at, "--addresses", "127.0.0.1,127.0.0.1",
+            "--timeout-s", "60").get(90, TimeUnit.SECONDS);
+        assertEquals(1, twoRails.code());
+        assertTrue(twoRails.oneLineError().contains("it has 1 rail(s) but the client asked for 2; give both sides the same number of --addresses"),
+            twoRails.err());
         Sides.Run right = sides.start(new Sides.Output(), "bench", "put-bw", "--connect", at, "--sizes", "4k", "--iterations", "2",
             "--timeout-s", "60").get(90, TimeUnit.SECONDS);
         assertTable(right, "# Size      Bandwidth (MB/s)", 4096);
@@ -136,6 +141,7 @@ class BenchTest {
         assertEquals(0, l.code(), l.err() + l.out());
         assertTrue(l.out().contains("rdmaflux bench put-bw: refused a peer from 127.0.0.1: it serves put-bw; run the same test on both sides; "
             + "still waiting for a peer"), l.out());
+        assertTrue(l.out().contains("refused a peer from 127.0.0.1: it has 1 rail(s) but the client asked for 2"), l.out());
         assertTrue(l.out().contains("the peer is done"), l.out());
     }
 
