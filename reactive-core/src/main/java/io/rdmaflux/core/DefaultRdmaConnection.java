@@ -406,7 +406,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         }
         work += deliver();
         // messages the subscriber released in onNext: their buffers count as free for the credits below
-        drainReleased();
+        work += drainReleased();
         if (!terminated) {
             work += flushCredits();
             work += sendRailDowns();
