@@ -90,7 +90,8 @@ final class SoftCompletionQueue implements CompletionQueue {
             w |= HAS_IMMEDIATE;
             immediates[i] = immediate;
         }
-        if (detail != null && !detail.isEmpty()) {
+        // identity first: successes pass the literal "", so the common case is one compare
+        if (detail != "" && detail != null && !detail.isEmpty()) {
             w |= HAS_DETAIL;
             details[i] = detail;
         }

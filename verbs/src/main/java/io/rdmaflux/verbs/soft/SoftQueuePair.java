@@ -646,9 +646,6 @@ final class SoftQueuePair implements QueuePair {
                 WrOpcode op = WR_OPCODES[sq.opcode[slot]];
                 sendCq.add(sq.wrId[slot], WcStatus.SUCCESS, wcOpcode(op), sq.length[slot], false, 0, qpn, 0, "");
             }
-            if (sq.ah[slot] != null) {
-                sq.ah[slot] = null;
-            }
             head++;
             n++;
         }
