@@ -114,7 +114,7 @@ public final class RdmaNode implements AutoCloseable {
         this.acceptChannelFactory = b.acceptChannelFactory;
         this.qpTimeouts = new QpTimeouts(b.qpRetryTimeoutNs, b.qpRetryCount, b.qpRnrTimeoutNs, b.qpRnrRetryCount);
         this.pd = device.allocateProtectionDomain();
-        this.engine = new ProgressEngine(name, b.threadingMode, clock, b.idleStrategy, Throwable::printStackTrace);
+        this.engine = new ProgressEngine(name, b.threadingMode, clock, b.idleStrategy != null ? b.idleStrategy : new BackoffIdleStrategy(), Throwable::printStackTrace);
         boolean drive = b.driveProvider != null ? b.driveProvider : provider.threadingMode() == ThreadingMode.INVOKER;
         if (drive) {
             engine.add(new ProgressAgent() {
@@ -150,6 +150,10 @@ public final class RdmaNode implements AutoCloseable {
     /** The ports used as rails, in rail order. */
     public List<Port> ports() {
         return List.of(ports);
+    }
+
+    ProgressEngine engine() {
+        return engine;
     }
 
     public ThreadingMode threadingMode() {
@@ -456,7 +460,8 @@ public final class RdmaNode implements AutoCloseable {
         private int rendezvousThresholdBytes = -1;
         private ThreadingMode threadingMode = ThreadingMode.DEDICATED;
         private NanoClock clock = SystemNanoClock.INSTANCE;
-        private IdleStrategy idleStrategy = new BackoffIdleStrategy();
+        /** Null: each node built gets its own {@link BackoffIdleStrategy} (idle strategies keep per-thread state). */
+        private @Nullable IdleStrategy idleStrategy;
         private @Nullable Boolean driveProvider;
         private ChannelFactory acceptChannelFactory = ChannelFactory.roundRobin();
         private long qpRetryTimeoutNs = QpTimeouts.DEFAULTS.retryTimeoutNs();
@@ -568,7 +573,12 @@ public final class RdmaNode implements AutoCloseable {
             return this;
         }
 
-        /** How the DEDICATED thread idles when there is no work. */
+        /**
+         * How the DEDICATED thread idles when there is no work (default: a new Agrona
+         * {@code BackoffIdleStrategy} per node). An idle strategy keeps the state of the one thread
+         * that idles with it: give each node its own instance, and build only one node from a
+         * builder that was given one.
+         */
         public Builder idleStrategy(IdleStrategy idleStrategy) {
             this.idleStrategy = Objects.requireNonNull(idleStrategy, "idleStrategy");
             return this;

@@ -50,6 +50,21 @@ class ThreadingModesTest {
     }
 
     @Test
+    void nodesBuiltFromOneBuilderEachIdleWithTheirOwnStrategy() {
+        VerbsLeakCheck leaks = VerbsLeakCheck.begin();
+        SoftFabric fabric = SoftFabric.mem("idle-own");
+        try (SoftProvider p = SoftProvider.builder().name("idle-own").fabric(fabric).build()) {
+            RdmaNode.Builder builder = RdmaNode.builder().provider(p).threadingMode(ThreadingMode.DEDICATED);
+            try (RdmaNode first = builder.name("first").build(); RdmaNode second = builder.name("second").build()) {
+                assertTrue(first.engine().idleStrategy() != null && second.engine().idleStrategy() != null);
+                assertTrue(first.engine().idleStrategy() != second.engine().idleStrategy(),
+                    "a BackoffIdleStrategy keeps one thread's back-off state; two progress threads must not share one");
+            }
+        }
+        leaks.assertClean();
+    }
+
+    @Test
     void invokeOutsideInvokerModeNamesTheMode() {
         VerbsLeakCheck leaks = VerbsLeakCheck.begin();
         try (SoftProvider p = SoftProvider.builder().name("inv").fabric(SoftFabric.mem("inv")).build();

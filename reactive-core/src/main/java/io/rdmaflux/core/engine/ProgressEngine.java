@@ -82,6 +82,12 @@ public final class ProgressEngine implements AutoCloseable {
         return mode;
     }
 
+    /** The strategy the DEDICATED thread idles with; null in SHARED and INVOKER mode. */
+    public @Nullable IdleStrategy idleStrategy() {
+        WakeableIdleStrategy i = idle;
+        return i == null ? null : i.delegate();
+    }
+
     public NanoClock clock() {
         return clock;
     }

@@ -66,6 +66,11 @@ public final class WakeableIdleStrategy implements IdleStrategy {
         return "wakeable-" + delegate.alias();
     }
 
+    /** The strategy this one idles with. */
+    public IdleStrategy delegate() {
+        return delegate;
+    }
+
     @Override
     public String toString() {
         return "WakeableIdleStrategy{" + delegate + "}";
