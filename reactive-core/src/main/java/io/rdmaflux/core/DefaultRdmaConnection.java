@@ -837,17 +837,10 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         int done = 0;
         for (int i = 0; i < count; i++) {
             int psn = firstPsn + i;
-            int idx = psn & inflightMask;
-            RdmaMessage m = inflightMessages[idx];
-            if (m == null || messagePsn[idx] != psn) {
-                // a copy re-sent after a failover completed too: the message was counted once already
+            if (!retireInflight(psn)) {
                 continue;
             }
-            if (current == m) {
-                current = null;
-            }
-            inflightMessages[idx] = null;
-            m.release();
+            int idx = psn & inflightMask;
             scheduler.onMessageCompleted(subchannel, psn, messageLength[idx], cycleNs - messageStartNs[idx]);
             done++;
         }
@@ -859,11 +852,21 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     private void onMessageSendCompleted(RcSubchannel subchannel, int psn) {
+        if (retireInflight(psn)) {
+            onMessageDelivered(subchannel, psn);
+        }
+    }
+
+    /**
+     * Drops the kept copy of the message sent with this PSN (its send completed) and releases it.
+     * False when there is none: a copy re-sent after a failover completed too, and the message was
+     * counted once already.
+     */
+    private boolean retireInflight(int psn) {
         int idx = psn & inflightMask;
         RdmaMessage m = inflightMessages[idx];
         if (m == null || messagePsn[idx] != psn) {
-            // a copy re-sent after a failover completed too: the message was counted once already
-            return;
+            return false;
         }
         if (current == m) {
             // its re-send is under way on another rail; the peer drops that copy as a duplicate
@@ -871,7 +874,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         }
         inflightMessages[idx] = null;
         m.release();
-        onMessageDelivered(subchannel, psn);
+        return true;
     }
 
     /** Completion filter (seed 000 &sect;4.1, &sect;5.3): one stripe's WRITE completed; the message once all did. */
