@@ -208,8 +208,6 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         for (RcSubchannel sc : subchannels) {
             sc.listener(this);
             sc.connectionCredits(messageCredits, sendCredits);
-            // buffer credits of a rail cover all its free buffers; demand is covered once, by message credits
-            sc.receiveCredits().onDemand(Long.MAX_VALUE);
             ReceivedMessage[] msgs = new ReceivedMessage[sc.receiveSlots()];
             for (int i = 0; i < msgs.length; i++) {
                 msgs[i] = new ReceivedMessage(this, sc, i);

@@ -11,7 +11,7 @@ package io.rdmaflux.core.credit;
  * wants rail 1 while the only credit sits on rail 0 stalls (a binding or window policy waits for
  * rail 1 forever). rdmaflux therefore separates what the two limits protect:
  * <ul>
- *   <li><b>buffer credits</b> (per rail, {@link ReceiveCredits} with unbounded demand): one per free
+ *   <li><b>buffer credits</b> (per rail, {@link ReceiveCredits}): one per free
  *       DATA receive buffer of that rail; a frame (fragment) consumes one on its rail;</li>
  *   <li><b>message credits</b> (per connection, this class): at most
  *       {@code min(free buffers over all rails, demand - undelivered)} outstanding; a message (its

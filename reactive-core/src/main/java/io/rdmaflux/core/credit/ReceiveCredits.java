@@ -1,19 +1,16 @@
 package io.rdmaflux.core.credit;
 
 /**
- * Receive-side credit accounting of one subchannel, a pure state machine (no I/O, no clock).
+ * Receive-side <em>buffer</em> credits of one subchannel (rail), a pure state machine (no I/O, no
+ * clock): one credit per free DATA receive buffer of the rail (seed 001 &sect;3.1: credit-based flow
+ * control keeps a receive posted for every frame the peer may send; &sect;4.4: a buffer frees when
+ * the application releases its message, out of order). After every event the peer holds at most
+ * {@code capacity - held} credits, where {@code held} counts buffers holding data the application
+ * has not released. A message of several fragments uses one credit per fragment; fragments are
+ * copied out and their buffers freed as they arrive.
  *
- * <p>Credits granted to the peer = DATA receive buffers that are free <b>and</b> covered by
- * outstanding subscriber demand (seed 001 &sect;3.1: credit-based flow control keeps receives posted
- * for every message; &sect;4.4: a buffer frees when the application releases it, out of order). In
- * numbers, after every event the peer may hold at most
- * {@code min(capacity - held, demand - undelivered)} credits, where {@code held} counts buffers
- * holding data the application has not released, {@code demand} is the Reactive Streams demand
- * not yet satisfied and {@code undelivered} the messages arrived but not yet handed to the
- * subscriber (unbounded demand stays unbounded).
- * A message that spans several fragments consumes one credit per fragment but one unit of demand;
- * fragments are copied out and their buffers freed as they arrive, so demand of 1 still streams a
- * large message, one credit at a time.
+ * <p>Subscriber demand is not counted here: a connection has one subscriber over all its rails,
+ * so demand is a per-connection limit, {@link MessageCredits} (see its "two-level credits").
  *
  * <p>New credits accumulate as {@link #pending()} and leave piggybacked on the next frame going the
  * other way ({@link #takePending()}), or in an explicit CREDIT frame once
@@ -29,8 +26,6 @@ public final class ReceiveCredits {
     private int held;
     private int peerHolds;
     private int pending;
-    private long demand;
-    private long undelivered;
 
     /**
      * @param capacity  DATA receive buffers posted for this subchannel, &gt; 0
@@ -45,39 +40,6 @@ public final class ReceiveCredits {
         }
         this.capacity = capacity;
         this.threshold = threshold;
-    }
-
-    /** Adds Reactive Streams demand ({@code request(n)}), saturating at {@link Long#MAX_VALUE}. */
-    public void onDemand(long n) {
-        if (n <= 0) {
-            throw new IllegalArgumentException("demand n > 0 required but it was " + n);
-        }
-        long d = demand + n;
-        demand = d < 0 ? Long.MAX_VALUE : d;
-    }
-
-    /**
-     * A whole message arrived and waits for delivery: it will use one unit of demand, so that unit
-     * no longer covers new credits.
-     */
-    public void onMessageQueued() {
-        undelivered++;
-    }
-
-    /** A whole message was delivered to the subscriber: one unit of demand is used. */
-    public void onDelivered() {
-        if (undelivered > 0) {
-            undelivered--;
-        }
-        if (demand != Long.MAX_VALUE && demand > 0) {
-            demand--;
-        }
-    }
-
-    /** The subscriber is gone: no demand covers new credits any more. */
-    public void onNoDemand() {
-        demand = 0;
-        undelivered = 0;
     }
 
     /**
@@ -103,23 +65,21 @@ public final class ReceiveCredits {
     }
 
     /**
-     * Grants every credit the current free buffers and demand allow.
+     * Grants a credit for every free buffer the peer holds none for yet.
      *
      * @return the credits newly added to {@link #pending()}
      */
     public int grant() {
-        long cover = Math.min((long) capacity - held, demand == Long.MAX_VALUE ? demand : demand - undelivered);
-        long extra = cover - peerHolds;
-        if (extra <= 0) {
+        int n = capacity - held - peerHolds;
+        if (n <= 0) {
             return 0;
         }
-        int n = (int) extra;
         peerHolds += n;
         pending += n;
         return n;
     }
 
-    /** Grants {@code n} credits regardless of demand: the initial credits announced at connect time. */
+    /** Grants {@code n} credits now: the initial credits announced at connect time. */
     public void grantInitial(int n) {
         if (n < 0 || n > capacity - held - peerHolds) {
             throw new IllegalArgumentException("initial credits in [0, " + (capacity - held - peerHolds) + "] required but it was " + n);
@@ -156,17 +116,12 @@ public final class ReceiveCredits {
         return held;
     }
 
-    public long demand() {
-        return demand;
-    }
-
     public int capacity() {
         return capacity;
     }
 
     @Override
     public String toString() {
-        return "ReceiveCredits{capacity=" + capacity + ", held=" + held + ", peerHolds=" + peerHolds + ", pending=" + pending
-            + ", demand=" + (demand == Long.MAX_VALUE ? "unbounded" : String.valueOf(demand)) + "}";
+        return "ReceiveCredits{capacity=" + capacity + ", held=" + held + ", peerHolds=" + peerHolds + ", pending=" + pending + "}";
     }
 }

@@ -9,32 +9,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ReceiveCreditsTest {
     @Test
-    void noDemandGrantsNoCredit() {
-        ReceiveCredits c = new ReceiveCredits(8, 2);
-        assertEquals(0, c.grant());
-        assertFalse(c.explicitCreditDue());
-    }
-
-    @Test
-    void creditsAreFreeBuffersCoveredByDemand() {
+    void everyFreeBufferIsCreditedOnce() {
         ReceiveCredits c = new ReceiveCredits(8, 4);
-        c.onDemand(3);
-        assertEquals(3, c.grant());
-        c.onDemand(Long.MAX_VALUE);
-        assertEquals(5, c.grant());
+        assertEquals(8, c.grant());
         assertEquals(8, c.peerHolds());
-        assertEquals(0, c.grant());
+        assertEquals(0, c.grant(), "nothing freed: nothing new to grant");
     }
 
     @Test
     void heldMessagesHoldCreditsUntilReleasedInAnyOrder() {
         ReceiveCredits c = new ReceiveCredits(4, 1);
-        c.onDemand(Long.MAX_VALUE);
         assertEquals(4, c.grant());
         c.takePending();
         for (int i = 0; i < 4; i++) {
             assertTrue(c.onDataArrived());
-            c.onDelivered();
         }
         assertEquals(0, c.grant());
         c.onBufferFreed();
@@ -47,26 +35,29 @@ class ReceiveCreditsTest {
 
     @Test
     void explicitCreditWaitsForThresholdUnlessPeerHasNone() {
-        ReceiveCredits c = new ReceiveCredits(16, 4);
-        c.onDemand(1);
+        ReceiveCredits c = new ReceiveCredits(4, 2);
+        c.grantInitial(4);
+        for (int i = 0; i < 4; i++) {
+            assertTrue(c.onDataArrived());
+        }
+        c.onBufferFreed();
         c.grant();
         assertTrue(c.explicitCreditDue(), "peer holds nothing else: must not wait for the threshold");
-        c.takePending();
-        c.onDemand(2);
+        assertEquals(1, c.takePending());
+        c.onBufferFreed();
         c.grant();
-        assertFalse(c.explicitCreditDue(), "peer still holds 1 credit and 2 < threshold 4");
-        c.onDemand(2);
+        assertFalse(c.explicitCreditDue(), "peer still holds 1 credit and 1 < threshold 2");
+        c.onBufferFreed();
         c.grant();
-        assertTrue(c.explicitCreditDue(), "4 pending reach the threshold");
-        assertEquals(4, c.takePending());
+        assertTrue(c.explicitCreditDue(), "2 pending reach the threshold");
+        assertEquals(2, c.takePending());
         assertFalse(c.explicitCreditDue());
     }
 
     @Test
     void dataBeyondGrantedCreditIsAViolation() {
-        ReceiveCredits c = new ReceiveCredits(4, 1);
+        ReceiveCredits c = new ReceiveCredits(1, 1);
         assertFalse(c.onDataArrived());
-        c.onDemand(1);
         c.grant();
         assertFalse(c.onDataArrived(), "a credit not yet sent to the peer cannot be used by it");
         c.takePending();
@@ -75,45 +66,32 @@ class ReceiveCreditsTest {
     }
 
     @Test
-    void demandOfOneStreamsAFragmentedMessageOneCreditAtATime() {
-        ReceiveCredits c = new ReceiveCredits(4, 1);
-        c.onDemand(1);
+    void fragmentsCopiedOutFreeTheirBufferAtOnceSoOneBufferStreamsAnyMessage() {
+        ReceiveCredits c = new ReceiveCredits(1, 1);
         for (int frag = 0; frag < 10; frag++) {
             assertEquals(1, c.grant());
             c.takePending();
             assertTrue(c.onDataArrived());
             c.onBufferFreed();
         }
-        c.onDelivered();
-        assertEquals(0, c.grant());
-        assertEquals(0, c.demand());
+        assertEquals(0, c.held());
     }
 
     @Test
-    void arrivedButUndeliveredMessagesUseUpTheirDemand() {
-        ReceiveCredits c = new ReceiveCredits(8, 1);
-        c.onDemand(5);
-        assertEquals(5, c.grant());
-        c.takePending();
-        for (int i = 0; i < 5; i++) {
-            assertTrue(c.onDataArrived());
-            c.onMessageQueued();
-            c.onBufferFreed();
-        }
-        assertEquals(0, c.grant(), "five messages wait for delivery: demand 5 is used up");
-        for (int i = 0; i < 5; i++) {
-            c.onDelivered();
-        }
-        assertEquals(0, c.grant());
-        c.onDemand(2);
-        assertEquals(2, c.grant());
+    void pendingLeavesAtMost65535PerFrameHeader() {
+        ReceiveCredits c = new ReceiveCredits(70_000, 1);
+        c.grant();
+        assertEquals(0xFFFF, c.takePending());
+        assertEquals(70_000 - 0xFFFF, c.takePending());
+        assertEquals(0, c.pending());
     }
 
     @Test
-    void constructorAndDemandRejectBadValues() {
-        assertThrows(IllegalArgumentException.class, () -> new ReceiveCredits(0, 1));
-        assertThrows(IllegalArgumentException.class, () -> new ReceiveCredits(4, 5));
-        assertThrows(IllegalArgumentException.class, () -> new ReceiveCredits(4, 1).onDemand(0));
+    void badValuesAreRejectedNamingThem() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new ReceiveCredits(0, 1));
+        assertTrue(e.getMessage().contains("it was 0"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> new ReceiveCredits(4, 5));
+        assertTrue(e.getMessage().contains("[1, 4]") && e.getMessage().contains("it was 5"), e.getMessage());
         assertThrows(IllegalStateException.class, () -> new ReceiveCredits(4, 1).onBufferFreed());
     }
 
