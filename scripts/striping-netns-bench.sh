@@ -14,12 +14,24 @@
 # and to the sum of each rail's throughput alone, measured first in the same setup.
 # Policies: 4:1 rails: adaptive (from equal weights), even, weighted:4,1; equal rails: adaptive, even.
 #
+# Two more figures per run, because a whole-run figure of a fresh JVM pair mixes the rails with
+# JVM warm-up: (1) "steady" = the payload rate while the middle 80 % of the run's bytes crossed the
+# rails (veth tx counters of host A sampled every 50 ms; the first 10 % hold JIT warm-up, TCP buffer
+# autotuning and the adaptive weights' convergence from equal weights, about 0.3-0.5 s at 20-40 MiB/s
+# whatever the policy; the last 10 % the drain and the verdict). A fixed warm-up costs a 4:1 or
+# striped run (57 MiB/s) twice what it costs one 250 Mbit rail (28 MiB/s), so whole-run ratios
+# against one rail are biased against striping. (2) "tcp" = plain TCP on each rail alone
+# (scripts/TcpReference.java, kernel defaults, rate after its first 0.5 s): what a TCP payload
+# stream can carry on that tbf link. tbf counts Ethernet/IP/TCP headers, so at MTU 1500 that is
+# 1448/1514 = 0.956 of the tbf rate; "/ tcp" compares steady with the sum of the rails' tcp figures.
+#
 # Uses samples/target/rdmaflux-samples.jar as built (./rdmaflux --help builds it); put extra classes
 # first with STRIPING_EXTRA_CP (e.g. rail-striping/target/classes to try an unreleased policy).
 # Holds /tmp/rdmaflux-bench.lock while measuring (benchmarks share 2 cores) and
 # /tmp/rdmaflux-netns.lock around the namespaces (each waited for at most 120 s). Every java
-# process runs under `timeout` (90 s), a receiver must listen within 30 s, so the 9 runs end within
-# about 20 minutes whatever hangs (about 1.5 minutes when all is well); the namespaces are always torn
+# process runs under `timeout` (90 s), a receiver must listen within 30 s, so the 9 runs and 4 TCP
+# references end within about 25 minutes whatever hangs (about 3 minutes when all is well at 128 MiB,
+# 5 at 512 MiB); the namespaces are always torn
 # down (trap). Not root, no namespaces, no jar, or namespaces busy with someone else's processes: prints
 # "striping netns bench skipped: <why>" and exits 0.
 set -euo pipefail
@@ -47,7 +59,7 @@ skip() { echo "striping netns bench skipped: $*"; exit 0; }
 for tool in ip tc timeout flock awk; do
   command -v "$tool" >/dev/null 2>&1 || skip "'$tool' is not installed"
 done
-JAR="$ROOT/samples/target/rdmaflux-samples.jar"
+JAR="${STRIPING_JAR:-$ROOT/samples/target/rdmaflux-samples.jar}"
 [ -f "$JAR" ] || skip "$JAR is missing; build it first with ./rdmaflux --help"
 CP="${STRIPING_EXTRA_CP:+$STRIPING_EXTRA_CP:}$JAR"
 
@@ -67,8 +79,12 @@ ip netns del rdmaflux-probe
 
 WORK="$(mktemp -d /tmp/rdmaflux-striping-netns.XXXXXX)"
 RECEIVER_PID=""
+SAMPLER_PID=""
 cleanup() {
   local rc=$?
+  if [ -n "$SAMPLER_PID" ]; then
+    kill "$SAMPLER_PID" 2>/dev/null || true
+  fi
   if [ -n "$RECEIVER_PID" ]; then
     kill "$RECEIVER_PID" 2>/dev/null || true
     wait "$RECEIVER_PID" 2>/dev/null || true
@@ -90,8 +106,51 @@ mbit() {
     print n }'
 }
 
+# wire_rate <samples file> <payload bytes>: from "time tx1 tx2" lines (host A's veth tx counters), the
+# payload MiB/s while the middle 80 % of the run's wire bytes crossed the rails (wire rate scaled by
+# payload / wire bytes of the whole run)
+wire_rate() {
+  awk -v payload="$2" '
+    NF == 3 { n++; t[n] = $1; w[n] = $2 + $3 }
+    function cross(level,   i, f) {
+      for (i = 2; i <= n; i++) if (w[i] - w[1] >= level) {
+        f = (level - (w[i - 1] - w[1])) / (w[i] - w[i - 1]); return t[i - 1] + f * (t[i] - t[i - 1]) }
+      return t[n] }
+    END {
+      total = w[n] - w[1]
+      if (n < 3 || total <= payload * 0.9) { print "nan"; exit }
+      a = cross(0.1 * total); b = cross(0.9 * total)
+      if (b <= a) { print "nan"; exit }
+      printf "%.1f", 0.8 * total / (b - a) * (payload / total) / 1048576 }' "$1"
+}
+
+# host A's veth tx byte counters every 50 ms until killed (bash builtins only, so the sampling costs
+# next to no CPU beside the two JVMs; `ip netns exec` execs bash, so its pid is the loop's)
+SAMPLE_WIRE='exec 3<> <(:); while :; do
+  read -r a < /sys/class/net/rfa1/statistics/tx_bytes; read -r b < /sys/class/net/rfa2/statistics/tx_bytes
+  echo "$EPOCHREALTIME $a $b"; read -r -t 0.05 -u 3 || true; done'
+
+# tcp_reference <rail> <label>: plain TCP from host A to host B over that rail alone for 4 s; leaves MiB/s in $TCP_MIBPS
+tcp_reference() {
+  local i="$1" log="$WORK/$2-tcp-rail$1" waited=0
+  PORT=$((PORT + 1))
+  timeout 60 ip netns exec rdmaflux-b java "$ROOT/scripts/TcpReference.java" receive "10.77.$i.2:$PORT" >"$log.receiver" 2>&1 &
+  RECEIVER_PID=$!
+  until grep -q "listening at" "$log.receiver" 2>/dev/null; do
+    kill -0 "$RECEIVER_PID" 2>/dev/null || { echo "striping-netns-bench: TCP reference receiver exited early:" >&2; cat "$log.receiver" >&2; return 1; }
+    [ "$waited" -lt 300 ] || { echo "striping-netns-bench: TCP reference receiver not listening after 30 s" >&2; return 1; }
+    sleep 0.1; waited=$((waited + 1))
+  done
+  timeout 60 ip netns exec rdmaflux-a java "$ROOT/scripts/TcpReference.java" send "10.77.$i.2:$PORT" 4 >"$log.sender" 2>&1 \
+    || { echo "striping-netns-bench: TCP reference sender on rail $i failed:" >&2; cat "$log.sender" >&2; return 1; }
+  wait "$RECEIVER_PID" || true
+  RECEIVER_PID=""
+  TCP_MIBPS="$(awk '$1 == "tcp" { print $3 }' "$log.receiver")"
+  [ -n "$TCP_MIBPS" ] || { echo "striping-netns-bench: TCP reference on rail $i gave no figure:" >&2; cat "$log.receiver" >&2; return 1; }
+}
+
 # transfer <log> <policy> <rail numbers, e.g. "1 2">: one pipeline transfer from host A to host B
-# over those rails; leaves the sender's MiB/s in $MIBPS
+# over those rails; leaves the sender's MiB/s in $MIBPS and the steady payload rate in $STEADY
 transfer() {
   local log="$1" policy="$2" rails_used="$3" listen_addrs="" connect_addrs="" first=""
   for i in $rails_used; do
@@ -111,47 +170,69 @@ transfer() {
     sleep 0.1; waited=$((waited + 1))
   done
   local rc=0
+  ip netns exec rdmaflux-a bash -c "$SAMPLE_WIRE" >"$log.wire" 2>/dev/null &
+  SAMPLER_PID=$!
   timeout "$RUN_TIMEOUT" ip netns exec rdmaflux-a java $JVM_FLAGS -cp "$CP" io.rdmaflux.samples.Main pipeline \
     --connect "10.77.$first.2:$PORT" --addresses "$connect_addrs" --policy "$policy" --limit-mib "$MIB" \
     --timeout-s $((RUN_TIMEOUT - 10)) --no-progress --report-dir "$WORK" ${PIPELINE_ARGS[@]+"${PIPELINE_ARGS[@]}"} \
     "$WORK/input.bin" >"$log.sender" 2>&1 || rc=$?
   wait "$RECEIVER_PID" || true
   RECEIVER_PID=""
+  kill "$SAMPLER_PID" 2>/dev/null || true
+  wait "$SAMPLER_PID" 2>/dev/null || true
+  SAMPLER_PID=""
   if [ "$rc" != 0 ] || ! grep -q "OK, verified by the receiver" "$log.sender"; then
     echo "striping-netns-bench: $log failed (exit $rc, 124 = timeout of ${RUN_TIMEOUT}s):" >&2
     tail -5 "$log.sender" >&2
     return 1
   fi
   MIBPS="$(awk '$1 == "throughput" { print $2 }' "$log.sender")"
+  STEADY="$(wire_rate "$log.wire" "$((MIB << 20))")"
 }
 
-# rails <label> <rates> <policies...>: each rail alone first (the reference), then each policy
+# rails <label> <rates> <policies...>: plain TCP and each rail alone first (the references), then each policy
 rails() {
   local label="$1" rates="$2"; shift 2
-  local r1 r2 links alone=0
+  local r1 r2 links alone=0 alone_steady=0 tcp=0
   IFS=, read -r r1 r2 <<< "$rates"
   links="$(awk -v a="$(mbit "$r1")" -v b="$(mbit "$r2")" 'BEGIN { if (a == "bad" || b == "bad") print "bad"; else printf "%.1f", (a + b) * 1e6 / 8 / 1048576 }')"
   [ "$links" != bad ] || { echo "striping-netns-bench: rates must look like 400mbit or 1gbit but were '$rates'" >&2; exit 2; }
   "$ROOT/scripts/netns-rails.sh" up --rails 2 --rates "$rates" >/dev/null
   for i in 1 2; do
+    tcp_reference "$i" "$label"
+    tcp="$(awk -v a="$tcp" -v m="$TCP_MIBPS" 'BEGIN { printf "%.2f", a + m }')"
+    row "$label" "$rates" "tcp rail $i" "" "$TCP_MIBPS" "$links" "" "" "" ""
+  done
+  for i in 1 2; do
     transfer "$WORK/$label-rail$i" rr "$i"
     alone="$(awk -v a="$alone" -v m="$MIBPS" 'BEGIN { printf "%.1f", a + m }')"
-    printf '| %-6s %-16s | %-13s | %8.1f | %8s | %8s | %6s |\n' "$label" "$rates" "rail $i alone" "$MIBPS" "$links" "" ""
+    alone_steady="$(awk -v a="$alone_steady" -v m="$STEADY" 'BEGIN { printf "%.1f", a + m }')"
+    row "$label" "$rates" "rail $i alone" "$MIBPS" "$STEADY" "$links" "" "" "" ""
   done
   for policy in "$@"; do
     transfer "$WORK/$label-${policy//[:,]/_}" "$policy" "1 2"
-    awk -v l="$label" -v r="$rates" -v p="$policy" -v m="$MIBPS" -v k="$links" -v a="$alone" \
-      'BEGIN { printf "| %-6s %-16s | %-13s | %8.1f | %8.1f | %8.3f | %6.3f |\n", l, r, p, m, k, m / k, m / a }'
+    row "$label" "$rates" "$policy" "$MIBPS" "$STEADY" "$links" \
+      "$(ratio "$MIBPS" "$links")" "$(ratio "$STEADY" "$tcp")" "$(ratio "$MIBPS" "$alone")" "$(ratio "$STEADY" "$alone_steady")"
   done
   "$ROOT/scripts/netns-rails.sh" down >/dev/null
 }
 
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.3f", a / b; else print "-" }'
+}
+
+# row <label> <rates> <what> <MiB/s> <steady> <links> <whole/links> <steady/tcp> <whole/alone> <steady/alone>
+row() {
+  printf '| %-6s %-16s | %-13s | %6s | %6s | %6s | %7s | %7s | %7s | %7s |\n' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "$9" "${10}"
+}
+
 echo "striping-netns-bench: $MIB MiB per run, two processes in rdmaflux-a -> rdmaflux-b, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "| rails (tbf)             | policy        | MiB/s    | links    | / links  | / rails alone |"
-echo "|---|---|---|---|---|---|"
+echo "| rails (tbf)             | policy        | MiB/s  | steady | links  | / links | / tcp   | / alone | / alone steady |"
+echo "|---|---|---|---|---|---|---|---|---|"
 exec 9>/tmp/rdmaflux-bench.lock
 flock -w "$LOCK_WAIT" 9 || skip "the benchmark lock /tmp/rdmaflux-bench.lock stayed taken for ${LOCK_WAIT}s"
 rails "4:1" "$RATES" adaptive even weighted:4,1
 rails "equal" "$EQUAL_RATES" adaptive even
-echo "striping-netns-bench: / links = sender throughput over the sum of the tbf rates (MiB/s); / rails alone = over the sum of"
-echo "  each rail's own throughput measured just before (same fabric, same processes); load average after $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "striping-netns-bench: MiB/s = the sender's whole run (connect to verdict); steady = payload MiB/s over the middle 80 % of the"
+echo "  wire bytes; tcp rows = plain TCP on that rail alone; / links = MiB/s over the sum of the tbf rates; / tcp = steady over the"
+echo "  sum of the tcp rows; / alone = MiB/s over the sum of the rails alone; / alone steady = the same for steady. Load average after $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -205,6 +205,12 @@ final class AdaptiveStriping implements StripingPolicy {
         }
     }
 
+    /** Its weights estimate each rail's share of the aggregate rate (the fixed point of eq. 3). */
+    @Override
+    public boolean splitsByRate() {
+        return true;
+    }
+
     @Override
     public double share(int rail) {
         return Double.longBitsToDouble(published.get(rail));

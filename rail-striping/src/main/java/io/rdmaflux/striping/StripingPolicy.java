@@ -59,6 +59,18 @@ public interface StripingPolicy {
     default void onRailRemoved(int rail) {
     }
 
+    /**
+     * Whether {@link #split} is in proportion to each rail's measured rate (adaptive striping: at the
+     * fixed point of seed 000 eq. 3, {@code W_i ∝ BW_i}). A scheduler that knows how many bytes are
+     * still outstanding on each rail may then top each rail up to a common finish time instead of
+     * adding the split on top of unequal backlogs (seed 004 §II-B, "time until idle"). False (the
+     * default) for static policies, whose split is the user's, and for policies that account for
+     * backlogs themselves.
+     */
+    default boolean splitsByRate() {
+        return false;
+    }
+
     /** Current fraction of a message's bytes that goes to {@code rail}, in [0, 1]. */
     double share(int rail);
 

@@ -34,6 +34,21 @@ import io.rdmaflux.striping.StripingPolicy;
  * methods run the striping policy on each message exactly as {@code CommunicationScheduler} does,
  * with per-stripe feedback, and {@code select} then only places the small messages and RTSs.
  *
+ * <p><b>Common finish time</b> (a deviation from seed 000 §4.4, which splits every message by the
+ * weights alone): when the policy's split follows measured rates
+ * ({@link StripingPolicy#splitsByRate()}, adaptive striping), the bytes a message puts on each rail
+ * are chosen so that every rail finishes its outstanding stripes plus the new one at the same time,
+ * with the weights as the rails' relative rates (seed 004 §II-B adds each rail's time until idle in
+ * the same way): {@code s_i = max(0, T·w_i − B_i)}, {@code Σ s_i = S}, for {@code B_i} the stripe
+ * bytes split onto rail {@code i} and not yet completed. With equal backlogs per unit of weight this
+ * is exactly the weighted split. Why: on a real fabric many messages are in flight (dozens of stripes
+ * queued per rail in socket and NIC buffers), and every message split while the weights are still off
+ * (the first ones, split evenly before any feedback) or while one rail stalls for a few ms (its TCP
+ * stream, its progress thread descheduled) leaves a backlog that the weights alone never drain: the
+ * faster rail runs dry while the message window waits on the other. Measured over two tbf-shaped veth
+ * rails (rail-striping/README.md, two namespaces). Static policies (even, weighted) keep the user's
+ * split.
+ *
  * <p><b>Concurrency:</b> progress thread only, as the SPI says.
  */
 final class MessageRailScheduler implements SubchannelScheduler {
@@ -56,6 +71,10 @@ final class MessageRailScheduler implements SubchannelScheduler {
     private boolean connectionStripes;
     private final StripedMessage[] striped = new StripedMessage[STRIPED_WINDOW];
     private final long[] lastCompletionNs;
+    /** Per rail: stripe bytes split onto it by {@link #stripe} and not completed yet (B_i). */
+    private final long[] stripeBacklogBytes;
+    /** Scratch of {@link #fillToCommonFinish}: the policy's split as each rail's relative rate. */
+    private final double[] fillRate;
     private static final int STRIPED_WINDOW = 1024;
 
     MessageRailScheduler(RailsSpec spec) {
@@ -71,6 +90,8 @@ final class MessageRailScheduler implements SubchannelScheduler {
         this.postedCount = new int[railCount];
         this.rateBytesPerNs = new double[railCount];
         this.lastCompletionNs = new long[railCount];
+        this.stripeBacklogBytes = new long[railCount];
+        this.fillRate = new double[railCount];
         for (int i = 0; i < STRIPED_WINDOW; i++) {
             striped[i] = new StripedMessage(railCount);
         }
@@ -204,15 +225,76 @@ final class MessageRailScheduler implements SubchannelScheduler {
             return;
         }
         striping.split(lengthBytes, usable, nowNs, stripeBytes);
+        if (striping.splitsByRate()) {
+            fillToCommonFinish(lengthBytes, usable, stripeBytes);
+        }
         StripedMessage m = striped[psn & (STRIPED_WINDOW - 1)];
         m.start(psn, lengthBytes);
         for (int rail = 0; rail < railCount; rail++) {
             if (stripeBytes[rail] > 0) {
+                stripeBacklogBytes[rail] += stripeBytes[rail];
                 m.addStripe(rail, stripeBytes[rail]);
                 m.outstanding++;
                 striping.onStripePosted(rail, stripeBytes[rail], nowNs);
             }
         }
+    }
+
+    /**
+     * Replaces the policy's split {@code stripeBytes} (in proportion to the rails' rates {@code w_i})
+     * by the split that tops every rail up to one finish time: {@code s_i = max(0, T·w_i − B_i)} with
+     * {@code Σ s_i = lengthBytes} (water filling; a rail whose backlog alone outlasts {@code T} gets
+     * nothing). Whole bytes, adding up exactly; no allocation.
+     */
+    private void fillToCommonFinish(long lengthBytes, long usable, long[] stripeBytes) {
+        long active = 0;
+        for (int rail = 0; rail < railCount; rail++) {
+            fillRate[rail] = (double) stripeBytes[rail] / lengthBytes;
+            if (RailMask.contains(usable, rail) && stripeBytes[rail] > 0) {
+                active |= 1L << rail;
+            }
+        }
+        if (RailMask.count(active) < 2) {
+            return;
+        }
+        // level T in bytes per unit of rate: drop rails whose backlog already reaches past it, repeat
+        double level;
+        while (true) {
+            double rates = 0;
+            double bytes = lengthBytes;
+            for (int rail = 0; rail < railCount; rail++) {
+                if (RailMask.contains(active, rail)) {
+                    rates += fillRate[rail];
+                    bytes += stripeBacklogBytes[rail];
+                }
+            }
+            level = bytes / rates;
+            long behind = 0;
+            for (int rail = 0; rail < railCount; rail++) {
+                if (RailMask.contains(active, rail) && level * fillRate[rail] <= stripeBacklogBytes[rail]) {
+                    behind |= 1L << rail;
+                }
+            }
+            if (behind == 0) {
+                break;
+            }
+            active &= ~behind;
+        }
+        long assigned = 0;
+        int largest = -1;
+        for (int rail = 0; rail < railCount; rail++) {
+            long b = 0;
+            if (RailMask.contains(active, rail)) {
+                b = Math.max(0, (long) (level * fillRate[rail] - stripeBacklogBytes[rail]));
+                if (largest < 0 || b > stripeBytes[largest]) {
+                    largest = rail;
+                }
+            }
+            stripeBytes[rail] = b;
+            assigned += b;
+        }
+        // flooring lost at most one byte per rail: it goes to the largest stripe
+        stripeBytes[largest] += lengthBytes - assigned;
     }
 
     /**
@@ -223,6 +305,8 @@ final class MessageRailScheduler implements SubchannelScheduler {
     public void onStripeCompleted(Subchannel subchannel, int psn, long offsetBytes, long lengthBytes, long postedNs,
                                   long completedNs) {
         int rail = subchannel.rail();
+        // the carrier's backlog: after a failover a stripe split for another rail may complete here
+        stripeBacklogBytes[rail] = Math.max(0, stripeBacklogBytes[rail] - lengthBytes);
         long deliveryNs = completedNs - Math.max(postedNs, lastCompletionNs[rail]);
         lastCompletionNs[rail] = completedNs;
         StripedMessage m = striped[psn & (STRIPED_WINDOW - 1)];
@@ -260,6 +344,7 @@ final class MessageRailScheduler implements SubchannelScheduler {
     /** Called by reactive-core when a subchannel failed: no more messages go to it. */
     public void onSubchannelFailed(Subchannel subchannel) {
         failed |= 1L << subchannel.rail();
+        stripeBacklogBytes[subchannel.rail()] = 0;
         striping.onRailRemoved(subchannel.rail());
     }
 
