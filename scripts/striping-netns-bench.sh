@@ -4,14 +4,15 @@
 # veth rails with the soft provider's IP fabric, each figure a ratio to the links' aggregate rate.
 #
 #   scripts/striping-netns-bench.sh [--mib N] [--rates 400mbit,100mbit] [--equal-rates 250mbit,250mbit]
-#                                   [-- pipeline options for both ends, e.g. --chunk-kib 1024 --in-flight 32]
+#                                   [-- pipeline options for both ends; default --chunk-kib 1024]
 #
 # For each rail set (4:1 --rates, then the equal --equal-rates) it brings up rdmaflux-a/rdmaflux-b
 # with scripts/netns-rails.sh, and for each policy streams N MiB (default 128) of random bytes with
 # `rdmaflux pipeline --connect` in host A to `pipeline --listen` in host B (rail i: 10.77.i.1 ->
-# 10.77.i.2, SHA-256 verified by the receiver), then prints the sender's throughput and its ratio to
-# the sum of the tbf rates (tbf counts Ethernet/IP/TCP headers too, so about 0.95 is the ceiling)
-# and to the sum of each rail's throughput alone, measured first in the same setup.
+# 10.77.i.2, SHA-256 verified by the receiver) in 1 MiB messages (16 in flight, the pipeline's
+# default), then prints the sender's throughput and its ratio to the sum of the tbf rates (tbf counts
+# Ethernet/IP/TCP headers too, so about 0.956 is the ceiling) and to the sum of each rail's
+# throughput alone, measured first in the same setup.
 # Policies: 4:1 rails: adaptive (from equal weights), even, weighted:4,1; equal rails: adaptive, even.
 #
 # Two more figures per run, because a whole-run figure of a fresh JVM pair mixes the rails with
@@ -25,14 +26,14 @@
 # stream can carry on that tbf link. tbf counts Ethernet/IP/TCP headers, so at MTU 1500 that is
 # 1448/1514 = 0.956 of the tbf rate; "/ tcp" compares steady with the sum of the rails' tcp figures.
 #
-# Uses samples/target/rdmaflux-samples.jar as built (./rdmaflux --help builds it); put extra classes
-# first with STRIPING_EXTRA_CP (e.g. rail-striping/target/classes to try an unreleased policy).
+# Uses samples/target/rdmaflux-samples.jar as built (./rdmaflux --help builds it), or STRIPING_JAR
+# (e.g. a copy in /tmp while others rebuild); put extra classes first with STRIPING_EXTRA_CP (e.g.
+# rail-striping/target/classes to try an unreleased policy).
 # Holds /tmp/rdmaflux-bench.lock while measuring (benchmarks share 2 cores) and
 # /tmp/rdmaflux-netns.lock around the namespaces (each waited for at most 120 s). Every java
 # process runs under `timeout` (90 s), a receiver must listen within 30 s, so the 9 runs and 4 TCP
 # references end within about 25 minutes whatever hangs (about 3 minutes when all is well at 128 MiB,
-# 5 at 512 MiB); the namespaces are always torn
-# down (trap). Not root, no namespaces, no jar, or namespaces busy with someone else's processes: prints
+# 5 at 512 MiB); the namespaces are always torn down (trap). Not root, no namespaces, no jar, or namespaces busy with someone else's processes: prints
 # "striping netns bench skipped: <why>" and exits 0.
 set -euo pipefail
 
@@ -42,7 +43,9 @@ RATES=400mbit,100mbit
 EQUAL_RATES=250mbit,250mbit
 RUN_TIMEOUT=90
 LOCK_WAIT=120
-PIPELINE_ARGS=()
+# the issue's figures are for 1 MiB messages (as the in-JVM benchmark); the pipeline's own default
+# chunk is 256 KiB. Any "-- options" replace this default.
+PIPELINE_ARGS=(--chunk-kib 1024)
 while [ $# -gt 0 ]; do
   case "$1" in
     --mib) MIB="${2:?--mib needs a number}"; shift 2 ;;
@@ -226,7 +229,7 @@ row() {
   printf '| %-6s %-16s | %-13s | %6s | %6s | %6s | %7s | %7s | %7s | %7s |\n' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "$9" "${10}"
 }
 
-echo "striping-netns-bench: $MIB MiB per run, two processes in rdmaflux-a -> rdmaflux-b, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "striping-netns-bench: $MIB MiB per run, pipeline ${PIPELINE_ARGS[*]}, two processes in rdmaflux-a -> rdmaflux-b, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| rails (tbf)             | policy        | MiB/s  | steady | links  | / links | / tcp   | / alone | / alone steady |"
 echo "|---|---|---|---|---|---|---|---|---|"
 exec 9>/tmp/rdmaflux-bench.lock
