@@ -94,11 +94,20 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private final AtomicInteger rvOutstanding = new AtomicInteger();
     private int ctsRail;
     private int railFailures;
+    private long packedMessagesTakenBack;
     private long railDownToSend;
     private boolean creditResync;
     private final ReceivedMessage[][] receivedMessages;
-    /** Views of messages 1.. of a packed frame per rail and receive buffer, created on first use (index 0 is {@link #receivedMessages}). */
-    private final ReceivedMessage[][][] packedViews;
+    /**
+     * Views lent to the messages of packed frames, last in first out: a view released on the progress
+     * thread (a subscriber that releases in {@code onNext}) carries the next message at once, so the
+     * handful of views in use stays in cache whatever the number of receive buffers. Grows only while
+     * more packed messages are held at once than ever before (at most the receive buffers times
+     * {@link DataFrameCodec#MAX_PACKED_MESSAGES}).
+     */
+    private ReceivedMessage[] viewPool = new ReceivedMessage[DataFrameCodec.MAX_PACKED_MESSAGES];
+    private int viewPoolSize;
+    private int viewsCreated;
     /** Per rail and receive buffer: messages of a packed frame not yet released (0 for an unpacked frame). */
     private final int[][] slotShares;
     /**
@@ -178,11 +187,13 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     /** The duty cycle's clock reading: completion times are taken from it, not from a clock read per message. */
     private long cycleNs;
     /**
-     * Messages released on the progress thread itself (a subscriber that releases in {@code onNext}):
-     * handed back without the lock-free queue's CAS; at most one entry per receive view.
+     * Receive buffer shares released on the progress thread itself (a subscriber that releases in
+     * {@code onNext}), {@code slot << RAIL_BITS | rail}: handed back without the lock-free queue's CAS,
+     * at most one entry per message held in a receive buffer.
      */
-    private final ReceivedMessage[] releasedHere;
+    private final int[] releasedHere;
     private int releasedHereCount;
+    private static final int RAIL_BITS = 5;
 
     DefaultRdmaConnection(RdmaNode node, String name, RcSubchannel[] subchannels, SubchannelScheduler scheduler,
                           int peerMaxMessageBytes, int localMaxMessageBytes, int sendQueue, int reorderWindow,
@@ -200,7 +211,6 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         this.reorder = new ReorderWindow<>(0, reorderWindow);
         this.partial = new AssembledMessage[subchannels.length];
         this.receivedMessages = new ReceivedMessage[subchannels.length][];
-        this.packedViews = new ReceivedMessage[subchannels.length][][];
         this.slotShares = new int[subchannels.length][];
         int slots = 0;
         int sendSlots = 0;
@@ -213,14 +223,13 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 msgs[i] = new ReceivedMessage(this, sc, i);
             }
             receivedMessages[sc.rail()] = msgs;
-            packedViews[sc.rail()] = new ReceivedMessage[msgs.length][];
             slotShares[sc.rail()] = new int[msgs.length];
             slots += msgs.length;
             sendSlots += sc.sendBufferCount();
             peerBuffers += sc.peerReceiveBuffers();
         }
         this.released = new ManyToOneConcurrentArrayQueue<>(Math.max(2, slots * DataFrameCodec.MAX_PACKED_MESSAGES));
-        this.releasedHere = new ReceivedMessage[slots * DataFrameCodec.MAX_PACKED_MESSAGES];
+        this.releasedHere = new int[slots * DataFrameCodec.MAX_PACKED_MESSAGES];
         this.sendOpQueueCapacity = peerBuffers + sendQueue;
         // PSNs not yet completed at this side span at most the messages the send slots carry (packed frames
         // carry several) plus what the peer's reorder window admits
@@ -345,7 +354,12 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
 
     void onReleased(ReceivedMessage m) {
         if (node.isProgressThread()) {
-            releasedHere[releasedHereCount++] = m;
+            // the buffer share is returned by the next drain (after delivery, before credits are granted);
+            // a pooled view is free at once for the next message
+            releasedHere[releasedHereCount++] = m.slot() << RAIL_BITS | m.subchannel().rail();
+            if (m.pooled) {
+                returnView(m);
+            }
         } else {
             released.offer(m);
             wakeUp();
@@ -358,18 +372,47 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         ReceivedMessage m;
         while ((m = released.poll()) != null) {
             releaseShare(m.subchannel(), m.slot());
+            if (m.pooled) {
+                returnView(m);
+            }
             work++;
         }
         // releaseShare never releases a message, so nothing is added while this runs
         int n = releasedHereCount;
-        ReceivedMessage[] here = releasedHere;
+        int[] here = releasedHere;
         for (int i = 0; i < n; i++) {
-            m = here[i];
-            here[i] = null;
-            releaseShare(m.subchannel(), m.slot());
+            int e = here[i];
+            releaseShare(subchannels[e & (1 << RAIL_BITS) - 1], e >>> RAIL_BITS);
         }
         releasedHereCount = 0;
         return work + n;
+    }
+
+    /** A pooled view for a message of a packed frame (progress thread). */
+    private ReceivedMessage lendView(RcSubchannel sc) {
+        int n = viewPoolSize;
+        if (n > 0) {
+            viewPoolSize = n - 1;
+            ReceivedMessage v = viewPool[n - 1];
+            viewPool[n - 1] = null;
+            return v;
+        }
+        viewsCreated++;
+        return new ReceivedMessage(this, sc);
+    }
+
+    private void returnView(ReceivedMessage v) {
+        ReceivedMessage[] pool = viewPool;
+        if (viewPoolSize == pool.length) {
+            pool = java.util.Arrays.copyOf(pool, Math.max(pool.length * 2, viewsCreated));
+            viewPool = pool;
+        }
+        pool[viewPoolSize++] = v;
+    }
+
+    /** Pooled views created so far: the most packed messages held at once (progress thread; tests). */
+    int viewsCreated() {
+        return viewsCreated;
     }
 
     void onAssembledReleased() {
@@ -701,32 +744,47 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
      * (one buffer credit) for up to {@link DataFrameCodec#MAX_PACKED_MESSAGES} messages, one message
      * credit each.
      *
+     * <p>Bookkeeping is per frame: each message is released once copied into the frame, which holds the
+     * bytes until its send completes; if its rail fails first, {@link #onFailure} takes the messages of
+     * every frame without a completion back from the send buffers for the re-send. So the per-message
+     * work is the copy, the PSN's length and start time (for the scheduler's completion report).
+     *
      * @return messages sent
      */
     private int transmitPacked(SendOp op, RdmaMessage first, RcSubchannel sc, long nowNs) {
         int firstPsn = currentPsn;
+        // transmit() kept the first message for a re-send as if it went alone: the frame keeps it now
+        inflightMessages[firstPsn & inflightMask] = null;
         sc.openPack(firstPsn);
-        sc.packAppend(first);
-        int count = 1;
         int used = DataFrameCodec.PACKED_PREFIX_BYTES + first.lengthBytes();
+        sc.packAppend(first);
+        first.release();
+        int limit = sc.maxFramePayloadBytes();
+        // one message credit per further message, taken for the whole frame at the end
+        int room = (int) Math.min(sendCredits.credits(), DataFrameCodec.MAX_PACKED_MESSAGES - 1);
+        int maxLength = sendPool == null ? peerMaxMessageBytes : Math.min(peerMaxMessageBytes, rendezvousThreshold);
+        org.agrona.concurrent.OneToOneConcurrentArrayQueue<RdmaMessage> queue = op.queue;
+        int extra = 0;
         RdmaMessage n;
-        while (count < DataFrameCodec.MAX_PACKED_MESSAGES && packs(n = op.queue.peek(), sc, used)) {
-            op.queue.poll();
-            sendCredits.onTaken();
-            sendCredits.consume();
-            op.taken++;
-            int psn = nextPsn++;
-            int idx = psn & inflightMask;
+        while (extra < room && (n = queue.peek()) != null) {
             int len = n.lengthBytes();
+            int psn = nextPsn;
+            int idx = psn & inflightMask;
+            if (len > maxLength || used + DataFrameCodec.PACKED_PREFIX_BYTES + len > limit || inflightMessages[idx] != null) {
+                break;
+            }
+            queue.poll();
+            nextPsn = psn + 1;
             messageStartNs[idx] = nowNs;
             messageLength[idx] = len;
-            inflightMessages[idx] = n;
-            messagePsn[idx] = psn;
-            messageRail[idx] = currentRail;
             sc.packAppend(n);
+            n.release();
             used += DataFrameCodec.PACKED_PREFIX_BYTES + len;
-            count++;
+            extra++;
         }
+        sendCredits.take(extra);
+        op.taken += extra;
+        int count = extra + 1;
         MESSAGES_SENT.lazySet(this, messagesSent + count);
         sc.closePack(PACKED_TOKEN | ((long) count << 32) | (firstPsn & 0xFFFFFFFFL));
         return count;
@@ -819,33 +877,25 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     /**
-     * A packed frame of {@code count} messages from {@code firstPsn} completed: each message is released
-     * and reported to the scheduler, the send op they came from (one op fills a packed frame) counts
-     * them at once.
+     * A packed frame of {@code count} messages from {@code firstPsn} completed: each message is reported
+     * to the scheduler, the send op they came from (one op fills a packed frame) counts them at once.
+     * The messages themselves were released when copied into the frame; a frame completes here at most
+     * once (after its rail failed, no completion of it is reported: its messages are re-sent instead).
      */
     private void onPackedSendCompleted(RcSubchannel subchannel, int firstPsn, int count) {
+        for (int i = 0; i < count; i++) {
+            int idx = (firstPsn + i) & inflightMask;
+            scheduler.onMessageCompleted(subchannel, firstPsn + i, messageLength[idx], cycleNs - messageStartNs[idx]);
+        }
+        MESSAGES_DELIVERED.lazySet(this, messagesDelivered + count);
         SendOp head = inflightOps.peekFirst();
-        if (head == null || firstPsn - head.firstPsn < 0 || firstPsn + count - 1 - head.firstPsn >= head.taken) {
-            // not all of the head op's: take them one by one
-            for (int i = 0; i < count; i++) {
-                onMessageSendCompleted(subchannel, firstPsn + i);
-            }
+        if (head != null && firstPsn - head.firstPsn >= 0 && firstPsn + count - 1 - head.firstPsn < head.taken) {
+            head.completed += count;
+            checkOpDone(head);
             return;
         }
-        int done = 0;
         for (int i = 0; i < count; i++) {
-            int psn = firstPsn + i;
-            if (!retireInflight(psn)) {
-                continue;
-            }
-            int idx = psn & inflightMask;
-            scheduler.onMessageCompleted(subchannel, psn, messageLength[idx], cycleNs - messageStartNs[idx]);
-            done++;
-        }
-        if (done > 0) {
-            MESSAGES_DELIVERED.lazySet(this, messagesDelivered + done);
-            head.completed += done;
-            checkOpDone(head);
+            countDelivered(firstPsn + i);
         }
     }
 
@@ -905,6 +955,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         MESSAGES_DELIVERED.lazySet(this, messagesDelivered + 1);
         scheduler.onMessageCompleted(subchannel, psn, messageLength[psn & inflightMask],
             cycleNs - messageStartNs[psn & inflightMask]);
+        countDelivered(psn);
+    }
+
+    /** Counts message {@code psn} delivered for the send op it came from. */
+    private void countDelivered(int psn) {
         SendOp head = inflightOps.peekFirst();
         if (head != null && psn - head.firstPsn >= 0 && psn - head.firstPsn < head.taken) {
             // the common case, one send() at a time: no iterator on the per-message path
@@ -1304,7 +1359,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             return false;
         }
         reorder.advance(count);
-        int rail = sc.rail();
+        // receive buffers are registered (off-heap) memory: views wrap them by address
+        long base = buffer.addressOffset();
         int pos = payloadOffset;
         int delivered = 0;
         for (int i = 0; i < count; i++) {
@@ -1315,8 +1371,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 releaseShare(sc, slot);
                 continue;
             }
-            ReceivedMessage v = packedView(sc, rail, slot, i);
-            v.init(firstPsn + i, buffer, at, len);
+            ReceivedMessage v = lendView(sc);
+            v.initPacked(sc, slot, firstPsn + i, base + at, len);
             if (demand != Long.MAX_VALUE) {
                 demand--;
             }
@@ -1333,24 +1389,6 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         messageCredits.onDeliveredUnqueued(delivered);
         MESSAGES_RECEIVED.lazySet(this, messagesReceived + delivered);
         return true;
-    }
-
-    /** The view of message {@code index} of a packed frame in receive buffer {@code slot}, created on first use. */
-    private ReceivedMessage packedView(RcSubchannel sc, int rail, int slot, int index) {
-        if (index == 0) {
-            return receivedMessages[rail][slot];
-        }
-        ReceivedMessage[] views = packedViews[rail][slot];
-        if (views == null) {
-            views = new ReceivedMessage[DataFrameCodec.MAX_PACKED_MESSAGES];
-            packedViews[rail][slot] = views;
-        }
-        ReceivedMessage v = views[index];
-        if (v == null) {
-            v = new ReceivedMessage(this, sc, slot);
-            views[index] = v;
-        }
-        return v;
     }
 
     /**
@@ -1386,8 +1424,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             releaseShare(sc, slot);
             return true;
         }
-        ReceivedMessage v = packedView(sc, rail, slot, index);
-        v.init(psn, buffer, at, len);
+        ReceivedMessage v = lendView(sc);
+        v.initPacked(sc, slot, psn, buffer.addressOffset() + at, len);
         offerInOrder(psn, v);
         return true;
     }
@@ -1640,6 +1678,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             current = null;
             currentOp = null;
         }
+        subchannel.forEachUnackedSend((token, memory, frameOffset) -> keepPackedForResend(f, token, memory, frameOffset));
         for (int idx = 0; idx < inflightMessages.length; idx++) {
             if (inflightMessages[idx] != null && messageRail[idx] == f && !resendListed(messagePsn[idx])) {
                 addResend(messagePsn[idx]);
@@ -1665,6 +1704,37 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 }
             }
         }
+    }
+
+    /**
+     * A frame without a completion on a failed rail: if packed, its messages (released when packed) are
+     * copied out of the send buffer and kept as in-flight messages of that rail, to be re-sent with their
+     * PSNs like any other. Off the data path: only on a rail failure.
+     */
+    private void keepPackedForResend(int rail, long token, DirectBuffer memory, int frameOffset) {
+        if (token < 0 || (token & PACKED_TOKEN) == 0) {
+            return;
+        }
+        int firstPsn = (int) token;
+        int count = (int) ((token >>> 32) & 0xFFFF);
+        int pos = DataFrameCodec.payloadOffset(frameOffset);
+        for (int i = 0; i < count; i++) {
+            int len = DataFrameCodec.packedLength(memory, pos);
+            byte[] copy = new byte[len];
+            memory.getBytes(pos + DataFrameCodec.PACKED_PREFIX_BYTES, copy);
+            pos += DataFrameCodec.PACKED_PREFIX_BYTES + len;
+            int psn = firstPsn + i;
+            int idx = psn & inflightMask;
+            inflightMessages[idx] = RdmaMessage.of(copy);
+            messagePsn[idx] = psn;
+            messageRail[idx] = rail;
+        }
+        packedMessagesTakenBack += count;
+    }
+
+    /** Messages of packed frames taken back from the send buffers of failed rails to be sent again (progress thread; tests). */
+    long packedMessagesTakenBack() {
+        return packedMessagesTakenBack;
     }
 
     @Override

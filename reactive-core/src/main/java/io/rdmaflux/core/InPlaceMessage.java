@@ -5,14 +5,15 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * A received message that is a view of the registered memory it arrived in (a receive buffer or a
- * rendezvous buffer): one object per buffer slot and connection, re-armed by {@link #arrived} each
- * time its slot is filled again, so receiving allocates nothing. Subclasses say where the slot
- * goes back on the final release.
+ * rendezvous buffer): a reused object, re-armed by {@link #arrived} each time it carries a new
+ * message, so receiving allocates nothing. Subclasses say where the slot goes back on the final
+ * release.
  */
 abstract class InPlaceMessage extends RdmaMessage {
     final DefaultRdmaConnection connection;
     final UnsafeBuffer view = new UnsafeBuffer(0, 0);
-    private final int slot;
+    /** The buffer slot the message is in: fixed for a slot's own view, set per message for a pooled one. */
+    int slot;
     private int psn;
     private int length;
 

@@ -9,8 +9,9 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
  * A message: a reference-counted view of bytes, usually an off-heap registered buffer.
@@ -27,18 +28,32 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  *
  * <p><b>Sending:</b> passing a message to {@code RdmaConnection.send} hands over one reference; the
  * connection releases it once the message's delivery completed (it keeps it until then so that it can
- * send it again over another rail if its rail fails). Factories: {@link #of(byte[])},
+ * send it again over another rail if its rail fails), except a small message that travels in a packed
+ * frame with others: that one is released as soon as it is copied into the frame, which then holds its
+ * bytes for a re-send. Either way the send's {@code Mono} completes only after delivery. Factories: {@link #of(byte[])},
  * {@link #of(ByteBuffer)}, {@link #of(String)}, {@link #of(io.rdmaflux.verbs.MemoryRegion, long, int)}
  * for memory registered with the node (large messages are RDMA-written from it with no copy), and
  * {@link #write(int, Writer)} which fills the registered send buffer in place when the message fits
  * one frame, or a rendezvous staging buffer when it is large (no extra copy).
  *
- * <p><b>Concurrency:</b> the count is atomic, so {@code retain}/{@code release} may be called from
- * any thread; the bytes are immutable while the count is positive.
+ * <p><b>Concurrency:</b> {@code retain}/{@code release} may be called from any thread; the bytes are
+ * immutable while the count is positive. A count above 1 changes by an atomic compare-and-set. The
+ * final release (count 1 to 0) is a release store, not an atomic read-modify-write: whoever holds the
+ * only reference is the only one allowed to touch the count (a retain needs a reference, a second
+ * release of it is a double release), so the store cannot lose an update in a correct program. What
+ * it gives up is catching two threads that release the same last reference at the very same time; a
+ * release after the final one is caught whatever the timing.
  */
 public abstract class RdmaMessage implements AutoCloseable {
-    private static final AtomicIntegerFieldUpdater<RdmaMessage> REF_CNT =
-        AtomicIntegerFieldUpdater.newUpdater(RdmaMessage.class, "refCnt");
+    private static final VarHandle REF_CNT;
+
+    static {
+        try {
+            REF_CNT = MethodHandles.lookup().findVarHandle(RdmaMessage.class, "refCnt", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /**
      * Fills {@code lengthBytes} bytes at {@code offset} of {@code buffer}; runs on the progress thread,
@@ -196,8 +211,15 @@ public abstract class RdmaMessage implements AutoCloseable {
      * @throws IllegalReferenceCountException naming the message if the count was already 0
      */
     public final boolean release() {
+        int c = refCnt;
+        if (c == 1) {
+            // the caller holds the only reference: no other thread may change the count now (see the class
+            // Javadoc), so a release store ends it without the cost of an atomic instruction per message
+            REF_CNT.setRelease(this, 0);
+            deallocate();
+            return true;
+        }
         for (;;) {
-            int c = refCnt;
             if (c <= 0) {
                 throw new IllegalReferenceCountException("release() on " + this
                     + " whose reference count is already 0: the message was released twice; release each message exactly once");
@@ -209,6 +231,7 @@ public abstract class RdmaMessage implements AutoCloseable {
                 }
                 return false;
             }
+            c = refCnt;
         }
     }
 
@@ -224,7 +247,7 @@ public abstract class RdmaMessage implements AutoCloseable {
     /** Resets the count to 1 when a pooled message object is reused for a new message. */
     protected final void resetRefCnt() {
         // a release store: whoever gets the message next gets it through a hand-over that orders it
-        REF_CNT.lazySet(this, 1);
+        REF_CNT.setRelease(this, 1);
     }
 
     /** Writes the whole message into {@code dst} in place when possible (writer messages); else copies. */
@@ -294,13 +317,17 @@ public abstract class RdmaMessage implements AutoCloseable {
                 dst.putBytes(dstOffset, b, 0, len);
                 return;
             }
-            // small messages (the message-rate path): word stores beat the bulk copy's checks and call
+            // small messages (the message-rate path): word stores beat the bulk copy's call; one bounds check
+            // for the whole range, then stores by address (Agrona's addressing: array + offset, or null + address)
+            dst.boundsCheck(dstOffset, len);
+            byte[] dstArray = dst.byteArray();
+            long at = dst.addressOffset() + dstOffset;
             int i = 0;
             for (; i + Long.BYTES <= len; i += Long.BYTES) {
-                dst.putLong(dstOffset + i, UnsafeApi.getLong(b, BufferUtil.ARRAY_BASE_OFFSET + i));
+                UnsafeApi.putLong(dstArray, at + i, UnsafeApi.getLong(b, BufferUtil.ARRAY_BASE_OFFSET + i));
             }
             for (; i < len; i++) {
-                dst.putByte(dstOffset + i, b[i]);
+                UnsafeApi.putByte(dstArray, at + i, b[i]);
             }
         }
 

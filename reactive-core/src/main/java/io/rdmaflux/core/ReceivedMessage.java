@@ -4,16 +4,40 @@ import io.rdmaflux.core.channel.RcSubchannel;
 import org.agrona.DirectBuffer;
 
 /**
- * A message that arrived in one receive buffer: a view of the buffer's payload, one object per
- * buffer, reused when the buffer is filled again. Its final release hands the buffer back to the
- * connection (through a lock-free queue, from any thread), which reposts it and credits it.
+ * A message that arrived in a receive buffer: a view of its bytes in the buffer. A whole-buffer
+ * message has its buffer's own view, reused when the buffer is filled again; the messages of a packed
+ * frame have {@link #pooled} views lent by the connection per message and given back at their release,
+ * so the few views in use stay in cache. The final release hands the view back to the connection
+ * (on the progress thread directly, from other threads through a lock-free queue), which reposts the
+ * buffer once every message in it was released and credits it.
  */
 final class ReceivedMessage extends InPlaceMessage {
-    private final RcSubchannel subchannel;
+    private RcSubchannel subchannel;
+    /** Lent by the connection's view pool for one message of a packed frame (else the view of its buffer). */
+    final boolean pooled;
 
     ReceivedMessage(DefaultRdmaConnection connection, RcSubchannel subchannel, int slot) {
         super(connection, slot);
         this.subchannel = subchannel;
+        this.pooled = false;
+    }
+
+    /** A pooled view, placed by {@link #initPacked} for each message it carries. */
+    ReceivedMessage(DefaultRdmaConnection connection, RcSubchannel anySubchannel) {
+        super(connection, -1);
+        this.subchannel = anySubchannel;
+        this.pooled = true;
+    }
+
+    /**
+     * Arms a pooled view for a message of a packed frame: {@code length} bytes at {@code address} of
+     * receive buffer {@code slot} of {@code subchannel} (registered memory, wrapped by address).
+     */
+    void initPacked(RcSubchannel subchannel, int slot, int psn, long address, int length) {
+        this.subchannel = subchannel;
+        this.slot = slot;
+        view.wrap(address, length);
+        arrived(psn, length);
     }
 
     void init(int psn, DirectBuffer memory, int payloadOffset, int length) {

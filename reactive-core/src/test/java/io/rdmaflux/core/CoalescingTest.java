@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -95,6 +96,66 @@ class CoalescingTest {
             assertEquals(expected, values);
             p.drive();
             assertTrue(sent.get());
+            assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+        }
+    }
+
+    @Test
+    void packedMessagesAreReleasedOnceCopiedIntoTheirFrameBeforeItsSendCompletes() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS))) {
+            List<RdmaMessage> received = new ArrayList<>();
+            p.server.receive().subscribe(received::add);
+            DefaultRdmaConnection client = (DefaultRdmaConnection) p.client;
+            p.runUntil(() -> client.sendCreditsHeld() >= 5);
+            List<RdmaMessage> messages = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                messages.add(RdmaMessage.of(new byte[] {(byte) i, 1, 2, 3}));
+            }
+            AtomicBoolean sent = new AtomicBoolean();
+            p.client.send(Flux.fromIterable(messages)).subscribe(null, null, () -> sent.set(true));
+            // the client's duty cycles alone (no provider progress: nothing is sent or completed yet) take the
+            // send, request the messages and pack them
+            for (int i = 0; i < 3 && client.packedFramesSent() == 0; i++) {
+                p.clientNode.invoke();
+            }
+            assertEquals(1, client.packedFramesSent());
+            for (RdmaMessage m : messages) {
+                assertEquals(0, m.refCnt(), "released once in the frame: " + m);
+            }
+            assertFalse(sent.get(), "no completion yet");
+            p.runUntil(() -> sent.get() && received.size() == 5);
+            for (int i = 0; i < 5; i++) {
+                assertArrayEquals(new byte[] {(byte) i, 1, 2, 3}, received.get(i).toByteArray());
+                received.get(i).release();
+            }
+        }
+    }
+
+    @Test
+    void aSubscriberThatReleasesInOnNextKeepsTheViewsInUseFewWhateverTheMessageCount() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(64).sendBuffers(64).bufferBytes(2560))) {
+            int n = 20_000;
+            AtomicInteger received = new AtomicInteger();
+            AtomicInteger wrong = new AtomicInteger();
+            p.server.receive().subscribe(m -> {
+                if (m.lengthBytes() != 32 || m.content().getInt(0) != m.psn()) {
+                    wrong.incrementAndGet();
+                }
+                m.release();
+                received.incrementAndGet();
+            });
+            AtomicBoolean sent = new AtomicBoolean();
+            p.client.send(Flux.range(0, n).map(i -> {
+                byte[] b = new byte[32];
+                new org.agrona.concurrent.UnsafeBuffer(b).putInt(0, i);
+                return RdmaMessage.of(b);
+            })).subscribe(null, null, () -> sent.set(true));
+            p.runUntil(() -> sent.get() && received.get() == n);
+            assertEquals(0, wrong.get());
+            DefaultRdmaConnection server = (DefaultRdmaConnection) p.server;
+            assertTrue(((DefaultRdmaConnection) p.client).packedFramesSent() < n / 8, "messages travel packed");
+            assertTrue(server.viewsCreated() <= io.rdmaflux.core.frame.DataFrameCodec.MAX_PACKED_MESSAGES, server.viewsCreated() + " views for " + n + " packed messages");
+            p.drive();
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
         }
     }

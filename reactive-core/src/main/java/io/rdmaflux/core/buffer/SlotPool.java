@@ -79,6 +79,11 @@ public final class SlotPool implements AutoCloseable {
         free[freeCount++] = slot;
     }
 
+    /** Whether {@code slot} is acquired and not released (false for a slot outside the pool). */
+    public boolean isAcquired(int slot) {
+        return slot >= 0 && slot < slotCount && acquired[slot];
+    }
+
     /** Byte offset of {@code slot} in {@link #memory()}. */
     public int offset(int slot) {
         return slot * slotBytes;

@@ -369,18 +369,45 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
      */
     public void openPack(int psn) {
         packSlot = sendPool.acquire();
+        sendTokens[packSlot] = NO_TOKEN;
         packPsn = psn;
         packCount = 0;
         packPosition = DataFrameCodec.payloadOffset(sendPool.offset(packSlot));
     }
 
-    /** Copies {@code message} (the next PSN) into the open packed frame; the caller checked that it fits. */
+    /**
+     * Copies {@code message} (the next PSN) into the open packed frame; the caller checked that it fits.
+     * The frame holds the bytes until its send completes (or, if this subchannel fails first, until
+     * {@link #forEachUnackedSend} handed them to the connection), so the caller may release the
+     * message right after.
+     */
     public void packAppend(RdmaMessage message) {
         int len = message.lengthBytes();
         int at = DataFrameCodec.putPackedLength(sendMemory, packPosition, len);
         message.writeTo(sendMemory, at);
         packPosition = at + len;
         packCount++;
+    }
+
+    /** What {@link #forEachUnackedSend} hands over: one frame sent (or about to be) without a completion. */
+    @FunctionalInterface
+    public interface UnackedSend {
+        /** {@code token} as given when the frame was posted; the frame is at {@code frameOffset} of {@code memory}. */
+        void frame(long token, UnsafeBuffer memory, int frameOffset);
+    }
+
+    /**
+     * Every credit-taking frame this subchannel took a send buffer for and has not seen complete: posted
+     * without a completion, held back by selective signaling, or whose post failed. Meant for
+     * {@link SubchannelListener#onFailure}, when nothing more completes here: the connection sends again
+     * what these frames carried (their bytes stay in the send buffers until {@link #close()}).
+     */
+    public void forEachUnackedSend(UnackedSend visitor) {
+        for (int slot = 0; slot < sendTokens.length; slot++) {
+            if (sendPool.isAcquired(slot) && sendTokens[slot] != NO_TOKEN && slot != packSlot) {
+                visitor.frame(sendTokens[slot], sendMemory, sendPool.offset(slot));
+            }
+        }
     }
 
     /**
@@ -619,13 +646,14 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             .sge(sendPool.address(slot), length, sendPool.lkey());
         try {
             if (!qp.postSend(sendWr)) {
-                sendPool.release(slot);
+                // failed before the buffer returns: the listener's onFailure still finds the frame to send again
                 fail(new RdmaTransportException("send queue of rail " + rail + " is full; sendBuffers exceeds the QP's maxSendWr", null, null));
+                sendPool.release(slot);
                 return;
             }
         } catch (VerbsException e) {
-            sendPool.release(slot);
             fail(new RdmaTransportException("posting a send on rail " + rail + " failed: " + e.getMessage(), e.status(), e));
+            sendPool.release(slot);
             return;
         }
         postedWrIds[(int) (postedTail++ & postedMask)] = wrId;
@@ -783,13 +811,18 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     /** A SEND completed: its buffer returns to the pool, its token to the listener. {@code wc} null: implied success. */
     private void retireSend(int slot, @Nullable WorkCompletion wc) {
         long token = sendTokens[slot];
+        if (wc != null && !wc.isSuccess()) {
+            // failed while the buffer is still held: the listener's onFailure finds this frame to send again
+            fail(transportError("send", wc.status(), wc.detail()));
+        }
         sendPool.release(slot);
         if (token != NO_TOKEN) {
             framesInFlight--;
         }
         if (wc != null && !wc.isSuccess()) {
-            fail(transportError("send", wc.status(), wc.detail()));
-        } else if (token != NO_TOKEN && listener != null && !failed) {
+            return;
+        }
+        if (token != NO_TOKEN && listener != null && !failed) {
             // after a failure the connection already re-sent what had no completion then
             listener.onSendCompleted(this, token);
         }
@@ -931,15 +964,16 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             return;
         }
         failed = true;
-        dropDeferred();
         try {
             qp.toError();
         } catch (VerbsException ignored) {
             // the QP may already be closed; the failure is reported below either way
         }
         if (listener != null) {
+            // the frame held back by selective signaling is dropped after this, so that onFailure still sees it
             listener.onFailure(this, e);
         }
+        dropDeferred();
     }
 
     /** Moves the QP to ERROR (abort); outstanding work completes flushed. */

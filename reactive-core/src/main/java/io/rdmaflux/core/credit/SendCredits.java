@@ -103,6 +103,25 @@ public final class SendCredits {
         outstanding--;
     }
 
+    /**
+     * {@code n} messages taken from the publisher and sent, one message credit each: {@link #onTaken()}
+     * and {@link #consume()} {@code n} times (a packed frame's messages at once).
+     *
+     * @throws IllegalArgumentException if {@code n} is negative
+     * @throws IllegalStateException if fewer than {@code n} credits are held or fewer than {@code n} messages were requested
+     */
+    public void take(int n) {
+        if (n < 0) {
+            throw new IllegalArgumentException("n >= 0 required but it was " + n);
+        }
+        if (credits < n || outstanding < n) {
+            throw new IllegalStateException("taking " + n + " messages with " + credits + " credits held and "
+                + outstanding + " requested");
+        }
+        credits -= n;
+        outstanding -= n;
+    }
+
     /** The publisher completed or the send ended: forget unfulfilled requests. */
     public void resetOutstanding() {
         outstanding = 0;

@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class SendCreditsTest {
     @Test
@@ -39,6 +40,34 @@ class SendCreditsTest {
         }
         s.onTaken();
         assertThrows(IllegalStateException.class, s::consume);
+    }
+
+    @Test
+    void takingAPackedFrameUsesOneCreditAndOneRequestPerMessage() {
+        SendCredits s = new SendCredits(2);
+        s.onGrant(5);
+        assertEquals(7, s.toRequest());
+        s.take(5);
+        assertEquals(0, s.credits());
+        assertEquals(2, s.outstanding());
+        assertEquals(0, s.toRequest(), "the frame's messages used their credits: nothing more to request");
+        s.onGrant(5);
+        assertEquals(5, s.toRequest());
+    }
+
+    @Test
+    void takingMoreThanHeldOrRequestedIsRefusedAndChangesNothing() {
+        SendCredits s = new SendCredits(1);
+        s.onGrant(3);
+        s.toRequest();
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> s.take(5));
+        assertTrue(e.getMessage().contains("5") && e.getMessage().contains("3 credits"), e.getMessage());
+        assertEquals(3, s.credits());
+        assertEquals(4, s.outstanding());
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> s.take(-1));
+        assertTrue(bad.getMessage().contains("-1"), bad.getMessage());
+        s.take(0);
+        assertEquals(3, s.credits());
     }
 
     @Test
