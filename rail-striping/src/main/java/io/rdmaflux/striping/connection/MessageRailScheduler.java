@@ -47,7 +47,8 @@ import io.rdmaflux.striping.StripingPolicy;
  * stream, its progress thread descheduled) leaves a backlog that the weights alone never drain: the
  * faster rail runs dry while the message window waits on the other. Measured over two tbf-shaped veth
  * rails (rail-striping/README.md, two namespaces). Static policies (even, weighted) keep the user's
- * split.
+ * split. For the same reason a large message's RTS goes on the rail whose outstanding stripes drain
+ * first: it waits behind them on its RC stream.
  *
  * <p><b>Concurrency:</b> progress thread only, as the SPI says.
  */
@@ -116,7 +117,10 @@ final class MessageRailScheduler implements SubchannelScheduler {
             if (canSend == 0) {
                 return -1;
             }
-            rail = multiplexing.selectRail(lengthBytes, canSend);
+            rail = firstIdle(canSend);
+            if (rail < 0) {
+                rail = multiplexing.selectRail(lengthBytes, canSend);
+            }
         } else {
             rail = earliestFinish(lengthBytes);
             if (rail < 0 || !RailMask.contains(canSend, rail)) {
@@ -149,6 +153,33 @@ final class MessageRailScheduler implements SubchannelScheduler {
         len[slot] = length;
         postedBacklog[rail][slot] = backlog;
         postedCount[rail]++;
+    }
+
+    /**
+     * Where an RTS waits least: the rail in {@code candidates} whose outstanding stripes drain
+     * first ({@code B_i / w_i}, the weights as relative rates), or -1 when none has stripes
+     * outstanding (then the multiplexing policy spreads the RTSs). On an RC rail the RTS queues
+     * behind the rail's own stripes (one ordered stream per queue pair; over TCP, behind megabytes
+     * in the socket buffer): sent behind the slow rail's backlog it held back a message the
+     * fast rail could have carried at once (measured: the 400 Mbit rail idle 350 ms after the even
+     * start on 400 + 100 Mbit rails).
+     */
+    private int firstIdle(long candidates) {
+        int best = -1;
+        double bestDrain = Double.MAX_VALUE;
+        boolean anyBacklog = false;
+        for (int i = 0; i < railCount; i++) {
+            if (!RailMask.contains(candidates, i)) {
+                continue;
+            }
+            anyBacklog |= stripeBacklogBytes[i] > 0;
+            double drain = stripeBacklogBytes[i] / Math.max(striping.share(i), 1e-6);
+            if (drain < bestDrain) {
+                bestDrain = drain;
+                best = i;
+            }
+        }
+        return anyBacklog ? best : -1;
     }
 
     private int earliestFinish(long lengthBytes) {

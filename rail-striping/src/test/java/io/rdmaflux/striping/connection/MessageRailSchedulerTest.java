@@ -122,6 +122,29 @@ class MessageRailSchedulerTest {
     }
 
     @Test
+    void theRtsOfALargeMessageGoesOnTheRailWhoseStripesDrainFirst() {
+        Subchannel[] subs = {subchannel(0), subchannel(1)};
+        MessageRailScheduler s = (MessageRailScheduler) RailsChannelFactory.adaptive().create(List.of(subs));
+        int length = 1 << 20;
+        long[] split = new long[2];
+        s.stripe(0, length, subs, 0, split);
+        s.stripe(1, length, subs, 0, split);
+        // both rails owe 1 MiB; rail 0 delivers its stripe of message 0: rail 1 now drains last
+        s.onStripeCompleted(subs[0], 0, 0, length / 2, 0, 1_000);
+        for (int psn = 2; psn < 6; psn++) {
+            assertEquals(0, s.select(psn, length, subs), "RTS of PSN " + psn);
+        }
+        s.onStripeCompleted(subs[1], 0, length / 2, length / 2, 0, 4_000);
+        s.onStripeCompleted(subs[1], 1, length / 2, length / 2, 0, 8_000);
+        // rail 1 drained, rail 0 still owes message 1's half
+        assertEquals(1, s.select(6, length, subs));
+        // small messages stay with the multiplexing policy
+        int a = s.select(7, 100, subs);
+        int b = s.select(8, 100, subs);
+        assertTrue(a != b, "round robin for small messages: " + a + ", " + b);
+    }
+
+    @Test
     void staticPoliciesKeepTheirSplitWhateverTheBacklog() {
         Subchannel[] subs = {subchannel(0), subchannel(1)};
         for (RailsChannelFactory f : List.of(RailsChannelFactory.even(), RailsChannelFactory.weighted(4, 1))) {
