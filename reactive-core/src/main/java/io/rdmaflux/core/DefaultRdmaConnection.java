@@ -193,6 +193,14 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
      */
     private final int[] releasedHere;
     private int releasedHereCount;
+    /**
+     * The packed frame {@link #deliverPackedInOrder} hands out now ({@code deliveringSubchannel} null when
+     * none): its messages released on the progress thread meanwhile are only counted, and their buffer
+     * shares returned at once when the frame is done.
+     */
+    private @Nullable RcSubchannel deliveringSubchannel;
+    private int deliveringSlot;
+    private int releasedInFrame;
     private static final int RAIL_BITS = 5;
 
     DefaultRdmaConnection(RdmaNode node, String name, RcSubchannel[] subchannels, SubchannelScheduler scheduler,
@@ -354,6 +362,12 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
 
     void onReleased(ReceivedMessage m) {
         if (node.isProgressThread()) {
+            if (m.pooled && m.subchannel() == deliveringSubchannel && m.slot() == deliveringSlot) {
+                // released in onNext while its frame is delivered: counted, returned with the frame's end
+                releasedInFrame++;
+                returnView(m);
+                return;
+            }
             // the buffer share is returned by the next drain (after delivery, before credits are granted);
             // a pooled view is free at once for the next message
             releasedHere[releasedHereCount++] = m.slot() << RAIL_BITS | m.subchannel().rail();
@@ -1359,12 +1373,16 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             return false;
         }
         reorder.advance(count);
-        // receive buffers are registered (off-heap) memory: views wrap them by address
+        // receive buffers are registered (off-heap) memory: views wrap them by address, and the prefixes,
+        // checked by DataFrameCodec.validatePacked, are read by address
         long base = buffer.addressOffset();
         int pos = payloadOffset;
         int delivered = 0;
+        deliveringSubchannel = sc;
+        deliveringSlot = slot;
+        releasedInFrame = 0;
         for (int i = 0; i < count; i++) {
-            int len = DataFrameCodec.packedLength(buffer, pos);
+            int len = DataFrameCodec.packedLengthAt(base + pos);
             int at = pos + DataFrameCodec.PACKED_PREFIX_BYTES;
             pos = at + len;
             if (receiveCancelled) {
@@ -1385,6 +1403,10 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 receiver = null;
                 Operators.onErrorDropped(t, r.currentContext());
             }
+        }
+        deliveringSubchannel = null;
+        if (releasedInFrame > 0) {
+            releaseShares(sc, slot, releasedInFrame);
         }
         messageCredits.onDeliveredUnqueued(delivered);
         MESSAGES_RECEIVED.lazySet(this, messagesReceived + delivered);
@@ -1428,6 +1450,20 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         v.initPacked(sc, slot, psn, buffer.addressOffset() + at, len);
         offerInOrder(psn, v);
         return true;
+    }
+
+    /** {@code k} messages in receive buffer {@code slot} were released: the buffer returns with the last of them. */
+    private void releaseShares(RcSubchannel sc, int slot, int k) {
+        int[] shares = slotShares[sc.rail()];
+        int held = shares[slot];
+        if (held > k) {
+            shares[slot] = held - k;
+            packedExtraHeld -= k;
+            return;
+        }
+        packedExtraHeld -= held - 1;
+        shares[slot] = 0;
+        sc.releaseReceiveBuffer(slot);
     }
 
     /** One message in receive buffer {@code slot} was released: the buffer returns once all its messages are. */

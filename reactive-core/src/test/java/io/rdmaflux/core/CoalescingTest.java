@@ -161,6 +161,42 @@ class CoalescingTest {
     }
 
     @Test
+    void aFrameWhoseMessagesAreReleasedPartlyInOnNextAndPartlyLaterReturnsItsBufferWithTheLastOne() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS))) {
+            int n = 300;
+            DefaultRdmaConnection server = (DefaultRdmaConnection) p.server;
+            List<RdmaMessage> held = new ArrayList<>();
+            List<Integer> psns = new ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                psns.add(m.psn());
+                if (m.psn() % 3 == 0) {
+                    held.add(m);
+                } else {
+                    m.release();
+                }
+            });
+            AtomicBoolean sent = new AtomicBoolean();
+            p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(new byte[] {(byte) (int) i}))).subscribe(null, null, () -> sent.set(true));
+            Random random = new Random(5);
+            for (int round = 0; psns.size() < n || !held.isEmpty(); round++) {
+                p.drive();
+                assertEquals(buffersOf(held).size(), server.buffersOutstanding(), "the buffers of the held messages, no more, no fewer");
+                if (!held.isEmpty()) {
+                    held.remove(random.nextInt(held.size())).release();
+                }
+                assertTrue(round < 10 * n, "no progress");
+            }
+            for (int i = 0; i < n; i++) {
+                assertEquals(i, psns.get(i));
+            }
+            p.drive();
+            assertTrue(sent.get());
+            assertTrue(((DefaultRdmaConnection) p.client).packedFramesSent() > 0);
+            assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+        }
+    }
+
+    @Test
     void sendsArePostedMostlyUnsignaledAndEveryOneIsRetired() {
         try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(64).sendBuffers(64))) {
             int n = 1_000;

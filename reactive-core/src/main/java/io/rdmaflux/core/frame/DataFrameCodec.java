@@ -1,6 +1,7 @@
 package io.rdmaflux.core.frame;
 
 import org.agrona.DirectBuffer;
+import org.agrona.UnsafeApi;
 import org.agrona.MutableDirectBuffer;
 
 /**
@@ -77,6 +78,17 @@ public final class DataFrameCodec {
         return b.getInt(position, FrameHeader.ORDER);
     }
 
+    private static final boolean NATIVE_IS_WIRE_ORDER = java.nio.ByteOrder.nativeOrder() == FrameHeader.ORDER;
+
+    /**
+     * The length prefix at absolute {@code address} of a packed payload in registered memory, read with no
+     * bounds check: only for a frame {@link #validatePacked} accepted, at a prefix position it walked.
+     */
+    public static int packedLengthAt(long address) {
+        int v = UnsafeApi.getInt(address);
+        return NATIVE_IS_WIRE_ORDER ? v : Integer.reverseBytes(v);
+    }
+
     public static boolean isPacked(DirectBuffer b, int offset) {
         return (FrameHeader.flags(b, offset) & FrameHeader.FLAG_PACKED) != 0;
     }
@@ -96,8 +108,16 @@ public final class DataFrameCodec {
         }
         int pos = payloadOffset(offset);
         int end = pos + payload;
+        if (payload < 0 || (long) end > b.capacity()) {
+            throw new FrameFormatException("packed DATA frame (PSN " + FrameHeader.psn(b, offset) + ") announces a " + payload
+                + "-byte payload but the buffer holds " + Math.max(0, b.capacity() - pos) + " bytes after the header");
+        }
+        // one bounds check for the payload, then the prefixes by address (the per-read checks cost more than the walk)
+        b.boundsCheck(pos, payload);
+        byte[] array = b.byteArray();
+        long address = b.addressOffset();
         for (int i = 0; i < count; i++) {
-            int len = end - pos >= PACKED_PREFIX_BYTES ? packedLength(b, pos) : -1;
+            int len = end - pos >= PACKED_PREFIX_BYTES ? wireInt(array, address + pos) : -1;
             if (len < 0 || len > end - pos - PACKED_PREFIX_BYTES) {
                 throw new FrameFormatException("packed DATA frame (PSN " + FrameHeader.psn(b, offset) + "): message " + i
                     + " of " + count + " says " + len + " bytes but " + Math.max(0, end - pos - PACKED_PREFIX_BYTES)
@@ -109,6 +129,11 @@ public final class DataFrameCodec {
             throw new FrameFormatException("packed DATA frame (PSN " + FrameHeader.psn(b, offset) + "): its " + count
                 + " messages end " + (end - pos) + " bytes before the " + payload + "-byte payload does");
         }
+    }
+
+    private static int wireInt(byte[] array, long address) {
+        int v = UnsafeApi.getInt(array, address);
+        return NATIVE_IS_WIRE_ORDER ? v : Integer.reverseBytes(v);
     }
 
     /** Offset of the payload of the frame at {@code offset}. */

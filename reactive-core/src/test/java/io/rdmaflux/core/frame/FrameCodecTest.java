@@ -69,6 +69,21 @@ class FrameCodecTest {
     }
 
     @Test
+    void aPackedFrameWhosePayloadRunsPastItsBufferIsRejectedBeforeAnyPrefixIsRead() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        int p0 = DataFrameCodec.payloadOffset(0);
+        DataFrameCodec.putPackedLength(b, p0, 3);
+        DataFrameCodec.encodePackedHeader(b, 0, 0, 1, 0, 4 + 3, 1);
+        // a payload length beyond the buffer, and a negative one, written raw as a peer could
+        b.putInt(FrameHeader.PAYLOAD_LENGTH_OFFSET, 64, java.nio.ByteOrder.LITTLE_ENDIAN);
+        FrameFormatException past = assertThrows(FrameFormatException.class, () -> DataFrameCodec.validatePacked(b, 0));
+        assertTrue(past.getMessage().contains("64-byte payload") && past.getMessage().contains((64 - p0) + " bytes after the header"),
+            past.getMessage());
+        b.putInt(FrameHeader.PAYLOAD_LENGTH_OFFSET, -8, java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertThrows(FrameFormatException.class, () -> DataFrameCodec.validatePacked(b, 0));
+    }
+
+    @Test
     void packedFramesWhoseMessagesDoNotFillThePayloadExactlyAreRejected() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         int p0 = DataFrameCodec.payloadOffset(0);
