@@ -4,7 +4,9 @@ import io.rdmaflux.core.buffer.MessageBufferPool;
 import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.QpTimeouts;
 import io.rdmaflux.core.channel.RcSubchannel;
+import io.rdmaflux.core.engine.IdleWait;
 import io.rdmaflux.core.engine.ProgressEngine;
+import io.rdmaflux.core.engine.ProgressIdleStrategy;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.HandshakeCodec;
 import io.rdmaflux.verbs.Access;
@@ -19,7 +21,6 @@ import io.rdmaflux.verbs.QpEndpoint;
 import io.rdmaflux.verbs.RdmaProvider;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.VerbsException;
-import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
@@ -114,8 +115,8 @@ public final class RdmaNode implements AutoCloseable {
         this.acceptChannelFactory = b.acceptChannelFactory;
         this.qpTimeouts = new QpTimeouts(b.qpRetryTimeoutNs, b.qpRetryCount, b.qpRnrTimeoutNs, b.qpRnrRetryCount);
         this.pd = device.allocateProtectionDomain();
-        this.engine = new ProgressEngine(name, b.threadingMode, clock, b.idleStrategy != null ? b.idleStrategy : new BackoffIdleStrategy(), Throwable::printStackTrace);
         boolean drive = b.driveProvider != null ? b.driveProvider : provider.threadingMode() == ThreadingMode.INVOKER;
+        this.engine = new ProgressEngine(name, b.threadingMode, clock, idleStrategy(b.idleStrategy, drive), Throwable::printStackTrace);
         if (drive) {
             engine.add(new ProgressAgent() {
                 @Override
@@ -133,6 +134,21 @@ public final class RdmaNode implements AutoCloseable {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /**
+     * This node's own idle strategy: a fresh {@link ProgressIdleStrategy} (default
+     * {@link ProgressIdleStrategy#backoff()}) that, when the node drives an INVOKER-mode provider,
+     * blocks in the provider's I/O wait, so a frame arriving on a socket of the IP fabric wakes the
+     * node at once; any other strategy as given.
+     */
+    private IdleStrategy idleStrategy(@Nullable IdleStrategy configured, boolean drive) {
+        IdleStrategy s = configured != null ? configured : ProgressIdleStrategy.backoff();
+        if (s instanceof ProgressIdleStrategy p) {
+            boolean canWait = drive && provider.threadingMode() == ThreadingMode.INVOKER;
+            return p.withWait(canWait ? IdleWait.of(provider) : null);
+        }
+        return s;
     }
 
     public String name() {
@@ -460,7 +476,7 @@ public final class RdmaNode implements AutoCloseable {
         private int rendezvousThresholdBytes = -1;
         private ThreadingMode threadingMode = ThreadingMode.DEDICATED;
         private NanoClock clock = SystemNanoClock.INSTANCE;
-        /** Null: each node built gets its own {@link BackoffIdleStrategy} (idle strategies keep per-thread state). */
+        /** Null: each node built gets its own {@link ProgressIdleStrategy#backoff()} (idle strategies keep per-thread state). */
         private @Nullable IdleStrategy idleStrategy;
         private @Nullable Boolean driveProvider;
         private ChannelFactory acceptChannelFactory = ChannelFactory.roundRobin();
@@ -574,10 +590,15 @@ public final class RdmaNode implements AutoCloseable {
         }
 
         /**
-         * How the DEDICATED thread idles when there is no work (default: a new Agrona
-         * {@code BackoffIdleStrategy} per node). An idle strategy keeps the state of the one thread
-         * that idles with it: give each node its own instance, and build only one node from a
-         * builder that was given one.
+         * How the DEDICATED thread idles when there is no work (default: {@link ProgressIdleStrategy#backoff()}).
+         *
+         * <p>A {@link ProgressIdleStrategy} ({@code backoff()}, or {@code lowLatency()} for
+         * request/response traffic) serves as a template: each node built gets a fresh copy, which
+         * blocks in the provider's I/O wait when the node drives an INVOKER-mode provider (on the IP
+         * fabric: a frame arriving on a socket, or work handed in by another thread, ends the block at
+         * once). Any other Agrona strategy (e.g. {@code BusySpinIdleStrategy} to trade a core for the
+         * lowest latency) is used as it is and only parks: it keeps the state of the one thread that
+         * idles with it, so build only one node from a builder given one.
          */
         public Builder idleStrategy(IdleStrategy idleStrategy) {
             this.idleStrategy = Objects.requireNonNull(idleStrategy, "idleStrategy");

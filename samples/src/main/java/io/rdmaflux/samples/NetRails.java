@@ -130,7 +130,9 @@ final class NetRails implements AutoCloseable {
     }
 
     private static RdmaProvider open(Settings s, String role) {
-        return openProvider(s.addresses, s.railBytesPerSec, s.bufferBytes, role);
+        // the node's progress thread drives the soft NIC too (one thread per end, no hand-off between
+        // two) and, when idle, blocks in the NIC's socket selector so an arriving frame wakes it
+        return openProvider(s.addresses, s.railBytesPerSec, s.bufferBytes, role, "invoker");
     }
 
     /**
@@ -141,9 +143,16 @@ final class NetRails implements AutoCloseable {
      * @throws UserError if an address cannot be bound
      */
     static RdmaProvider openProvider(List<String> addresses, @Nullable List<Long> railBytesPerSec, int burstBufferBytes, String role) {
+        return openProvider(addresses, railBytesPerSec, burstBufferBytes, role, "dedicated");
+    }
+
+    /** As above; {@code threading} is the soft provider's option: {@code dedicated} (its own thread) or {@code invoker} (a node drives it). */
+    private static RdmaProvider openProvider(List<String> addresses, @Nullable List<Long> railBytesPerSec, int burstBufferBytes, String role,
+                                             String threading) {
         RdmaProvider p;
         try {
-            p = RdmaProviders.open("soft", Map.of("fabric", "net", "addresses", String.join(",", addresses), "name", "samples-" + role));
+            p = RdmaProviders.open("soft", Map.of("fabric", "net", "addresses", String.join(",", addresses), "name", "samples-" + role,
+                "threading", threading));
         } catch (RuntimeException e) {
             throw new UserError("cannot bind the rails to --addresses " + String.join(",", addresses) + ": " + Main.rootMessage(e)
                 + "; give one local IP per rail", e);

@@ -46,6 +46,35 @@ public interface RdmaProvider extends AutoCloseable {
      */
     int progress(long nowNs);
 
+    /**
+     * {@link ThreadingMode#INVOKER} mode, for the thread that drives {@link #progress(long)} and found
+     * nothing to do: blocks until the provider may have work (a frame arrived on one of its sockets),
+     * until {@link #wakeup()} is called, or for at most about {@code timeoutNs}, in the manner of
+     * Netty's event loop blocking in its {@code Selector}. A provider that cannot block this way, or
+     * not now (several NICs, timed work due sooner than it can time a wait), returns {@code false} at
+     * once and the caller idles its own way (parks); the default does so.
+     *
+     * <p>Waits may end early for no reason (spuriously), so the caller runs a duty cycle after each.
+     * Timed work of the provider (retransmission timers, held frames) runs at most about
+     * {@code timeoutNs} late; callers pass the bound they would park for (1 ms by default).
+     *
+     * @param timeoutNs the longest wait, ns; a provider may round it up to its timer granularity (1 ms
+     *                  for a Java {@code Selector})
+     * @return true if the provider waited (possibly cut short), false if it cannot wait and returned at once
+     */
+    default boolean awaitWork(long timeoutNs) {
+        return false;
+    }
+
+    /**
+     * Ends an {@link #awaitWork(long)} in progress on another thread, or, if none is in progress,
+     * makes the next one return at once (as {@code Selector.wakeup()} does). Thread-safe; costs a
+     * system call for a provider that waits on sockets, so callers only call it when the driving
+     * thread may be waiting. The default does nothing.
+     */
+    default void wakeup() {
+    }
+
     @Override
     void close();
 }

@@ -45,12 +45,17 @@ public final class ProgressEngine implements AutoCloseable {
     private volatile ProgressAgent[] agents = NONE;
     private volatile @Nullable Thread progressThread;
     private final @Nullable AgentRunner runner;
-    private final @Nullable WakeableIdleStrategy idle;
+    /** The DEDICATED thread's strategy when it is ours (wakes without a lost-wake-up race). */
+    private final @Nullable ProgressIdleStrategy progressIdle;
+    /** The DEDICATED thread's strategy wrapping a caller's one. */
+    private final @Nullable WakeableIdleStrategy wrappedIdle;
     private volatile boolean closed;
 
     /**
      * @param name         used in the thread name
-     * @param idleStrategy how the thread idles when no agent did work (DEDICATED; SHARED uses the shared thread's)
+     * @param idleStrategy how the thread idles when no agent did work (DEDICATED; SHARED uses the shared
+     *                     thread's): a {@link ProgressIdleStrategy} is used as it is (give each engine its
+     *                     own); any other is wrapped in a {@link WakeableIdleStrategy}
      */
     public ProgressEngine(String name, ThreadingMode mode, NanoClock clock, IdleStrategy idleStrategy, ErrorHandler errorHandler) {
         this.name = Objects.requireNonNull(name, "name");
@@ -58,7 +63,16 @@ public final class ProgressEngine implements AutoCloseable {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.errorHandler = Objects.requireNonNull(errorHandler, "errorHandler");
         if (mode == ThreadingMode.DEDICATED) {
-            this.idle = new WakeableIdleStrategy(idleStrategy);
+            IdleStrategy idle;
+            if (idleStrategy instanceof ProgressIdleStrategy p) {
+                this.progressIdle = p;
+                this.wrappedIdle = null;
+                idle = p;
+            } else {
+                this.progressIdle = null;
+                this.wrappedIdle = new WakeableIdleStrategy(idleStrategy);
+                idle = wrappedIdle;
+            }
             this.runner = new AgentRunner(idle, errorHandler, null, new EngineAgent(this, "rdmaflux-progress-" + name));
             AgentRunner.startOnThread(runner, r -> {
                 Thread t = new Thread(r);
@@ -67,7 +81,8 @@ public final class ProgressEngine implements AutoCloseable {
             });
         } else {
             this.runner = null;
-            this.idle = null;
+            this.progressIdle = null;
+            this.wrappedIdle = null;
             if (mode == ThreadingMode.SHARED) {
                 SharedProgressThread.join(this);
             }
@@ -84,8 +99,11 @@ public final class ProgressEngine implements AutoCloseable {
 
     /** The strategy the DEDICATED thread idles with; null in SHARED and INVOKER mode. */
     public @Nullable IdleStrategy idleStrategy() {
-        WakeableIdleStrategy i = idle;
-        return i == null ? null : i.delegate();
+        if (progressIdle != null) {
+            return progressIdle;
+        }
+        WakeableIdleStrategy w = wrappedIdle;
+        return w == null ? null : w.delegate();
     }
 
     public NanoClock clock() {
@@ -120,13 +138,20 @@ public final class ProgressEngine implements AutoCloseable {
 
     /**
      * Cuts the progress thread's idling short (DEDICATED: this engine's thread; SHARED: the shared
-     * thread) so work just handed in from another thread starts now; no-op in INVOKER mode. Cheap when
-     * the thread is busy: one volatile read.
+     * thread) so work just handed in from another thread starts now; no-op in INVOKER mode. Call it
+     * after publishing the work. Cheap when the thread is busy: one volatile read. With a
+     * {@link ProgressIdleStrategy} (the default) no wake is lost; a blocked thread is unparked or, if
+     * it waits in its provider's selector, woken with {@code Selector.wakeup()}.
      */
     public void wake() {
-        WakeableIdleStrategy i = idle;
-        if (i != null) {
-            i.wake();
+        ProgressIdleStrategy p = progressIdle;
+        if (p != null) {
+            p.wake();
+            return;
+        }
+        WakeableIdleStrategy w = wrappedIdle;
+        if (w != null) {
+            w.wake();
         } else if (mode == ThreadingMode.SHARED) {
             SharedProgressThread.wake();
         }

@@ -2,7 +2,6 @@ package io.rdmaflux.core.engine;
 
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
-import org.agrona.concurrent.BackoffIdleStrategy;
 import org.jspecify.annotations.Nullable;
 
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -15,7 +14,7 @@ final class SharedProgressThread implements Agent {
     private static final Object LOCK = new Object();
     private static @Nullable AgentRunner runner;
     private static volatile @Nullable SharedProgressThread instance;
-    private final WakeableIdleStrategy idle = new WakeableIdleStrategy(new BackoffIdleStrategy());
+    private final ProgressIdleStrategy idle = ProgressIdleStrategy.backoff();
 
     private final CopyOnWriteArrayList<ProgressEngine> engines = new CopyOnWriteArrayList<>();
 

@@ -93,6 +93,22 @@ public interface FrameTransport {
          */
         int poll(long nowNs, int limit);
 
+        /**
+         * Blocks the NIC's engine thread until a frame may have arrived, {@link #wakeup()} is called, or
+         * about {@code timeoutNs} passed (see {@link io.rdmaflux.verbs.RdmaProvider#awaitWork(long)}).
+         * Called only after an engine pass that did no work. The default cannot wait: it returns false
+         * at once (an in-JVM transport has no socket to wait on).
+         *
+         * @return true if it waited (possibly cut short), false if it returned at once without waiting
+         */
+        default boolean awaitWork(long timeoutNs) {
+            return false;
+        }
+
+        /** Ends an {@link #awaitWork} in progress, or makes the next one return at once; any thread. */
+        default void wakeup() {
+        }
+
         /** Unbinds every port; frames later sent to them are dropped. Idempotent. */
         @Override
         void close();

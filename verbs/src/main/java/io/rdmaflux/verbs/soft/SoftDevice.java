@@ -429,6 +429,35 @@ public final class SoftDevice implements Device, ProgressAgent {
         return work;
     }
 
+    /**
+     * After a pass that did no work (engine thread): waits in the transport for frames, for at most
+     * {@code timeoutNs} and never past the arrival time of the first held-back frame (see
+     * {@link io.rdmaflux.verbs.RdmaProvider#awaitWork(long)}).
+     *
+     * @return true if it waited, false if it returned at once (cannot wait, or a held frame is due sooner
+     *     than the transport can time a wait)
+     */
+    boolean awaitWork(long nowNs, long timeoutNs) {
+        if (closed) {
+            return false;
+        }
+        long waitNs = timeoutNs;
+        SoftFrame next = delayed.peek();
+        if (next != null) {
+            long dueInNs = next.deliverAtNs - nowNs;
+            if (dueInNs <= 0) {
+                return false;
+            }
+            waitNs = Math.min(waitNs, dueInNs);
+        }
+        return attachment.awaitWork(waitNs);
+    }
+
+    /** Ends an {@link #awaitWork} in progress (any thread). */
+    void wakeup() {
+        attachment.wakeup();
+    }
+
     private int flushAcks(long nowNs) {
         int n = ackCount;
         for (int i = 0; i < n; i++) {

@@ -183,6 +183,30 @@ public final class SoftProvider implements RdmaProvider {
         return doWork(nowNs);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The soft provider waits when it runs in INVOKER mode with one device whose transport can
+     * wait (the IP fabric: its {@code Selector}, with a timeout of whole milliseconds, so a
+     * {@code timeoutNs} under 1 ms, or a frame held for a rail's latency that is due sooner, returns
+     * false). The in-JVM fabric never waits. The connection manager's own sockets do not end a wait:
+     * a connection being set up advances at least once per {@code timeoutNs}.
+     */
+    @Override
+    public boolean awaitWork(long timeoutNs) {
+        if (threadingMode != ThreadingMode.INVOKER || closed || deviceArray.length != 1) {
+            return false;
+        }
+        return deviceArray[0].awaitWork(clock.nanoTime(), timeoutNs);
+    }
+
+    @Override
+    public void wakeup() {
+        for (SoftDevice d : deviceArray) {
+            d.wakeup();
+        }
+    }
+
     private int doWork(long nowNs) {
         int work = 0;
         for (SoftDevice d : deviceArray) {

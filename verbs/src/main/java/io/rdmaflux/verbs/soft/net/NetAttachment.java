@@ -309,6 +309,36 @@ final class NetAttachment implements FrameTransport.Attachment {
     }
 
     /**
+     * Waits in the selector (see {@link FrameTransport.Attachment#awaitWork}) for a readable,
+     * writable, acceptable or connected socket, {@link #wakeup()}, or {@code timeoutNs} rounded down to
+     * whole milliseconds. Ready keys are not consumed: the selector is level-triggered, so the next
+     * {@link #poll} finds them again. Returns false at once (no wait) when the timeout is under 1 ms
+     * or frames are still queued for a write or for the NIC.
+     */
+    @Override
+    public boolean awaitWork(long timeoutNs) {
+        long ms = timeoutNs / 1_000_000;
+        if (ms < 1 || closed || !dirty.isEmpty() || !backlogged.isEmpty()) {
+            return false;
+        }
+        try {
+            selector.select(IGNORE_READY, ms);
+            return true;
+        } catch (IOException | java.nio.channels.ClosedSelectorException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public void wakeup() {
+        if (!closed) {
+            selector.wakeup();
+        }
+    }
+
+    private static final Consumer<SelectionKey> IGNORE_READY = key -> { };
+
+    /**
      * Busy-polls each RC stream with one non-blocking read (and retries a blocked write), as a
      * latency-bound TCP ping-pong does: a frame that arrived costs one {@code read} instead of an
      * {@code epoll_wait} plus a {@code read}, and an idle pass one {@code read} per stream. The
