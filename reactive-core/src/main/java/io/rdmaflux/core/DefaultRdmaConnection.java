@@ -194,12 +194,18 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private final int[] releasedHere;
     private int releasedHereCount;
     /**
-     * The packed frame {@link #deliverPackedInOrder} hands out now ({@code deliveringSubchannel} null when
-     * none): its messages released on the progress thread meanwhile are only counted, and their buffer
-     * shares returned at once when the frame is done.
+     * The packed frame {@link #deliverPackedInOrder} hands out now: its messages released meanwhile by
+     * the delivering thread are only counted, and their buffer shares returned at once when the frame is
+     * done; the view of the message in {@code onNext} ({@code deliveringPsn}), if released there, carries
+     * the next message. Plain fields: only the delivering thread acts on them, and a thread can only see
+     * itself in {@code deliveringThread} while it is delivering (it wrote null after its last frame, and a
+     * read never sees a write older than the reader's own later one).
      */
+    private @Nullable Thread deliveringThread;
     private @Nullable RcSubchannel deliveringSubchannel;
     private int deliveringSlot;
+    private int deliveringPsn;
+    private boolean deliveredReleased;
     private int releasedInFrame;
     private static final int RAIL_BITS = 5;
 
@@ -361,13 +367,18 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     void onReleased(ReceivedMessage m) {
-        if (node.isProgressThread()) {
-            if (m.pooled && m.subchannel() == deliveringSubchannel && m.slot() == deliveringSlot) {
-                // released in onNext while its frame is delivered: counted, returned with the frame's end
-                releasedInFrame++;
+        if (Thread.currentThread() == deliveringThread && m.pooled && m.subchannel() == deliveringSubchannel
+            && m.slot() == deliveringSlot) {
+            // released in onNext while its frame is delivered: counted, returned with the frame's end
+            releasedInFrame++;
+            if (m.psn() == deliveringPsn) {
+                deliveredReleased = true;
+            } else {
                 returnView(m);
-                return;
             }
+            return;
+        }
+        if (node.isProgressThread()) {
             // the buffer share is returned by the next drain (after delivery, before credits are granted);
             // a pooled view is free at once for the next message
             releasedHere[releasedHereCount++] = m.slot() << RAIL_BITS | m.subchannel().rail();
@@ -1378,33 +1389,50 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         long base = buffer.addressOffset();
         int pos = payloadOffset;
         int delivered = 0;
+        deliveringThread = Thread.currentThread();
         deliveringSubchannel = sc;
         deliveringSlot = slot;
         releasedInFrame = 0;
-        for (int i = 0; i < count; i++) {
-            int len = DataFrameCodec.packedLengthAt(base + pos);
-            int at = pos + DataFrameCodec.PACKED_PREFIX_BYTES;
-            pos = at + len;
-            if (receiveCancelled) {
-                releaseShare(sc, slot);
-                continue;
+        // the view released in its own onNext (the common subscriber) carries the next message: no pool traffic
+        ReceivedMessage spare = null;
+        try {
+            for (int i = 0; i < count; i++) {
+                int len = DataFrameCodec.packedLengthAt(base + pos);
+                int at = pos + DataFrameCodec.PACKED_PREFIX_BYTES;
+                pos = at + len;
+                if (receiveCancelled) {
+                    releaseShare(sc, slot);
+                    continue;
+                }
+                ReceivedMessage v = spare != null ? spare : lendView(sc);
+                spare = null;
+                int psn = firstPsn + i;
+                v.initPacked(sc, slot, psn, base + at, len);
+                deliveringPsn = psn;
+                deliveredReleased = false;
+                if (demand != Long.MAX_VALUE) {
+                    demand--;
+                }
+                delivered++;
+                try {
+                    r.onNext(v);
+                } catch (Throwable t) {
+                    Exceptions.throwIfJvmFatal(t);
+                    receiveCancelled = true;
+                    receiver = null;
+                    Operators.onErrorDropped(t, r.currentContext());
+                }
+                if (deliveredReleased) {
+                    spare = v;
+                }
             }
-            ReceivedMessage v = lendView(sc);
-            v.initPacked(sc, slot, firstPsn + i, base + at, len);
-            if (demand != Long.MAX_VALUE) {
-                demand--;
-            }
-            delivered++;
-            try {
-                r.onNext(v);
-            } catch (Throwable t) {
-                Exceptions.throwIfJvmFatal(t);
-                receiveCancelled = true;
-                receiver = null;
-                Operators.onErrorDropped(t, r.currentContext());
-            }
+        } finally {
+            deliveringThread = null;
+            deliveringSubchannel = null;
         }
-        deliveringSubchannel = null;
+        if (spare != null) {
+            returnView(spare);
+        }
         if (releasedInFrame > 0) {
             releaseShares(sc, slot, releasedInFrame);
         }

@@ -197,6 +197,42 @@ class CoalescingTest {
     }
 
     @Test
+    void aSubscriberThatHoldsEachMessageUntilTheNextOneSeesItUnchangedWhileItHoldsIt() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS).bufferBytes(1024))) {
+            int n = 2_000;
+            AtomicReference<RdmaMessage> previous = new AtomicReference<>();
+            AtomicInteger received = new AtomicInteger();
+            List<String> wrong = new ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                RdmaMessage held = previous.getAndSet(m);
+                if (m.content().getInt(0) != m.psn()) {
+                    wrong.add("PSN " + m.psn() + " arrived as " + m.content().getInt(0));
+                }
+                if (held != null) {
+                    // the view of the held message must not have been lent to this one
+                    if (held == m || held.content().getInt(0) != held.psn() || held.psn() != m.psn() - 1) {
+                        wrong.add("held PSN " + held.psn() + " reads " + held.content().getInt(0) + " in onNext of PSN " + m.psn());
+                    }
+                    held.release();
+                }
+                received.incrementAndGet();
+            });
+            AtomicBoolean sent = new AtomicBoolean();
+            p.client.send(Flux.range(0, n).map(i -> {
+                byte[] b = new byte[4 + i % 13];
+                new org.agrona.concurrent.UnsafeBuffer(b).putInt(0, i);
+                return RdmaMessage.of(b);
+            })).subscribe(null, null, () -> sent.set(true));
+            p.runUntil(() -> sent.get() && received.get() == n);
+            assertEquals(List.of(), wrong);
+            assertTrue(((DefaultRdmaConnection) p.client).packedFramesSent() < n / 4, "messages travel packed");
+            previous.get().release();
+            p.drive();
+            assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+        }
+    }
+
+    @Test
     void sendsArePostedMostlyUnsignaledAndEveryOneIsRetired() {
         try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(64).sendBuffers(64))) {
             int n = 1_000;
