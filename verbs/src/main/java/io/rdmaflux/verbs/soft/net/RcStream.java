@@ -336,7 +336,18 @@ final class RcStream {
         }
     }
 
+    /**
+     * Closes the stream (the NIC is closing, its engine no longer runs). What the last engine
+     * passes queued is written first, as far as the socket takes it without blocking: above all an
+     * acknowledgement held for {@link NetTransportConfig#ackCoalescingNs()}. A host that closes
+     * right after it received a request (a peer's "done" message) would otherwise close the stream
+     * with that request unacknowledged, and the peer's requester, seeing the stream end, would
+     * fail it with RETRY_EXC_ERR although it arrived.
+     */
     void close() {
+        if (!broken && connected && !writeBlocked && (!queue.isEmpty() || large != null || stageEnd != stageSent)) {
+            flush();
+        }
         broken = true;
         releaseAll();
         NetAttachment.closeQuietly(channel);

@@ -68,6 +68,33 @@ class NetTransportTest {
     }
 
     @Test
+    void aHostClosingRightAfterAReceiveStillAcknowledgesIt() {
+        SoftProvider a = hosts.host("a");
+        // b holds lone acknowledgements up to 1 ms, hoping for a frame to ride with
+        SoftProvider b = hosts.host("b", NetTransportConfig.builder().ackCoalescingNs(1_000_000).build());
+        ProtectionDomain pa = a.devices().get(0).allocateProtectionDomain();
+        ProtectionDomain pb = b.devices().get(0).allocateProtectionDomain();
+        CompletionQueue ca = a.devices().get(0).createCompletionQueue(64);
+        CompletionQueue cb = b.devices().get(0).createCompletionQueue(64);
+        QueuePair qa = pa.createQueuePair(QpInitAttributes.builder(QpType.RC, a.devices().get(0).port(1)).cq(ca).build());
+        QueuePair qb = pb.createQueuePair(QpInitAttributes.builder(QpType.RC, b.devices().get(0).port(1)).cq(cb).build());
+        qa.connect(qb.localEndpoint());
+        qb.connect(qa.localEndpoint());
+        MemoryRegion ma = pa.allocateMemory(64, Access.LOCAL_WRITE);
+        MemoryRegion mb = pb.allocateMemory(64, Access.LOCAL_WRITE);
+        assertTrue(qb.postReceive(new ReceiveWorkRequest().wrId(1).sge(mb, 0, 64)));
+        assertTrue(qa.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND).signaled(true).sge(ma, 0, 8)));
+        List<WorkCompletion> atB = new ArrayList<>();
+        hosts.runUntil(() -> cb.poll(1, wc -> atB.add(wc.copy())) > 0);
+        assertEquals(WcStatus.SUCCESS, atB.get(0).status());
+        // b's acknowledgement is still held (no engine pass of b since); b goes away at once
+        hosts.kill(b);
+        List<WorkCompletion> atA = new ArrayList<>();
+        hosts.runUntil(() -> ca.poll(1, wc -> atA.add(wc.copy())) > 0);
+        assertEquals(WcStatus.SUCCESS, atA.get(0).status(), () -> atA.get(0).toString());
+    }
+
+    @Test
     void theCodecRoundTripsEveryHeaderFieldAndRejectsLies() {
         SoftProvider a = hosts.host("a");
         var nic = (io.rdmaflux.verbs.soft.SoftDevice) a.devices().get(0);
