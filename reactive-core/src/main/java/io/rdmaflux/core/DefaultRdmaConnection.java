@@ -1358,7 +1358,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             if (failedHere) {
                 releaseShare(sc, slot);
             } else {
-                failedHere = !onPackedMessage(sc, slot, i, buffer, at, len, firstPsn + i);
+                failedHere = !onPackedMessage(sc, slot, buffer, at, len, firstPsn + i);
             }
         }
         // deliver while the frame's views are still in cache, rather than after the whole completion batch
@@ -1442,12 +1442,13 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     /**
-     * Message {@code index} of a packed frame: the same checks as a whole-message DATA frame, delivered
-     * as a view of the shared receive buffer, which returns to the rail when its last view is released.
+     * Message {@code psn} of a packed frame ({@code len} bytes at {@code at}): the same checks as a
+     * whole-message DATA frame, delivered as a view of the shared receive buffer, which returns to the
+     * rail when its last view is released.
      *
      * @return false after a protocol failure
      */
-    private boolean onPackedMessage(RcSubchannel sc, int slot, int index, DirectBuffer buffer, int at, int len, int psn) {
+    private boolean onPackedMessage(RcSubchannel sc, int slot, DirectBuffer buffer, int at, int len, int psn) {
         int rail = sc.rail();
         dropping[rail] = false;
         int ahead = psn - reorder.esn();
