@@ -148,9 +148,12 @@ final class BenchSession {
                     done.complete(null);
                 }
             });
-            connection.send(out.asFlux()).subscribe(null, this::fail);
+            // the first ping is part of the sent publisher, so that only the progress thread (the handler)
+            // emits into the sink: an emit from this thread could still be draining when a fast echo's
+            // handler emits, and a unicast sink drops a concurrent emit (FAIL_NON_SERIALIZED), which
+            // stalled the ping-pong
             sentAt.set(System.nanoTime());
-            out.tryEmitNext(RdmaMessage.of(payload));
+            connection.send(Mono.fromCallable(() -> RdmaMessage.of(payload)).concatWith(out.asFlux())).subscribe(null, this::fail);
             await(done, deadlineNs, "latency at " + size + " bytes");
             return h;
         }
