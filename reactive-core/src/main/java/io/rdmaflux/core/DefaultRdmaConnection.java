@@ -108,6 +108,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private ReceivedMessage[] viewPool = new ReceivedMessage[DataFrameCodec.MAX_PACKED_MESSAGES];
     private int viewPoolSize;
     private int viewsCreated;
+    /** Every pooled view created, lent or not: node close finds the ones the application still holds. */
+    private ReceivedMessage[] allViews = new ReceivedMessage[DataFrameCodec.MAX_PACKED_MESSAGES];
     /** Per rail and receive buffer: messages of a packed frame not yet released (0 for an unpacked frame). */
     private final int[][] slotShares;
     /**
@@ -363,7 +365,10 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     void onRendezvousReleased() {
-        rvOutstanding.decrementAndGet();
+        if (rvOutstanding.decrementAndGet() == 0 && disposed) {
+            // the closed connection may be waiting for this release to free itself
+            wakeUp();
+        }
     }
 
     void onReleased(ReceivedMessage m) {
@@ -422,8 +427,12 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             viewPool[n - 1] = null;
             return v;
         }
-        viewsCreated++;
-        return new ReceivedMessage(this, sc);
+        ReceivedMessage v = new ReceivedMessage(this, sc);
+        if (viewsCreated == allViews.length) {
+            allViews = java.util.Arrays.copyOf(allViews, viewsCreated * 2);
+        }
+        allViews[viewsCreated++] = v;
+        return v;
     }
 
     private void returnView(ReceivedMessage v) {
@@ -441,7 +450,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     void onAssembledReleased() {
-        assembledOutstanding.decrementAndGet();
+        if (assembledOutstanding.decrementAndGet() == 0 && disposed) {
+            wakeUp();
+        }
     }
 
     // ---------------------------------------------------------------- progress thread
@@ -2000,7 +2011,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
 
     private void maybeFree() {
         drainReleased();
-        if (!resourcesFreed && buffersOutstandingOnRails() == 0) {
+        // rendezvous and reassembled messages hold no buffer of the rails, but the connection stays listed
+        // by its node until they are released too, so that node metrics and node close account for them
+        if (!resourcesFreed && buffersOutstandingOnRails() == 0 && rvOutstanding.get() == 0 && assembledOutstanding.get() == 0) {
             for (RcSubchannel sc : subchannels) {
                 if (sc.sendBuffersInUse() > 0 && !sc.isFailed()) {
                     return;
@@ -2040,15 +2053,55 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         node.onConnectionFreed(this);
     }
 
-    /** Node close: stop now, whatever is held. */
-    void forceClose() {
+    /**
+     * Node close (its progress thread stopped): stop now and free everything, whatever is held.
+     *
+     * @return the received messages the application still held, or null when it held none
+     */
+    RdmaLeakReporter.@Nullable Leak forceClose() {
         if (!terminated) {
             for (RcSubchannel sc : subchannels) {
                 sc.sendClose(true, nextPsn, "node closed");
             }
+            // releases what the connection itself still queued: what is left is the application's
             terminate(new ConnectionClosedException(name + ": its node was closed", false));
         }
+        RdmaLeakReporter.Leak leak = heldByApplication();
         freeResources();
+        return leak;
+    }
+
+    /**
+     * Received messages whose reference count is above 0 after {@link #terminate}: by reference count, not
+     * by {@link #buffersOutstanding()}, so a release still on its way to the progress thread is not a leak.
+     */
+    private RdmaLeakReporter.@Nullable Leak heldByApplication() {
+        List<String> examples = new java.util.ArrayList<>(RdmaLeakReporter.Leak.MAX_EXAMPLES);
+        int held = 0;
+        for (ReceivedMessage[] rail : receivedMessages) {
+            for (ReceivedMessage m : rail) {
+                held += heldExample(m, examples);
+            }
+        }
+        for (int i = 0; i < viewsCreated; i++) {
+            held += heldExample(allViews[i], examples);
+        }
+        for (RendezvousMessage m : rvMessages) {
+            held += heldExample(m, examples);
+        }
+        // reassembled messages are not kept anywhere once handed out: counted only
+        held += assembledOutstanding.get();
+        return held == 0 ? null : new RdmaLeakReporter.Leak(name, held, examples);
+    }
+
+    private static int heldExample(@Nullable RdmaMessage m, List<String> examples) {
+        if (m == null || m.refCnt() <= 0) {
+            return 0;
+        }
+        if (examples.size() < RdmaLeakReporter.Leak.MAX_EXAMPLES) {
+            examples.add(m.toString());
+        }
+        return 1;
     }
 
     @Override

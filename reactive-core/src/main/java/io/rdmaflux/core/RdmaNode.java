@@ -66,7 +66,8 @@ import java.util.function.Consumer;
  * node's and the NIC's threads each park in back-off between polls (hundreds of µs per round trip).
  *
  * <p><b>Concurrency:</b> thread-safe. <b>Lifecycle:</b> {@link #close()} aborts every connection,
- * frees every registered buffer and stops the node's thread; messages still held become invalid.
+ * frees every registered buffer and stops the node's thread; received messages still held become
+ * invalid and are reported as a leak to the {@link RdmaLeakReporter}.
  */
 public final class RdmaNode implements AutoCloseable {
     private static final AtomicLong IDS = new AtomicLong();
@@ -425,7 +426,10 @@ public final class RdmaNode implements AutoCloseable {
 
     /**
      * Aborts every connection, stops listening, frees every buffer, closes the protection domain
-     * and stops the node's thread. Idempotent. Call it from outside the progress thread.
+     * and stops the node's thread. Idempotent. Call it from outside the progress thread. Received
+     * messages the application still holds are freed too and reported, one
+     * {@link RdmaLeakReporter.Leak} per connection, to the {@linkplain RdmaLeakReporter#installed()
+     * installed} {@link RdmaLeakReporter} on this thread once everything is freed.
      */
     @Override
     public void close() {
@@ -438,8 +442,12 @@ public final class RdmaNode implements AutoCloseable {
             servers.clear();
         }
         engine.close();
+        List<RdmaLeakReporter.Leak> leaks = new ArrayList<>();
         for (DefaultRdmaConnection c : List.copyOf(connections)) {
-            c.forceClose();
+            RdmaLeakReporter.Leak leak = c.forceClose();
+            if (leak != null) {
+                leaks.add(leak);
+            }
         }
         connections.clear();
         synchronized (poolLock) {
@@ -453,6 +461,10 @@ public final class RdmaNode implements AutoCloseable {
             }
         }
         pd.close();
+        RdmaLeakReporter reporter = RdmaLeakReporter.installed();
+        for (RdmaLeakReporter.Leak leak : leaks) {
+            reporter.onLeak(leak);
+        }
     }
 
     @Override

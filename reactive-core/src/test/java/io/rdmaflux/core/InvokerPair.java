@@ -92,7 +92,12 @@ final class InvokerPair implements AutoCloseable {
         throw new AssertionError("condition not reached (virtual time " + soft.clock().nanoTime() + " ns)");
     }
 
-    /** Asserts no received message is held, closes both connections gracefully, then the nodes and providers. */
+    /**
+     * Closes both connections gracefully, then the nodes and providers. A received message the test
+     * still holds is freed by its node's close and reported to the {@link RdmaLeakReporter}, which
+     * {@code RdmaLeakCheckExtension} (registered for every test of this module) turns into the test's
+     * failure, naming the message.
+     */
     @Override
     public void close() {
         try {

@@ -14,27 +14,74 @@ import java.util.Set;
  * ... open providers, register memory, close everything ...
  * check.assertClean();                             // after: no regions, bytes, QPs, CQs, providers, threads
  * }</pre>
- * or simply {@code @ExtendWith(NoLeaksExtension.class)} on the test class.
+ * or simply {@code @ExtendWith(NoLeaksExtension.class)} on the test class. {@link #assertNothingAdded()}
+ * is the relative form, for a test that runs while resources opened before it (in {@code @BeforeAll})
+ * stay open.
  *
  * <p>Threads: every thread rdmaflux starts is named {@code rdmaflux-*}; any such thread alive at the
  * end, or any other new non-daemon thread, is a stray.
  */
 public final class VerbsLeakCheck {
     private final Set<Thread> threadsBefore;
+    private final long[] softBefore;
 
-    private VerbsLeakCheck(Set<Thread> threadsBefore) {
+    private VerbsLeakCheck(Set<Thread> threadsBefore, long[] softBefore) {
         this.threadsBefore = threadsBefore;
+        this.softBefore = softBefore;
     }
 
-    /** Snapshots the live threads. */
+    /** Snapshots the live threads and the soft-provider resources. */
     public static VerbsLeakCheck begin() {
-        return new VerbsLeakCheck(new HashSet<>(Thread.getAllStackTraces().keySet()));
+        return new VerbsLeakCheck(new HashSet<>(Thread.getAllStackTraces().keySet()), softCounts());
     }
 
     /** Asserts nothing leaked: soft resources all released and no stray threads. */
     public void assertClean() {
         assertNoSoftLeaks();
         assertNoStrayThreads();
+    }
+
+    /**
+     * Asserts nothing was added since {@link #begin()} and is still there: {@link #assertNoSoftResourcesAdded()}
+     * and {@link #assertNoThreadsAdded()}.
+     */
+    public void assertNothingAdded() {
+        assertNoSoftResourcesAdded();
+        assertNoThreadsAdded();
+    }
+
+    /** Asserts no soft-provider resource count (providers, regions, bytes, QPs, CQs) is above its value at {@link #begin()}. */
+    public void assertNoSoftResourcesAdded() {
+        long[] now = softCounts();
+        for (int i = 0; i < now.length; i++) {
+            if (now[i] > softBefore[i]) {
+                throw new AssertionError("soft provider resources leaked: " + SoftResources.describe() + " (before: "
+                    + describe(softBefore) + ")");
+            }
+        }
+    }
+
+    /**
+     * Asserts no thread started since {@link #begin()} is alive that is named {@code rdmaflux-*} or is
+     * not a daemon, with the grace of {@link #assertNoStrayThreads()}.
+     */
+    public void assertNoThreadsAdded() {
+        awaitNoStrays(true);
+    }
+
+    /** Whether the soft-provider resources are what they were at {@code other}'s {@link #begin()}. */
+    public boolean softResourcesAsAt(VerbsLeakCheck other) {
+        return java.util.Arrays.equals(softBefore, other.softBefore);
+    }
+
+    private static long[] softCounts() {
+        return new long[] {SoftResources.liveProviders(), SoftResources.liveMemoryRegions(), SoftResources.allocatedBytes(),
+            SoftResources.liveQueuePairs(), SoftResources.liveCompletionQueues()};
+    }
+
+    private static String describe(long[] c) {
+        return "soft providers=" + c[0] + ", memory regions=" + c[1] + ", allocated bytes=" + c[2] + ", queue pairs=" + c[3]
+            + ", completion queues=" + c[4];
     }
 
     /** Asserts every soft provider, memory region, allocated byte, QP and CQ is released. */
@@ -51,8 +98,12 @@ public final class VerbsLeakCheck {
      * {@value #GRACE_MS} ms to end; a real leak never ends and fails the check.
      */
     public void assertNoStrayThreads() {
+        awaitNoStrays(false);
+    }
+
+    private void awaitNoStrays(boolean onlyNew) {
         long deadlineNs = System.nanoTime() + GRACE_MS * 1_000_000L;
-        List<Thread> stray = strays();
+        List<Thread> stray = strays(onlyNew);
         for (Thread t : stray) {
             long leftMs = (deadlineNs - System.nanoTime()) / 1_000_000L;
             if (leftMs <= 0) {
@@ -65,7 +116,7 @@ public final class VerbsLeakCheck {
                 break;
             }
         }
-        stray = strays();
+        stray = strays(onlyNew);
         if (!stray.isEmpty()) {
             List<String> names = new ArrayList<>();
             for (Thread t : stray) {
@@ -78,14 +129,16 @@ public final class VerbsLeakCheck {
     /** How long {@link #assertNoStrayThreads()} waits for finishing threads, in ms. */
     public static final long GRACE_MS = 10_000;
 
-    private List<Thread> strays() {
+    /** {@code onlyNew}: threads alive at {@link #begin()} are not strays, rdmaflux's own included. */
+    private List<Thread> strays(boolean onlyNew) {
         List<Thread> stray = new ArrayList<>();
         for (Thread t : Thread.getAllStackTraces().keySet()) {
             if (!t.isAlive() || t == Thread.currentThread()) {
                 continue;
             }
-            boolean ours = t.getName().startsWith("rdmaflux-");
-            boolean newNonDaemon = !t.isDaemon() && !threadsBefore.contains(t);
+            boolean isNew = !threadsBefore.contains(t);
+            boolean ours = t.getName().startsWith("rdmaflux-") && (isNew || !onlyNew);
+            boolean newNonDaemon = !t.isDaemon() && isNew;
             if (ours || newNonDaemon) {
                 stray.add(t);
             }
