@@ -67,6 +67,8 @@ public final class CommunicationScheduler<T> {
         int outstanding;
         boolean completed;
         boolean striped;
+        /** Rails on which a stripe of this message completed (a message counts once per rail it used). */
+        long completedOn;
 
         Entry(int railCount) {
             super(railCount);
@@ -92,6 +94,7 @@ public final class CommunicationScheduler<T> {
     private long nextPsn;
     private long headPsn;
     private long nextStripeId;
+    private boolean initialWeightsRecorded;
     private @Nullable Throwable noRailCause;
 
     /**
@@ -126,7 +129,18 @@ public final class CommunicationScheduler<T> {
         this.shareScratch = new double[railCount];
         this.usableRails = RailMask.all(railCount);
         this.counters = new RailCounters(railCount, spec.weightHistoryCapacity());
-        counters.recordWeights(0, sharesInto(shareScratch));
+    }
+
+    /**
+     * The weight history starts with the initial weights at the channel's first event that carries
+     * its clock: the constructor has none, and a sample at 0 sat whole hours before the first update
+     * on a system clock (a real-time plot began at -16035 s).
+     */
+    private void recordInitialWeights(long nowNs) {
+        if (!initialWeightsRecorded) {
+            initialWeightsRecorded = true;
+            counters.recordWeights(nowNs, sharesInto(shareScratch));
+        }
     }
 
     /**
@@ -141,6 +155,7 @@ public final class CommunicationScheduler<T> {
         if (lengthBytes < 0) {
             throw new IllegalArgumentException("lengthBytes >= 0 required but it was " + lengthBytes);
         }
+        recordInitialWeights(nowNs);
         if (usableRails == 0) {
             return NO_RAIL;
         }
@@ -154,6 +169,7 @@ public final class CommunicationScheduler<T> {
         e.reset(lengthBytes);
         e.outstanding = 0;
         e.completed = false;
+        e.completedOn = 0;
         e.striped = lengthBytes >= switchoverThresholdBytes && RailMask.count(usableRails) > 1 && lengthBytes > 0;
         plan(e, 0, lengthBytes, e.striped, false, nowNs);
         return psn;
@@ -243,12 +259,14 @@ public final class CommunicationScheduler<T> {
         }
         lastCompletionNs[rail] = nowNs;
         e.addDelivery(rail, deliveryNs);
+        e.completedOn |= 1L << rail;
         counters.completed(rail, s.lengthBytes);
         striping.onStripeCompleted(rail, s.lengthBytes, s.postedNs, nowNs, s.railIdleAtPost, outstanding[rail].size());
         recycle(s);
         if (--e.outstanding == 0) {
             e.completed = true;
             e.completed(nowNs);
+            counters.messageCompleted(e.completedOn);
             if (e.psn != headPsn && !earlierAllCompleted(e.psn)) {
                 counters.outOfOrderCompletion();
             }
@@ -280,6 +298,7 @@ public final class CommunicationScheduler<T> {
         if (!RailMask.contains(usableRails, rail)) {
             return 0;
         }
+        recordInitialWeights(nowNs);
         usableRails &= ~(1L << rail);
         counters.railFailed(rail);
         striping.onRailRemoved(rail);

@@ -21,6 +21,12 @@ final class EvenStriping implements StripingPolicy {
         Apportion.split(lengthBytes, ones, usableRails, granuleBytes, stripeBytes);
     }
 
+    /** The share reads 0 for a failed rail at once, not only after the next split. */
+    @Override
+    public void onRailRemoved(int rail) {
+        lastUsable &= ~(1L << rail);
+    }
+
     @Override
     public double share(int rail) {
         long usable = lastUsable;

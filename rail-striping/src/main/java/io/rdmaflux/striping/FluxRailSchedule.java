@@ -388,6 +388,9 @@ final class FluxRailSchedule<T> extends FluxOperator<T, T> {
                 return scheduler.metrics().railBytes();
             }
             if (key == RailAttributes.RAIL_MESSAGES) {
+                return scheduler.metrics().railMessages();
+            }
+            if (key == RailAttributes.RAIL_STRIPES) {
                 return scheduler.metrics().railStripesCompleted();
             }
             if (key == RailAttributes.OUT_OF_ORDER) {

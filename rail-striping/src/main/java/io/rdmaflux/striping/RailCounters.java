@@ -4,12 +4,21 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * Counters of one virtual channel, written by the scheduler thread with ordered stores and read
- * by {@link #snapshot} from any thread.
+ * The counters behind one virtual channel's {@link StripingMetrics}: per-rail bytes, messages and
+ * stripes, failed rails, released messages, out-of-order completions, re-sent stripes and the
+ * {@link WeightHistory}. Both schedulers of this module keep one: the {@link CommunicationScheduler}
+ * (Reactor operators, {@code verbs} rails) and the connection scheduler of
+ * {@link io.rdmaflux.striping.connection.RailsChannelFactory}; a building block for such schedulers,
+ * not something applications call.
+ *
+ * <p><b>Thread-safety:</b> one writer thread (the scheduler's) with ordered stores, no lock on
+ * the data path; {@link #snapshot} may be called from any thread at any time and may see one
+ * update later than the writer (each counter is consistent on its own, not with the others).
  */
-final class RailCounters {
+public final class RailCounters {
     private final int railCount;
     private final AtomicLongArray bytes;
+    private final AtomicLongArray messages;
     private final AtomicLongArray stripesCompleted;
     private final AtomicLongArray stripesPosted;
     private final AtomicLongArray failed;
@@ -18,56 +27,84 @@ final class RailCounters {
     private final AtomicLong resentStripes = new AtomicLong();
     private final WeightHistory history;
 
-    RailCounters(int railCount, int historyCapacity) {
-        this.railCount = railCount;
+    /**
+     * @param railCount       rails of the channel, 1..64
+     * @param historyCapacity weight samples kept (oldest dropped first), {@code >= 0}
+     * @throws IllegalArgumentException if {@code railCount} is outside [1, 64] or {@code historyCapacity} is negative
+     */
+    public RailCounters(int railCount, int historyCapacity) {
+        this.railCount = RailMask.checkRailCount(railCount);
+        if (historyCapacity < 0) {
+            throw new IllegalArgumentException("historyCapacity >= 0 required but it was " + historyCapacity);
+        }
         this.bytes = new AtomicLongArray(railCount);
+        this.messages = new AtomicLongArray(railCount);
         this.stripesCompleted = new AtomicLongArray(railCount);
         this.stripesPosted = new AtomicLongArray(railCount);
         this.failed = new AtomicLongArray(railCount);
         this.history = new WeightHistory(railCount, historyCapacity);
     }
 
-    void posted(int rail) {
+    /** A stripe (or a whole multiplexed message) was posted on {@code rail}. */
+    public void posted(int rail) {
         stripesPosted.lazySet(rail, stripesPosted.get(rail) + 1);
     }
 
-    void completed(int rail, long lengthBytes) {
+    /** A stripe (or a whole multiplexed message) of {@code lengthBytes} completed on {@code rail}. */
+    public void completed(int rail, long lengthBytes) {
         bytes.lazySet(rail, bytes.get(rail) + lengthBytes);
         stripesCompleted.lazySet(rail, stripesCompleted.get(rail) + 1);
     }
 
-    void railFailed(int rail) {
+    /** A message completed; it counts once on every rail of {@code railsMask} (the rails that carried its bytes). */
+    public void messageCompleted(long railsMask) {
+        for (int rail = 0; rail < railCount; rail++) {
+            if (RailMask.contains(railsMask, rail)) {
+                messages.lazySet(rail, messages.get(rail) + 1);
+            }
+        }
+    }
+
+    /** {@code rail} failed. */
+    public void railFailed(int rail) {
         failed.lazySet(rail, 1);
     }
 
-    void messageReleased() {
+    /** The completion filter released one message (every stripe of it completed). */
+    public void messageReleased() {
         messagesReleased.lazySet(messagesReleased.get() + 1);
     }
 
-    void outOfOrderCompletion() {
+    /** A message's last stripe completed while an earlier PSN was still outstanding. */
+    public void outOfOrderCompletion() {
         outOfOrder.lazySet(outOfOrder.get() + 1);
     }
 
-    void resent() {
+    /** A stripe was posted again after its rail failed. */
+    public void resent() {
         resentStripes.lazySet(resentStripes.get() + 1);
     }
 
-    void recordWeights(long nowNs, double[] shares) {
+    /** Records the weights {@code shares} (one per rail) at {@code nowNs} of the channel's clock. */
+    public void recordWeights(long nowNs, double[] shares) {
         history.record(nowNs, shares);
     }
 
-    StripingMetrics snapshot(String multiplexingName, String stripingName, double[] shares) {
+    /** A consistent-per-counter copy; {@code shares} is the caller's current weights (kept, not copied). */
+    public StripingMetrics snapshot(String multiplexingName, String stripingName, double[] shares) {
         long[] b = new long[railCount];
+        long[] m = new long[railCount];
         long[] c = new long[railCount];
         long[] p = new long[railCount];
         boolean[] up = new boolean[railCount];
         for (int i = 0; i < railCount; i++) {
             b[i] = bytes.get(i);
+            m[i] = messages.get(i);
             c[i] = stripesCompleted.get(i);
             p[i] = stripesPosted.get(i);
             up[i] = failed.get(i) == 0;
         }
-        return new StripingMetrics(multiplexingName, stripingName, b, c, p, up, shares,
+        return new StripingMetrics(multiplexingName, stripingName, b, m, c, p, up, shares,
             messagesReleased.get(), outOfOrder.get(), resentStripes.get(), history.snapshot());
     }
 }

@@ -24,7 +24,7 @@ import reactor.core.publisher.Flux;
  * ({@code Flux#doOnDiscard}) after the subchannels were stopped, so their buffers can be released.
  *
  * <p><b>Scannable:</b> the operator's subscriber answers {@link RailAttributes} (weights, per-rail
- * bytes and messages, out-of-order count, full {@link StripingMetrics}).
+ * bytes, messages and stripes, out-of-order count, full {@link StripingMetrics}).
  */
 public final class Rails {
     private Rails() {
@@ -34,7 +34,8 @@ public final class Rails {
      * A reactive-core {@link ChannelFactory}: round robin for small messages, adaptive weights
      * (seed 000 §4.5) for large ones, for {@code ConnectionSpec.rails(2).striping(Rails.adaptive())}.
      * Keep the returned factory to read a connection's current weights with
-     * {@link RailsChannelFactory#weights(io.rdmaflux.core.RdmaConnection)}.
+     * {@link RailsChannelFactory#weights(io.rdmaflux.core.RdmaConnection)} and its metrics with
+     * {@link RailsChannelFactory#metrics(io.rdmaflux.core.RdmaConnection)}.
      */
     public static RailsChannelFactory adaptive() {
         return RailsChannelFactory.adaptive();
@@ -43,7 +44,8 @@ public final class Rails {
     /**
      * A reactive-core {@link ChannelFactory} from a {@link RailsSpec} configured by
      * {@code configure} (its rail count comes from the connection). Its
-     * {@link RailsChannelFactory#weights weights(connection)} reads a connection's current weights.
+     * {@link RailsChannelFactory#weights weights(connection)} reads a connection's current weights,
+     * {@link RailsChannelFactory#metrics metrics(connection)} its {@link StripingMetrics}.
      */
     public static RailsChannelFactory channel(Consumer<RailsSpec> configure) {
         return RailsChannelFactory.of(configure);

@@ -4,11 +4,17 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * A point-in-time snapshot of a virtual channel: per-rail bytes and stripes, current weights
- * (share of a striped message's bytes per rail), out-of-order completions, re-sent stripes, and
- * the time series of weights for plotting (seed 000 Fig. 20 shows the same quantity over time).
+ * A point-in-time snapshot of a virtual channel: per-rail bytes, messages and stripes, current
+ * weights (share of a striped message's bytes per rail), out-of-order completions, re-sent
+ * stripes, and the time series of weights for plotting (seed 000 Fig. 20 shows the same quantity
+ * over time). Given by {@link CommunicationScheduler#metrics()}, the {@link Rails} operators'
+ * {@link RailAttributes#METRICS} and, for a reactive-core connection,
+ * {@link io.rdmaflux.striping.connection.RailsChannelFactory#metrics}.
  *
- * @param railBytes             bytes completed per rail
+ * @param railBytes             payload bytes completed per rail
+ * @param railMessages          messages completed per rail: a message counts once on every rail
+ *                              that carried bytes of it (a message striped over 2 rails counts
+ *                              on both, so the sum over rails is at least {@code messagesCompleted})
  * @param railStripesCompleted  stripes (or whole multiplexed messages) completed per rail
  * @param railStripesPosted     stripes posted per rail, re-sent ones included
  * @param railUp                false once a rail failed
@@ -18,10 +24,12 @@ import java.util.List;
  *                              still outstanding
  * @param resentStripes         stripes re-posted after a rail failure
  * @param weightHistory         weight samples, oldest first, bounded by
- *                              {@link RailsSpec#weightHistoryCapacity()}
+ *                              {@link RailsSpec#weightHistoryCapacity()}: the initial weights
+ *                              stamped with the channel's clock when it first sent (empty before),
+ *                              then one sample per weight update
  */
 public record StripingMetrics(String multiplexingPolicy, String stripingPolicy, long[] railBytes,
-                              long[] railStripesCompleted, long[] railStripesPosted, boolean[] railUp,
+                              long[] railMessages, long[] railStripesCompleted, long[] railStripesPosted, boolean[] railUp,
                               double[] weights, long messagesCompleted, long outOfOrderCompletions,
                               long resentStripes, List<WeightSample> weightHistory) {
 
@@ -50,7 +58,7 @@ public record StripingMetrics(String multiplexingPolicy, String stripingPolicy, 
     @Override
     public String toString() {
         return "StripingMetrics{" + multiplexingPolicy + "/" + stripingPolicy + ", bytes=" + Arrays.toString(railBytes)
-            + ", stripes=" + Arrays.toString(railStripesCompleted) + ", up=" + Arrays.toString(railUp)
+            + ", messages=" + Arrays.toString(railMessages) + ", stripes=" + Arrays.toString(railStripesCompleted) + ", up=" + Arrays.toString(railUp)
             + ", weights=" + Arrays.toString(weights) + ", messages=" + messagesCompleted
             + ", outOfOrder=" + outOfOrderCompletions + ", resent=" + resentStripes
             + ", history=" + weightHistory.size() + " samples}";

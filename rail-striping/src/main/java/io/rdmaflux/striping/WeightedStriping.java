@@ -9,13 +9,14 @@ import java.util.Arrays;
 final class WeightedStriping implements StripingPolicy {
     private final double[] weights;
     private final long granuleBytes;
-    private final double total;
+    /** Rails not removed; read by {@link #share} from any thread. */
+    private volatile long usable;
 
     WeightedStriping(int railCount, long granuleBytes, double[] weights) {
         RailMask.checkRailCount(railCount);
         this.granuleBytes = StripingPolicies.checkGranule(granuleBytes);
         this.weights = StripingPolicies.checkWeights(railCount, weights);
-        this.total = Arrays.stream(weights).sum();
+        this.usable = RailMask.all(railCount);
     }
 
     @Override
@@ -24,8 +25,24 @@ final class WeightedStriping implements StripingPolicy {
     }
 
     @Override
+    public void onRailRemoved(int rail) {
+        usable &= ~(1L << rail);
+    }
+
+    /** The rail's weight over the weights of the rails not removed (0 for a removed rail). */
+    @Override
     public double share(int rail) {
-        return weights[rail] / total;
+        long u = usable;
+        if (!RailMask.contains(u, rail)) {
+            return 0;
+        }
+        double total = 0;
+        for (int i = 0; i < weights.length; i++) {
+            if (RailMask.contains(u, i)) {
+                total += weights[i];
+            }
+        }
+        return total > 0 ? weights[rail] / total : 0;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.rdmaflux.striping;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -163,6 +164,10 @@ class CommunicationSchedulerTest {
         assertTrue(e.getMessage().contains("was 0"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> RailsSpec.rails(2).weightHistoryCapacity(-1));
         assertTrue(e.getMessage().contains("was -1"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> new RailCounters(2, -1));
+        assertTrue(e.getMessage().contains("historyCapacity >= 0 required but it was -1"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> new RailCounters(65, 0));
+        assertTrue(e.getMessage().contains("65"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
             () -> new CommunicationScheduler<String>(RailsSpec.rails(2).multiplexing(n -> MultiplexingPolicies.roundRobin().create(3)), x -> { }));
         assertTrue(e.getMessage().contains("created for 2 rails"), e.getMessage());
@@ -185,6 +190,46 @@ class CommunicationSchedulerTest {
         assertEquals(afterA, s.stripingPolicy().share(0), "b is censored and leaves the weights alone");
         poll(s);
         assertEquals(List.of("a", "b"), released);
+    }
+
+    /** A rail failure re-stripes a lost stripe over the rails that carry the message's others. */
+    @Test
+    void aMessageCountsOnceOnEveryRailItUsedWhileEachStripeCountsOnItsOwn() {
+        CommunicationScheduler<String> s = scheduler(RailsSpec.rails(3).switchoverThresholdBytes(0).stripeGranuleBytes(1));
+        s.send("m", 3000, 100);
+        assertEquals(3, posted.size());
+        assertEquals(1, s.onRailFailed(2, new IllegalStateException("rail 2: port down"), 200));
+        assertEquals(5, posted.size());
+        assertEquals(0, posted.get(3).rail());
+        assertEquals(1, posted.get(4).rail());
+        s.onStripeCompleted(0, posted.get(0).id(), 300);
+        s.onStripeCompleted(1, posted.get(1).id(), 300);
+        s.onStripeCompleted(0, posted.get(3).id(), 400);
+        s.onStripeCompleted(1, posted.get(4).id(), 400);
+        poll(s);
+        assertEquals(List.of("m"), released);
+        StripingMetrics m = s.metrics();
+        assertArrayEquals(new long[] {1500, 1500, 0}, m.railBytes());
+        assertArrayEquals(new long[] {2, 2, 0}, m.railStripesCompleted());
+        assertArrayEquals(new long[] {1, 1, 0}, m.railMessages());
+        assertArrayEquals(new long[] {2, 2, 1}, m.railStripesPosted());
+    }
+
+    /** The initial weights are stamped with the clock of the first send: a plot on a system clock starts at its first message. */
+    @Test
+    void theWeightHistoryStartsAtTheFirstSendNotAtTimeZero() {
+        CommunicationScheduler<String> s = scheduler(RailsSpec.rails(2).switchoverThresholdBytes(0).stripeGranuleBytes(1)
+            .striping(StripingPolicies.adaptive(0.5, Duration.ZERO, 0.02, 1, 1)));
+        assertTrue(s.metrics().weightHistory().isEmpty(), "nothing sent, no time known yet");
+        long start = 16_035_000_000_000L;
+        s.send("a", 1000, start);
+        s.onStripeCompleted(0, posted.get(0).id(), start + 10);
+        s.onStripeCompleted(1, posted.get(1).id(), start + 40);
+        List<StripingMetrics.WeightSample> h = s.metrics().weightHistory();
+        assertEquals(2, h.size());
+        assertEquals(start, h.get(0).timeNs());
+        assertEquals(0.5, h.get(0).shares()[0]);
+        assertEquals(start + 40, h.get(1).timeNs());
     }
 
     @Test

@@ -40,7 +40,11 @@ class RailFailureSimulationTest {
                 .switchoverThresholdBytes(128 * 1024).maxInFlightMessages(32);
             SimSender s = new SimSender(loop, spec, links, 400, RailFailureSimulationTest::size);
             int victim = (int) (killAt % 3);
-            loop.at(killAt, () -> s.failRail(victim));
+            long[] postedAtFailure = {-1};
+            loop.at(killAt, () -> {
+                s.failRail(victim);
+                postedAtFailure[0] = s.scheduler.metrics().railStripesPosted()[victim];
+            });
             s.pump();
             assertTrue(loop.runToIdle(60_000_000_000L), "kill at " + killAt);
             assertEquals(400, s.delivered.size(), "kill at " + killAt);
@@ -53,9 +57,11 @@ class RailFailureSimulationTest {
             assertTrue(!m.railUp()[victim]);
             assertEquals(0.0, m.weights()[victim]);
             killed++;
-            // nothing was posted on the dead rail after the failure
-            long afterKill = m.railStripesPosted()[victim];
-            assertEquals(afterKill, s.scheduler.metrics().railStripesPosted()[victim]);
+            // nothing was posted on the dead rail after the failure: neither counted by the scheduler
+            // nor handed to the dead link
+            assertTrue(postedAtFailure[0] >= 0, "the failure ran, kill at " + killAt);
+            assertEquals(postedAtFailure[0], m.railStripesPosted()[victim], "posted on rail " + victim + " after its failure");
+            assertEquals(0, s.postedToDeadLink, "stripes handed to a dead link, kill at " + killAt);
         }
         assertTrue(killed > 50);
     }

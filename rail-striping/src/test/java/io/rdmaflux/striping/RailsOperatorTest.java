@@ -120,6 +120,15 @@ class RailsOperatorTest {
         assertNotNull(m);
         assertTrue(m.resentStripes() > 0);
         assertEquals(0.0, m.weights()[1]);
+        // the lost stripes were striped again over the rails carrying their messages' other stripes:
+        // those rails completed more stripes than messages, and a message counts once per rail
+        long[] messages = scan.get().scan(RailAttributes.RAIL_MESSAGES);
+        long[] stripes = scan.get().scan(RailAttributes.RAIL_STRIPES);
+        assertTrue(stripes[0] > messages[0] && stripes[2] > messages[2], "messages " + java.util.Arrays.toString(messages)
+            + ", stripes " + java.util.Arrays.toString(stripes));
+        for (int rail = 0; rail < 3; rail++) {
+            assertTrue(messages[rail] <= 300, "rail " + rail + ": " + messages[rail] + " messages of 300");
+        }
     }
 
     @Test
@@ -195,6 +204,7 @@ class RailsOperatorTest {
         long[] messages = s.scan(RailAttributes.RAIL_MESSAGES);
         assertNotNull(messages);
         assertEquals(50, messages[0]);
+        assertEquals(50, s.scan(RailAttributes.RAIL_STRIPES)[0]);
         assertNotNull(s.scan(RailAttributes.OUT_OF_ORDER));
         assertEquals(8, s.scan(Scannable.Attr.PREFETCH));
         assertTrue(s.scan(Scannable.Attr.TERMINATED));

@@ -13,7 +13,7 @@ class SampledStripingSimulationTest {
     static final long MIB = 1 << 20;
 
     /** Measures one transfer of {@code size} bytes on a fresh, idle link: the start-up sampling. */
-    private static long probe(long rate, long latencyNs, long size) {
+    static long probe(long rate, long latencyNs, long size) {
         VirtualTimeLoop loop = new VirtualTimeLoop();
         SimLink link = new SimLink(loop, "probe", rate, latencyNs, 64 * 1024);
         long[] acked = new long[1];

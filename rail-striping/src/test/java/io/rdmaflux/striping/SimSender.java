@@ -25,6 +25,8 @@ final class SimSender {
     private long paceNs;
     private boolean paceScheduled;
     private long completedBytes;
+    /** Stripes the scheduler posted on a rail whose link had been killed (each would be lost). */
+    long postedToDeadLink;
 
     SimSender(VirtualTimeLoop loop, RailsSpec spec, SimLink[] links, long messageCount, LongUnaryOperator sizeOf) {
         this.loop = loop;
@@ -37,6 +39,9 @@ final class SimSender {
 
     private void post(Stripe<Long> s) {
         int rail = s.rail();
+        if (!links[rail].alive()) {
+            postedToDeadLink++;
+        }
         long id = s.stripeId();
         long psn = s.psn();
         long off = s.offsetBytes();

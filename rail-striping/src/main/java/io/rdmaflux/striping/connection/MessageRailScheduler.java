@@ -3,10 +3,12 @@ package io.rdmaflux.striping.connection;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.striping.MessageTimings;
-import io.rdmaflux.striping.RecordedMessageTimings;
 import io.rdmaflux.striping.MultiplexingPolicy;
+import io.rdmaflux.striping.RailCounters;
 import io.rdmaflux.striping.RailMask;
 import io.rdmaflux.striping.RailsSpec;
+import io.rdmaflux.striping.RecordedMessageTimings;
+import io.rdmaflux.striping.StripingMetrics;
 import io.rdmaflux.striping.StripingPolicy;
 
 /**
@@ -27,12 +29,37 @@ import io.rdmaflux.striping.StripingPolicy;
  *       {@code t_i = S_i / rate_i} for {@code S_i} proportional to the current weights, which is
  *       seed 000 eq. 4 applied to whole messages.</li>
  * </ul>
- * Sampled striping needs per-message splits; here it keeps its initial (even) shares.
+ * On this whole-message path sampled striping (seed 004) has no split to make: its share stays the
+ * last split's, the even start, so it places large messages like even weights.
  *
  * <p>Where the connection splits large messages itself (reactive-core's rendezvous path calls
  * {@code stripeThresholdBytes()}, {@code stripe(..)} and {@code onStripeCompleted(..)}), those
  * methods run the striping policy on each message exactly as {@code CommunicationScheduler} does,
- * with per-stripe feedback, and {@code select} then only places the small messages and RTSs.
+ * with per-stripe feedback, and {@code select} then only places the small messages and RTSs. There
+ * sampled striping splits every message by its transfer-time models and each rail's time until idle.
+ *
+ * <p><b>Per-stripe feedback</b> ({@link StripingPolicy#onStripeCompleted}): {@code railIdleAtPost}
+ * is whether every earlier RDMA WRITE on the carrying rail had completed when the stripe was posted
+ * (its predecessor's completion time at or before its post time: an RC rail completes in post order,
+ * so the previous completion seen on the rail is the last one ahead of it); {@code outstandingOnRail}
+ * counts the stripes {@link #stripe} split onto the rail that have not completed. With many messages
+ * in flight a rail is rarely idle: a stripe that queued behind others measures the backlog, not the
+ * rail, and sampled striping folds only clean (idle-at-post) times into its model, and resets its
+ * time until idle only when the rail's last outstanding stripe completed. Not counted as busy time:
+ * the RTSs and the small messages {@code select} places (DATA frames on the same queue pair).
+ * {@code select} has no clock to post them at and their completions ({@code onMessageCompleted})
+ * carry no completion time, so the policy could neither start nor end their busy time, and the
+ * outstanding count that ends a rail's busy time could not include them. Each is below the
+ * switchover threshold (an RTS is a header), so a stripe queued behind them is late by their
+ * serialization time, and is still taken as clean when no WRITE was ahead of it.
+ *
+ * <p><b>Metrics</b> ({@link #metrics()}, read with {@code RailsChannelFactory.metrics(connection)}):
+ * per rail the payload bytes of stripes and of whole messages completed, messages (once per rail
+ * that carried bytes of them), stripes posted and completed (a whole message counts as one); the
+ * weights and their history; messages whose completion came while an earlier PSN was outstanding.
+ * Weight samples carry the node clock of the stripe completion that updated them: the first is the
+ * initial weights at the first stripe event; whole-message feedback and rail failures, which come
+ * without a clock, are stamped with the latest node time seen and not recorded before one was seen.
  *
  * <p><b>Common finish time</b> (a deviation from seed 000 §4.4, which splits every message by the
  * weights alone): when the policy's split follows measured rates
@@ -74,9 +101,24 @@ final class MessageRailScheduler implements SubchannelScheduler {
     private final long[] lastCompletionNs;
     /** Per rail: stripe bytes split onto it by {@link #stripe} and not completed yet (B_i). */
     private final long[] stripeBacklogBytes;
+    /** Per rail: stripes split onto it by {@link #stripe} and not completed (after a failover, still counted on the rail they were split for). */
+    private final int[] outstandingStripes;
     /** Scratch of {@link #fillToCommonFinish}: the policy's split as each rail's relative rate. */
     private final double[] fillRate;
     private static final int STRIPED_WINDOW = 1024;
+    /** Per PSN slot: the rails on which an RDMA WRITE of the message completed, until the message completed. */
+    private final int[] carriedPsn = new int[STRIPED_WINDOW];
+    private final boolean[] carriedValid = new boolean[STRIPED_WINDOW];
+    private final long[] carriedOn = new long[STRIPED_WINDOW];
+    private final RailCounters counters;
+    private final double[] shareScratch;
+    /** Latest node clock time seen (stripe calls carry it), ns; valid once {@link #clockKnown}. */
+    private long clockNs;
+    private boolean clockKnown;
+    /** Completion order: the oldest PSN not completed, and which later ones completed already. */
+    private int headPsn;
+    private boolean headKnown;
+    private boolean[] completedAhead = new boolean[64];
 
     MessageRailScheduler(RailsSpec spec) {
         this.railCount = spec.railCount();
@@ -92,7 +134,10 @@ final class MessageRailScheduler implements SubchannelScheduler {
         this.rateBytesPerNs = new double[railCount];
         this.lastCompletionNs = new long[railCount];
         this.stripeBacklogBytes = new long[railCount];
+        this.outstandingStripes = new int[railCount];
         this.fillRate = new double[railCount];
+        this.counters = new RailCounters(railCount, spec.weightHistoryCapacity());
+        this.shareScratch = new double[railCount];
         for (int i = 0; i < STRIPED_WINDOW; i++) {
             striped[i] = new StripedMessage(railCount);
         }
@@ -100,6 +145,10 @@ final class MessageRailScheduler implements SubchannelScheduler {
 
     @Override
     public int select(int psn, int lengthBytes, Subchannel[] subchannels) {
+        if (!headKnown) {
+            headKnown = true;
+            headPsn = psn;
+        }
         long canSend = 0;
         for (int i = 0; i < railCount; i++) {
             if ((failed & (1L << i)) == 0 && subchannels[i].canSend()) {
@@ -127,6 +176,10 @@ final class MessageRailScheduler implements SubchannelScheduler {
                 return -1;
             }
             assignedBytes[rail] += lengthBytes;
+        }
+        if (lengthBytes < switchoverThresholdBytes) {
+            // a large message is counted where it turns out whole (onMessageCompleted) or split (stripe)
+            counters.posted(rail);
         }
         // posted and completed per rail in order (RC); record what the message waits behind
         enqueue(rail, lengthBytes, inFlightBytes[rail]);
@@ -203,6 +256,7 @@ final class MessageRailScheduler implements SubchannelScheduler {
     @Override
     public void onMessageCompleted(Subchannel subchannel, int psn, int lengthBytes, long elapsedNs) {
         int rail = subchannel.rail();
+        countCompleted(rail, psn, lengthBytes);
         if (postedCount[rail] == 0) {
             return;
         }
@@ -233,7 +287,59 @@ final class MessageRailScheduler implements SubchannelScheduler {
                 // new weights: deficits counted under the old ones no longer apply
                 java.util.Arrays.fill(assignedBytes, 0);
             }
+            recordWeights();
         }
+    }
+
+    /**
+     * Metrics of a completed message: one whose bytes went as RDMA WRITEs counts once on every rail
+     * that completed one (their bytes were counted per stripe); one sent whole as DATA frames counts
+     * its bytes, one stripe and one message on {@code rail}.
+     */
+    private void countCompleted(int rail, int psn, int lengthBytes) {
+        int slot = psn & (STRIPED_WINDOW - 1);
+        if (carriedValid[slot] && carriedPsn[slot] == psn) {
+            carriedValid[slot] = false;
+            counters.messageCompleted(carriedOn[slot]);
+        } else {
+            if (lengthBytes >= switchoverThresholdBytes) {
+                counters.posted(rail);
+            }
+            counters.completed(rail, lengthBytes);
+            counters.messageCompleted(1L << rail);
+        }
+        counters.messageReleased();
+        if (!headKnown) {
+            headKnown = true;
+            headPsn = psn;
+        }
+        int ahead = psn - headPsn;
+        if (ahead < 0) {
+            return;
+        }
+        if (ahead > 0) {
+            counters.outOfOrderCompletion();
+            while (ahead >= completedAhead.length) {
+                growCompletedAhead();
+            }
+            completedAhead[psn & (completedAhead.length - 1)] = true;
+            return;
+        }
+        headPsn++;
+        int mask = completedAhead.length - 1;
+        while (completedAhead[headPsn & mask]) {
+            completedAhead[headPsn & mask] = false;
+            headPsn++;
+        }
+    }
+
+    private void growCompletedAhead() {
+        int n = completedAhead.length;
+        boolean[] grown = new boolean[n * 2];
+        for (int d = 0; d < n; d++) {
+            grown[(headPsn + d) & (2 * n - 1)] = completedAhead[(headPsn + d) & (n - 1)];
+        }
+        completedAhead = grown;
     }
 
     // ------------------------------------------------ per-message striping by the connection
@@ -251,6 +357,7 @@ final class MessageRailScheduler implements SubchannelScheduler {
      */
     public void stripe(int psn, int lengthBytes, Subchannel[] subchannels, long nowNs, long[] stripeBytes) {
         connectionStripes = true;
+        noteClock(nowNs);
         long usable = RailMask.all(railCount) & ~failed;
         if (usable == 0) {
             return;
@@ -264,8 +371,10 @@ final class MessageRailScheduler implements SubchannelScheduler {
         for (int rail = 0; rail < railCount; rail++) {
             if (stripeBytes[rail] > 0) {
                 stripeBacklogBytes[rail] += stripeBytes[rail];
+                outstandingStripes[rail]++;
                 m.addStripe(rail, stripeBytes[rail]);
                 m.outstanding++;
+                counters.posted(rail);
                 striping.onStripePosted(rail, stripeBytes[rail], nowNs);
             }
         }
@@ -329,20 +438,41 @@ final class MessageRailScheduler implements SubchannelScheduler {
     }
 
     /**
-     * One stripe of message {@code psn} completed: its delivery time (completion minus the later of
-     * its post and the previous completion on the rail, see {@code MessageTimings}) goes to the
-     * policy; after the message's last stripe the policy gets the message's timings (eq. 4).
+     * One RDMA WRITE of message {@code psn} completed on {@code subchannel}: a stripe {@link #stripe}
+     * split, or a message below the threshold written whole. The policy gets the stripe with whether
+     * its rail was idle when it was posted and how many stripes remain outstanding there (see the
+     * class comment); its delivery time (completion minus the later of its post and the previous
+     * completion on the rail, see {@code MessageTimings}) joins the message's timings, which go to the
+     * policy after the message's last stripe (eq. 4).
      */
     public void onStripeCompleted(Subchannel subchannel, int psn, long offsetBytes, long lengthBytes, long postedNs,
                                   long completedNs) {
         int rail = subchannel.rail();
+        noteClock(completedNs);
         // the carrier's backlog: after a failover a stripe split for another rail may complete here
         stripeBacklogBytes[rail] = Math.max(0, stripeBacklogBytes[rail] - lengthBytes);
+        // RC completes a rail's WRITEs in post order: the previous completion seen here is the last
+        // WRITE that was ahead of this one, so the rail was idle at the post iff it came by then
+        boolean idleAtPost = lastCompletionNs[rail] <= postedNs;
         long deliveryNs = completedNs - Math.max(postedNs, lastCompletionNs[rail]);
         lastCompletionNs[rail] = completedNs;
-        StripedMessage m = striped[psn & (STRIPED_WINDOW - 1)];
+        counters.completed(rail, lengthBytes);
+        int slot = psn & (STRIPED_WINDOW - 1);
+        if (!carriedValid[slot] || carriedPsn[slot] != psn) {
+            carriedValid[slot] = true;
+            carriedPsn[slot] = psn;
+            carriedOn[slot] = 0;
+        }
+        carriedOn[slot] |= 1L << rail;
+        StripedMessage m = striped[slot];
         boolean ours = m.psn == psn && m.outstanding > 0;
-        striping.onStripeCompleted(rail, lengthBytes, postedNs, completedNs, true, 0);
+        if (ours) {
+            int splitFor = m.railAt(offsetBytes);
+            if (splitFor >= 0 && outstandingStripes[splitFor] > 0) {
+                outstandingStripes[splitFor]--;
+            }
+        }
+        striping.onStripeCompleted(rail, lengthBytes, postedNs, completedNs, idleAtPost, outstandingStripes[rail]);
         if (!ours) {
             return;
         }
@@ -353,16 +483,39 @@ final class MessageRailScheduler implements SubchannelScheduler {
         if (--m.outstanding == 0) {
             m.completed(completedNs);
             striping.onMessageCompleted(m);
+            recordWeights();
+        }
+    }
+
+    /** A node clock time from the connection; the first one stamps the initial weights. */
+    private void noteClock(long nowNs) {
+        if (!clockKnown) {
+            clockKnown = true;
+            clockNs = nowNs;
+            recordWeights();
+            return;
+        }
+        clockNs = Math.max(clockNs, nowNs);
+    }
+
+    private void recordWeights() {
+        if (clockKnown) {
+            for (int rail = 0; rail < railCount; rail++) {
+                shareScratch[rail] = striping.share(rail);
+            }
+            counters.recordWeights(clockNs, shareScratch);
         }
     }
 
     /** Stripe bookkeeping of one message the connection striped. */
     private static final class StripedMessage extends RecordedMessageTimings {
+        private final int railCount;
         int psn = -1;
         int outstanding;
 
         StripedMessage(int railCount) {
             super(railCount);
+            this.railCount = railCount;
         }
 
         void start(int psn, long lengthBytes) {
@@ -370,18 +523,44 @@ final class MessageRailScheduler implements SubchannelScheduler {
             outstanding = 0;
             reset(lengthBytes);
         }
+
+        /** The rail whose stripe starts at {@code offsetBytes} (stripes are contiguous in rail order), or -1. */
+        int railAt(long offsetBytes) {
+            long at = 0;
+            for (int rail = 0; rail < railCount; rail++) {
+                long bytes = stripeBytes(rail);
+                if (bytes > 0 && at == offsetBytes) {
+                    return rail;
+                }
+                at += bytes;
+            }
+            return -1;
+        }
     }
 
     /** Called by reactive-core when a subchannel failed: no more messages go to it. */
     public void onSubchannelFailed(Subchannel subchannel) {
-        failed |= 1L << subchannel.rail();
-        stripeBacklogBytes[subchannel.rail()] = 0;
-        striping.onRailRemoved(subchannel.rail());
+        int rail = subchannel.rail();
+        failed |= 1L << rail;
+        stripeBacklogBytes[rail] = 0;
+        outstandingStripes[rail] = 0;
+        counters.railFailed(rail);
+        striping.onRailRemoved(rail);
+        recordWeights();
     }
 
-    /** Current weight of {@code rail}, for metrics. */
+    /** Current weight of {@code rail}, for metrics; any thread. */
     double share(int rail) {
         return striping.share(rail);
+    }
+
+    /** A snapshot of this connection's per-rail counters, weights and weight history; any thread. */
+    StripingMetrics metrics() {
+        double[] shares = new double[railCount];
+        for (int rail = 0; rail < railCount; rail++) {
+            shares[rail] = striping.share(rail);
+        }
+        return counters.snapshot(multiplexing.name(), striping.name(), shares);
     }
 
     /** One feedback round: stripe sizes in proportion to the weights, times from measured rates. */

@@ -5,6 +5,7 @@ import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.striping.MultiplexingPolicies;
 import io.rdmaflux.striping.RailsSpec;
+import io.rdmaflux.striping.StripingMetrics;
 import io.rdmaflux.striping.StripingPolicies;
 import io.rdmaflux.core.RdmaConnection;
 import java.util.Collections;
@@ -19,12 +20,16 @@ import java.util.function.Consumer;
  * from the connection; {@code configure} sets everything else of the {@link RailsSpec}.
  *
  * <p><b>Observability:</b> {@link #weights(RdmaConnection)} reads the current striping weights of a
- * connection this factory scheduled, e.g. to log or plot them while adaptive striping follows the
- * rails (seed 000 Fig. 20):
+ * connection this factory scheduled, {@link #metrics(RdmaConnection)} the whole snapshot (the same
+ * {@link StripingMetrics} the Reactor operators give: per-rail bytes, messages and stripes, weights,
+ * out-of-order completions, and the weight history to plot how adaptive striping follows the rails,
+ * seed 000 Fig. 20):
  * <pre>{@code
  * RailsChannelFactory rails = Rails.adaptive();
  * node.connect(address, ConnectionSpec.rails(2).striping(rails)).subscribe(c -> {
  *     double[] shares = rails.weights(c); // e.g. [0.8, 0.2] on 1 GB/s + 250 MB/s rails
+ *     StripingMetrics m = rails.metrics(c);
+ *     m.weightHistory().forEach(w -> log(w.timeNs(), w.shares()));
  * });
  * }</pre>
  *
@@ -95,17 +100,50 @@ public final class RailsChannelFactory implements ChannelFactory {
      *                                  factory): read the weights where {@code connect} used this one
      */
     public double[] weights(RdmaConnection connection) {
-        List<? extends Subchannel> subchannels = connection.subchannels();
-        MessageRailScheduler scheduler = subchannels.isEmpty() ? null : schedulers.get(subchannels.get(0));
-        if (scheduler == null) {
-            throw new IllegalArgumentException("connection " + connection + " was not scheduled by " + this
-                + "; read the weights from the factory passed to ConnectionSpec.striping(..) of this connection");
-        }
-        double[] shares = new double[subchannels.size()];
+        MessageRailScheduler scheduler = schedulerOf(connection, "weights");
+        double[] shares = new double[connection.subchannels().size()];
         for (int rail = 0; rail < shares.length; rail++) {
             shares[rail] = scheduler.share(rail);
         }
         return shares;
+    }
+
+    /**
+     * A snapshot of how this factory's scheduler spread {@code connection}'s outbound messages over
+     * its rails, in {@link StripingMetrics} form (one entry per rail, in rail order):
+     * <ul>
+     *   <li>{@code railBytes}: payload bytes completed per rail (RDMA WRITE stripes on the rail that
+     *       carried them, messages sent whole as DATA frames on theirs; RTS, CTS and FIN frames not
+     *       counted), {@code railMessages}: messages per rail, a message counting once on every rail
+     *       that carried bytes of it; {@code railStripesCompleted} / {@code railStripesPosted}:
+     *       stripes (a message sent whole counts as one) completed per rail and placed per rail.</li>
+     *   <li>{@code weights} as {@link #weights}; {@code weightHistory}: one sample per weight update,
+     *       stamped with the node clock (ns) of the stripe completion behind it, the first sample
+     *       being the initial weights at the connection's first striped message (see
+     *       {@code RailsSpec.weightHistoryCapacity} for the bound).</li>
+     *   <li>{@code messagesCompleted}: messages delivered (every stripe's WRITE completed);
+     *       {@code outOfOrderCompletions}: of those, completed while an earlier PSN was still
+     *       outstanding, the sender-side reordering striping causes. How many the receiver held in
+     *       its reorder queue is the peer connection's {@code ConnectionMetrics.outOfOrder()};
+     *       {@code resentStripes} is 0 (the connection re-sends after a rail failure itself).</li>
+     * </ul>
+     * Any thread; each counter may lag the progress thread by one update.
+     *
+     * @throws IllegalArgumentException if {@code connection} was not scheduled by this factory (e.g.
+     *                                  the accepting side, which uses its node's factory)
+     */
+    public StripingMetrics metrics(RdmaConnection connection) {
+        return schedulerOf(connection, "metrics").metrics();
+    }
+
+    private MessageRailScheduler schedulerOf(RdmaConnection connection, String what) {
+        List<? extends Subchannel> subchannels = connection.subchannels();
+        MessageRailScheduler scheduler = subchannels.isEmpty() ? null : schedulers.get(subchannels.get(0));
+        if (scheduler == null) {
+            throw new IllegalArgumentException("connection " + connection + " was not scheduled by " + this
+                + "; read the " + what + " from the factory passed to ConnectionSpec.striping(..) of this connection");
+        }
+        return scheduler;
     }
 
     @Override

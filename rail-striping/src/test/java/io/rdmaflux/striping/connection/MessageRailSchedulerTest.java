@@ -1,10 +1,12 @@
 package io.rdmaflux.striping.connection;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.striping.MessageTimings;
+import io.rdmaflux.striping.StripingMetrics;
 import io.rdmaflux.striping.StripingPolicies;
 import io.rdmaflux.striping.StripingPolicy;
 import java.lang.reflect.Proxy;
@@ -81,6 +83,80 @@ class MessageRailSchedulerTest {
             now = done;
         }
         assertEquals(0.8, s.share(0), 0.01);
+    }
+
+    /**
+     * The connection's order of calls for a small message (DATA frames), a striped one and a small
+     * one that completes before it: bytes, messages and stripes land on the rails that carried them,
+     * the small message that overtook the striped one is an out-of-order completion, and the weight
+     * history starts at the first stripe's node time, not at 0.
+     */
+    @Test
+    void metricsCountBytesMessagesAndStripesPerRailAsTheConnectionReportsThem() {
+        Subchannel[] subs = {subchannel(0), subchannel(1)};
+        MessageRailScheduler s = (MessageRailScheduler) RailsChannelFactory.even().create(List.of(subs));
+        int length = 1 << 20;
+        int small = s.select(0, 100, subs);
+        s.onMessageCompleted(subs[small], 0, 100, 500);
+        int rts = s.select(1, length, subs);
+        long[] split = new long[2];
+        s.stripe(1, length, subs, 7_000_000_000L, split);
+        assertArrayEquals(new long[] {length / 2, length / 2}, split);
+        int overtaking = s.select(2, 300, subs);
+        s.onMessageCompleted(subs[overtaking], 2, 300, 100);
+        s.onStripeCompleted(subs[0], 1, 0, split[0], 7_000_000_000L, 7_000_600_000L);
+        s.onStripeCompleted(subs[1], 1, split[0], split[1], 7_000_000_000L, 7_000_900_000L);
+        s.onMessageCompleted(subs[rts], 1, length, 950_000);
+
+        StripingMetrics m = s.metrics();
+        long[] bytes = {length / 2, length / 2};
+        long[] messages = {1, 1};
+        long[] stripes = {1, 1};
+        bytes[small] += 100;
+        bytes[overtaking] += 300;
+        messages[small]++;
+        messages[overtaking]++;
+        stripes[small]++;
+        stripes[overtaking]++;
+        assertArrayEquals(bytes, m.railBytes());
+        assertArrayEquals(messages, m.railMessages(), "the striped message counts once on each rail");
+        assertArrayEquals(stripes, m.railStripesCompleted());
+        assertArrayEquals(stripes, m.railStripesPosted());
+        assertEquals(3, m.messagesCompleted());
+        assertEquals(1, m.outOfOrderCompletions(), "PSN 2 completed while PSN 1 was outstanding");
+        assertArrayEquals(new double[] {0.5, 0.5}, m.weights());
+        assertArrayEquals(new boolean[] {true, true}, m.railUp());
+        List<StripingMetrics.WeightSample> h = m.weightHistory();
+        assertEquals(2, h.size(), h.toString());
+        assertEquals(7_000_000_000L, h.get(0).timeNs(), "initial weights at the first stripe's node time");
+        assertEquals(7_000_900_000L, h.get(1).timeNs(), "one sample when the striped message completed");
+        assertTrue(m.stripingPolicy().contains("even"), m.stripingPolicy());
+        s.onSubchannelFailed(subs[1]);
+        m = s.metrics();
+        assertArrayEquals(new boolean[] {true, false}, m.railUp());
+        assertEquals(3, m.weightHistory().size(), "the failure changed the weights");
+        assertEquals(0.0, m.weightHistory().get(2).shares()[1]);
+    }
+
+    @Test
+    void outOfOrderCompletionsAreCountedOverAnyNumberOfMessagesInFlight() {
+        Subchannel[] subs = {subchannel(0), subchannel(1)};
+        MessageRailScheduler s = (MessageRailScheduler) RailsChannelFactory.even().create(List.of(subs));
+        int[] rail = new int[300];
+        for (int psn = 0; psn < 300; psn++) {
+            rail[psn] = s.select(psn, 100, subs);
+        }
+        // 299 .. 1 overtake 0, then 0 completes: every later PSN was out of order, the window drains
+        for (int psn = 299; psn >= 0; psn--) {
+            s.onMessageCompleted(subs[rail[psn]], psn, 100, 10);
+        }
+        assertEquals(299, s.metrics().outOfOrderCompletions());
+        for (int psn = 300; psn < 310; psn++) {
+            s.onMessageCompleted(subs[s.select(psn, 100, subs)], psn, 100, 10);
+        }
+        assertEquals(299, s.metrics().outOfOrderCompletions(), "in order again after PSN 0 completed");
+        assertEquals(310, s.metrics().messagesCompleted());
+        assertEquals(310, s.metrics().railMessages()[0] + s.metrics().railMessages()[1]);
     }
 
     @Test

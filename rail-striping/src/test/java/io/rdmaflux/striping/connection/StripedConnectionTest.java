@@ -1,5 +1,6 @@
 package io.rdmaflux.striping.connection;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,8 +12,10 @@ import io.rdmaflux.core.RdmaNode;
 import io.rdmaflux.core.RdmaServer;
 import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.Subchannel;
+import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.striping.MultiplexingPolicies;
 import io.rdmaflux.striping.Rails;
+import io.rdmaflux.striping.StripingMetrics;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.soft.RailConfig;
@@ -20,8 +23,11 @@ import io.rdmaflux.verbs.soft.SoftPort;
 import io.rdmaflux.verbs.testing.SoftTwoNodes;
 import io.rdmaflux.verbs.testing.VerbsLeakCheck;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
@@ -38,6 +44,7 @@ class StripedConnectionTest {
     static final long GB = 1_000_000_000L;
     static final int N = 120;
     static final int SIZE = 128 * 1024;
+    private static final AtomicInteger FABRICS = new AtomicInteger();
 
     private VerbsLeakCheck leaks;
     private SoftTwoNodes soft;
@@ -46,6 +53,14 @@ class StripedConnectionTest {
     /** The client's and the server's weights as {@link RailsChannelFactory#weights} read them after the transfer. */
     private double[] clientWeights;
     private IllegalArgumentException serverWeightsError;
+    /** The client's metrics as {@link RailsChannelFactory#metrics} read them after the transfer, and the server's attempt. */
+    private StripingMetrics clientMetrics;
+    private IllegalArgumentException serverMetricsError;
+    /** Virtual time when the client started sending, and when every message had arrived. */
+    private long sendStartNs;
+    private long sendEndNs;
+    /** Every FIN frame the client's NIC put on the wire. */
+    private FinTap tap;
 
     @BeforeEach
     void begin() {
@@ -82,9 +97,62 @@ class StripedConnectionTest {
         throw new AssertionError("not reached by virtual time " + soft.clock().nanoTime());
     }
 
+    /**
+     * A factory that splits as {@code rails} does and keeps each message's split (PSN to bytes per
+     * rail), what the connection must put one FIN per non-empty stripe on.
+     */
+    private static final class SplitRecorder implements ChannelFactory {
+        final RailsChannelFactory rails;
+        final Map<Integer, long[]> splits = new HashMap<>();
+
+        SplitRecorder(RailsChannelFactory rails) {
+            this.rails = rails;
+        }
+
+        @Override
+        public SubchannelScheduler create(List<? extends Subchannel> subchannels) {
+            SubchannelScheduler s = rails.create(subchannels);
+            return new SubchannelScheduler() {
+                @Override
+                public int select(int psn, int lengthBytes, Subchannel[] subs) {
+                    return s.select(psn, lengthBytes, subs);
+                }
+
+                @Override
+                public void onMessageCompleted(Subchannel subchannel, int psn, int lengthBytes, long elapsedNs) {
+                    s.onMessageCompleted(subchannel, psn, lengthBytes, elapsedNs);
+                }
+
+                @Override
+                public long stripeThresholdBytes() {
+                    return s.stripeThresholdBytes();
+                }
+
+                @Override
+                public void stripe(int psn, int lengthBytes, Subchannel[] subs, long nowNs, long[] stripeBytes) {
+                    s.stripe(psn, lengthBytes, subs, nowNs, stripeBytes);
+                    splits.put(psn, stripeBytes.clone());
+                }
+
+                @Override
+                public void onStripeCompleted(Subchannel subchannel, int psn, long offsetBytes, long lengthBytes, long postedNs,
+                                              long completedNs) {
+                    s.onStripeCompleted(subchannel, psn, offsetBytes, lengthBytes, postedNs, completedNs);
+                }
+
+                @Override
+                public void onSubchannelFailed(Subchannel subchannel) {
+                    s.onSubchannelFailed(subchannel);
+                }
+            };
+        }
+    }
+
     /** Sends N numbered messages client to server; returns bytes sent per rail. */
     private long[] transfer(ChannelFactory factory) {
-        soft = SoftTwoNodes.create(2, RailConfig.builder().bandwidthBytesPerSec(GB).latencyNs(2_000).build());
+        tap = new FinTap("striped-connection-" + FABRICS.getAndIncrement());
+        soft = SoftTwoNodes.create(2, RailConfig.builder().bandwidthBytesPerSec(GB).latencyNs(2_000).build(),
+            b -> b.fabric(tap.softFabric()));
         RailConfig slow = RailConfig.builder().bandwidthBytesPerSec(GB / 4).latencyNs(2_000).build();
         ((SoftPort) soft.a().devices().get(0).port(2)).setRail(slow);
         ((SoftPort) soft.b().devices().get(0).port(2)).setRail(slow);
@@ -109,16 +177,22 @@ class StripedConnectionTest {
             m.release();
         });
         AtomicBoolean sent = new AtomicBoolean();
+        sendStartNs = soft.clock().nanoTime();
         client.send(Flux.range(0, N).map(i -> RdmaMessage.write(SIZE, (buf, off, len) -> buf.putInt(off, i))))
             .subscribe(null, error::set, () -> sent.set(true));
         runUntil(() -> (sent.get() && received.size() == N) || error.get() != null);
+        sendEndNs = soft.clock().nanoTime();
         assertEquals(null, error.get());
         for (int i = 0; i < N; i++) {
             assertEquals(i, received.get(i), "PSN order across rails");
         }
-        if (factory instanceof RailsChannelFactory rails) {
+        RailsChannelFactory rails = factory instanceof RailsChannelFactory r ? r
+            : factory instanceof SplitRecorder recorder ? recorder.rails : null;
+        if (rails != null) {
             clientWeights = rails.weights(client);
             serverWeightsError = assertThrows(IllegalArgumentException.class, () -> rails.weights(server));
+            clientMetrics = rails.metrics(client);
+            serverMetricsError = assertThrows(IllegalArgumentException.class, () -> rails.metrics(server));
         }
         long[] bytes = new long[2];
         for (Subchannel sc : client.subchannels()) {
@@ -152,6 +226,85 @@ class StripedConnectionTest {
         // the accepting side was scheduled by its node's factory, not this one
         assertTrue(serverWeightsError.getMessage().contains("was not scheduled by RailsChannelFactory{adaptive}"),
             serverWeightsError.getMessage());
+    }
+
+    /**
+     * Seed 000 §5.3: a striped message ends with one FIN on each subchannel that carried a stripe of
+     * it, and on no other. Counted on the wire (every RC SEND the client's NIC transmits), against
+     * the split the scheduler made for that PSN.
+     */
+    @Test
+    void aStripedMessageSendsOneFinOnEverySubchannelItUsedAndNoneElsewhere() {
+        SplitRecorder recorder = new SplitRecorder(Rails.adaptive());
+        transfer(recorder);
+        assertEquals(N, recorder.splits.size(), "every message was striped by the scheduler");
+        Map<Integer, int[]> finsPerRail = new HashMap<>();
+        for (FinTap.Fin f : tap.fins()) {
+            int rail = f.port() - 1;
+            long[] split = recorder.splits.get(f.psn());
+            assertTrue(split != null, "FIN for PSN " + f.psn() + " which was not striped");
+            assertEquals(f.index(), rail, "the FIN of stripe " + f.index() + " travels on that stripe's subchannel: " + f);
+            assertEquals(split[rail], f.stripeLength(), "FIN stripe length: " + f);
+            finsPerRail.computeIfAbsent(f.psn(), p -> new int[2])[rail]++;
+        }
+        int onBoth = 0;
+        for (int psn = 0; psn < N; psn++) {
+            long[] split = recorder.splits.get(psn);
+            int[] fins = finsPerRail.getOrDefault(psn, new int[2]);
+            int used = 0;
+            for (int rail = 0; rail < 2; rail++) {
+                assertEquals(split[rail] > 0 ? 1 : 0, fins[rail], "FINs of PSN " + psn + " on rail " + rail + ", split "
+                    + java.util.Arrays.toString(split));
+                used += split[rail] > 0 ? 1 : 0;
+            }
+            onBoth += used == 2 ? 1 : 0;
+        }
+        for (FinTap.Fin f : tap.fins()) {
+            long[] split = recorder.splits.get(f.psn());
+            assertEquals((split[0] > 0 ? 1 : 0) + (split[1] > 0 ? 1 : 0), f.stripes(), "stripes announced in " + f);
+        }
+        // both rails carry most messages, so the test sees FINs on two subchannels per message
+        assertTrue(onBoth > N / 2, onBoth + " of " + N + " messages striped over both rails");
+    }
+
+    /**
+     * {@link RailsChannelFactory#metrics}: per-rail bytes as the subchannels sent them, stripes as
+     * the FINs on the wire, each message once per rail it used, and a weight history in the node's
+     * time of the transfer (not from 0).
+     */
+    @Test
+    void aConnectionsMetricsAreReadFromItsFactory() {
+        RailsChannelFactory adaptive = Rails.adaptive();
+        long[] bytes = transfer(adaptive);
+        StripingMetrics m = clientMetrics;
+        assertTrue(serverMetricsError.getMessage().contains("read the metrics from the factory"), serverMetricsError.getMessage());
+        assertEquals(N, m.messagesCompleted());
+        assertEquals(N * (long) SIZE, m.totalBytes());
+        assertArrayEquals(bytes, m.railBytes(), "payload bytes per rail, as the subchannels count them");
+        long[] stripes = new long[2];
+        long[] messages = new long[2];
+        java.util.Set<List<Integer>> messageOnRail = new java.util.HashSet<>();
+        for (FinTap.Fin f : tap.fins()) {
+            stripes[f.port() - 1]++;
+            if (messageOnRail.add(List.of(f.psn(), f.port()))) {
+                messages[f.port() - 1]++;
+            }
+        }
+        assertArrayEquals(stripes, m.railStripesCompleted(), "one stripe per FIN");
+        assertArrayEquals(stripes, m.railStripesPosted());
+        assertArrayEquals(messages, m.railMessages(), "each message once per rail it used");
+        assertArrayEquals(clientWeights, m.weights());
+        List<StripingMetrics.WeightSample> h = m.weightHistory();
+        assertEquals(N + 1, h.size(), "the initial weights, then one sample per striped message");
+        assertArrayEquals(new double[] {0.5, 0.5}, h.get(0).shares());
+        assertArrayEquals(m.weights(), h.get(N).shares());
+        long previous = sendStartNs;
+        for (StripingMetrics.WeightSample w : h) {
+            assertTrue(w.timeNs() >= previous && w.timeNs() <= sendEndNs, "sample at " + w.timeNs() + " ns, sending ran from "
+                + sendStartNs + " to " + sendEndNs);
+            previous = w.timeNs();
+        }
+        System.out.println("connection adaptive metrics: " + m);
     }
 
     @Test
