@@ -7,6 +7,7 @@ import io.kotest.matchers.string.shouldContain
 import io.rdmaflux.core.IllegalReferenceCountException
 import io.rdmaflux.core.RdmaMessage
 import io.rdmaflux.core.channel.ChannelFactory
+import io.rdmaflux.verbs.testing.VerbsLeakCheck
 import kotlinx.coroutines.flow.flowOf
 import kotlinx.coroutines.flow.toList
 import kotlinx.coroutines.runBlocking
@@ -18,6 +19,10 @@ import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 
 class SpecsAndMessagesSpec : FunSpec({
+    lateinit var leaks: VerbsLeakCheck
+    beforeTest { leaks = VerbsLeakCheck.begin() }
+    afterTest { leaks.assertClean() }
+
     test("connectionSpec builds rails, striping and timeout") {
         val factory = ChannelFactory.roundRobin()
         val spec = connectionSpec {
