@@ -7,8 +7,8 @@ import io.rdmaflux.core.channel.SubchannelListener;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.credit.MessageCredits;
 import io.rdmaflux.core.credit.SendCredits;
+import io.rdmaflux.core.frame.CtsFrameCodec;
 import io.rdmaflux.core.frame.DataFrameCodec;
-import io.rdmaflux.core.frame.RendezvousFrameCodec;
 import io.rdmaflux.core.reorder.ReorderWindow;
 import io.rdmaflux.core.reorder.ReorderWindowOverflowException;
 import io.rdmaflux.verbs.ProgressAgent;
@@ -1045,7 +1045,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 + " but the RTS announced " + rvSends.length[e]);
             return;
         }
-        if ((flags & RendezvousFrameCodec.CTS_DISCARD) != 0) {
+        if ((flags & CtsFrameCodec.DISCARD) != 0) {
             // the receiver closed its inbound side, or already holds the message: nothing (more) to write
             rvSends.setState(e, RendezvousSends.POSTED);
             finishRendezvousSend(e);
@@ -1225,7 +1225,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         int work = 0;
         int sent = 0;
         while (sent < t.discards && ctsRailFor(t.discardRail(sent)).sendCts(t.discardPsn(sent), t.discardLength(sent), 0, 0,
-            RendezvousFrameCodec.CTS_DISCARD)) {
+            CtsFrameCodec.DISCARD)) {
             sent++;
         }
         if (sent > 0) {
@@ -1244,7 +1244,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (inboundClosed) {
             for (int i = 0; i < t.state.length && t.pending > 0; i++) {
                 if (t.state[i] == RendezvousReceives.PENDING && ctsRailFor(t.rail[i]).sendCts(t.psn[i], t.length[i], 0, 0,
-                    RendezvousFrameCodec.CTS_DISCARD)) {
+                    CtsFrameCodec.DISCARD)) {
                     t.remove(i);
                     work++;
                 }

@@ -10,12 +10,14 @@ import io.rdmaflux.core.credit.ReceiveCredits;
 import io.rdmaflux.core.credit.SendCredits;
 import io.rdmaflux.core.frame.CloseFrameCodec;
 import io.rdmaflux.core.frame.CreditFrameCodec;
+import io.rdmaflux.core.frame.CtsFrameCodec;
 import io.rdmaflux.core.frame.DataFrameCodec;
+import io.rdmaflux.core.frame.FinFrameCodec;
 import io.rdmaflux.core.frame.FrameFormatException;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.frame.RailDownFrameCodec;
-import io.rdmaflux.core.frame.RendezvousFrameCodec;
+import io.rdmaflux.core.frame.RtsFrameCodec;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.CompletionQueue;
 import io.rdmaflux.verbs.CompletionSink;
@@ -438,7 +440,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     public void sendRts(int psn, int messageLength, long token) {
         int slot = sendPool.acquire();
         int off = sendPool.offset(slot);
-        int len = RendezvousFrameCodec.encodeRts(sendMemory, off, psn, takeCreditWord(), messageLength);
+        int len = RtsFrameCodec.encode(sendMemory, off, psn, takeCreditWord(), messageLength);
         sendCredits--;
         framesInFlight++;
         postBatched(slot, len, token);
@@ -456,7 +458,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             return false;
         }
         int slot = sendPool.acquire();
-        int len = RendezvousFrameCodec.encodeCts(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
+        int len = CtsFrameCodec.encode(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
             remoteAddress, rkey, flags);
         post(slot, len, NO_TOKEN);
         return !failed;
@@ -505,7 +507,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             return;
         }
         int slot = sendPool.acquire();
-        int len = RendezvousFrameCodec.encodeFin(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
+        int len = FinFrameCodec.encode(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
             stripeOffset, length, stripes, stripeIndex);
         // the FIN's completion is the stripe's: RC completes it after the WRITE, and it proves the FIN arrived
         framesInFlight++;
@@ -894,9 +896,9 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
                 }
                 int psn = FrameHeader.psn(recvMemory, off);
                 int length = FrameHeader.messageLength(recvMemory, off);
-                long address = RendezvousFrameCodec.ctsRemoteAddress(recvMemory, off);
-                int rkey = RendezvousFrameCodec.ctsRkey(recvMemory, off);
-                int flags = RendezvousFrameCodec.ctsFlags(recvMemory, off);
+                long address = CtsFrameCodec.remoteAddress(recvMemory, off);
+                int rkey = CtsFrameCodec.rkey(recvMemory, off);
+                int flags = CtsFrameCodec.flags(recvMemory, off);
                 postReceive(slot);
                 if (l != null) {
                     l.onCts(this, psn, length, address, rkey, flags);
@@ -907,10 +909,10 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
                     return;
                 }
                 int psn = FrameHeader.psn(recvMemory, off);
-                int stripeOffset = RendezvousFrameCodec.finStripeOffset(recvMemory, off);
-                int stripeLength = RendezvousFrameCodec.finStripeLength(recvMemory, off);
-                int stripes = RendezvousFrameCodec.finStripes(recvMemory, off);
-                int index = RendezvousFrameCodec.finStripeIndex(recvMemory, off);
+                int stripeOffset = FinFrameCodec.stripeOffset(recvMemory, off);
+                int stripeLength = FinFrameCodec.stripeLength(recvMemory, off);
+                int stripes = FinFrameCodec.stripes(recvMemory, off);
+                int index = FinFrameCodec.stripeIndex(recvMemory, off);
                 postReceive(slot);
                 if (l != null) {
                     l.onFin(this, psn, stripeOffset, stripeLength, stripes, index);
@@ -939,7 +941,11 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
 
     private boolean validRendezvous(int slot, int off, FrameType type) {
         try {
-            RendezvousFrameCodec.validatePayload(recvMemory, off, type);
+            if (type == FrameType.CTS) {
+                CtsFrameCodec.validatePayload(recvMemory, off);
+            } else {
+                FinFrameCodec.validatePayload(recvMemory, off);
+            }
             return true;
         } catch (FrameFormatException e) {
             receivePool.release(slot);
