@@ -9,6 +9,7 @@ import io.rdmaflux.core.credit.MessageCredits;
 import io.rdmaflux.core.credit.SendCredits;
 import io.rdmaflux.core.frame.CtsFrameCodec;
 import io.rdmaflux.core.frame.DataFrameCodec;
+import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.reorder.ReorderWindow;
 import io.rdmaflux.core.reorder.ReorderWindowOverflowException;
 import io.rdmaflux.verbs.ProgressAgent;
@@ -26,6 +27,7 @@ import reactor.core.publisher.Operators;
 import reactor.core.publisher.Sinks;
 
 import java.util.ArrayDeque;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -344,8 +346,20 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         for (RcSubchannel sc : subchannels) {
             held += sc.receiveBuffersHeld();
         }
+        EnumMap<FrameType, Long> sent = new EnumMap<>(FrameType.class);
+        EnumMap<FrameType, Long> received = new EnumMap<>(FrameType.class);
+        for (FrameType t : FrameType.values()) {
+            long s = 0;
+            long r = 0;
+            for (RcSubchannel sc : subchannels) {
+                s += sc.framesSent(t);
+                r += sc.framesReceived(t);
+            }
+            sent.put(t, s);
+            received.put(t, r);
+        }
         return new ConnectionMetrics(messagesSent, messagesDelivered, messagesReceived, held, sendCredits.credits(),
-            sendCredits.maxOutstandingSeen(), outOfOrder);
+            sendCredits.maxOutstandingSeen(), outOfOrder, sent, received);
     }
 
     /** Whether every resource was freed (after close and the release of every received message). */

@@ -21,6 +21,7 @@ import io.rdmaflux.core.frame.RtsFrameCodec;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.CompletionQueue;
 import io.rdmaflux.verbs.CompletionSink;
+import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.ProtectionDomain;
 import io.rdmaflux.verbs.QpEndpoint;
@@ -119,6 +120,9 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     private long packedFramesSent;
     private long sendsPosted;
     private long sendCompletions;
+    /** Frames posted and frames received, by {@link FrameType#code()}: plain counters of the progress thread. */
+    private final long[] framesSentByType = new long[FrameType.values().length + 1];
+    private final long[] framesReceivedByType = new long[FrameType.values().length + 1];
     private boolean established;
     private boolean failed;
     private boolean closed;
@@ -311,6 +315,27 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     }
 
     /** The peer's DATA receive buffers (known after {@link #connect}). */
+    /**
+     * Frames of {@code type} posted on this rail so far (a frame whose post failed is not counted).
+     * Read on any thread the count may be slightly stale.
+     */
+    public long framesSent(FrameType type) {
+        return framesSentByType[type.code()];
+    }
+
+    /** Frames of {@code type} that arrived on this rail and passed the header checks; may be slightly stale off the progress thread. */
+    public long framesReceived(FrameType type) {
+        return framesReceivedByType[type.code()];
+    }
+
+    /**
+     * The registered memory of this rail's send buffers: DATA frames are written into it, a
+     * {@link RdmaMessage#write writer} message of one frame fills it in place (tests check the address).
+     */
+    public MemoryRegion sendRegion() {
+        return sendPool.region();
+    }
+
     public int peerReceiveBuffers() {
         return peerReceiveBuffers;
     }
@@ -660,6 +685,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         }
         postedWrIds[(int) (postedTail++ & postedMask)] = wrId;
         sendsPosted++;
+        framesSentByType[sendMemory.getByte(sendPool.offset(slot) + FrameHeader.TYPE_OFFSET)]++;
     }
 
     /** Drops the frame held back by selective signaling (never posted, so it never completes). */
@@ -841,6 +867,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             return;
         }
         established = true;
+        framesReceivedByType[type.code()]++;
         sendCredits += FrameHeader.bufferCredits(recvMemory, off);
         SendCredits held = connectionSendCredits;
         if (held != null) {
