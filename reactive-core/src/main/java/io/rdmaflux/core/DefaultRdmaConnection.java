@@ -511,7 +511,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         // a rendezvous in progress holds no receive buffer but is a message ahead of the ESN: it counts
         // as a buffer here, so messages ahead of the ESN stay within the reorder window
         free = Math.max(0, free - rvReceives.pending - rvReceives.granted - packedExtraHeld);
-        messageCredits.grant(free);
+        messageCredits.grant(free, rvReceives.pending + rvReceives.granted + partialMessages());
         int work = 0;
         for (RcSubchannel sc : subchannels) {
             work += sc.flushCredits();
@@ -527,6 +527,17 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             }
         }
         return work;
+    }
+
+    /** Messages being reassembled from DATA fragments: at most one per rail. */
+    private int partialMessages() {
+        int n = 0;
+        for (AssembledMessage p : partial) {
+            if (p != null) {
+                n++;
+            }
+        }
+        return n;
     }
 
     private int drainInputs() {
