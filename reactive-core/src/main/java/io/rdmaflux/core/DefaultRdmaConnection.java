@@ -129,6 +129,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private volatile @Nullable CoreSubscriber<? super RdmaMessage> receiver;
     private volatile boolean receiveCancelled;
     private volatile boolean badRequest;
+    /** The first {@code n <= 0} given to {@code request(n)} of the receive subscription; published by {@link #badRequest}. */
+    private long badRequestN;
     private volatile boolean disposed;
     private final Sinks.Empty<Void> onClose = Sinks.empty();
 
@@ -557,7 +559,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             work++;
         }
         if (badRequest && !receiveTerminated) {
-            terminateReceive(new IllegalArgumentException("receive(): request(n) with n <= 0 violates Reactive Streams rule 3.9"));
+            terminateReceive(new IllegalArgumentException("receive() of " + name + ": request(" + badRequestN
+                + ") violates Reactive Streams rule 3.9, n > 0 required; request at least 1 message"));
         }
         if (receiveCancelled && !inboundClosed) {
             closeInbound();
@@ -2108,7 +2111,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 @Override
                 public void request(long n) {
                     if (n <= 0) {
-                        badRequest = true;
+                        if (!badRequest) {
+                            badRequestN = n;
+                            badRequest = true;
+                            wakeUp();
+                        }
                         return;
                     }
                     long prev;
