@@ -1,5 +1,11 @@
 package io.rdmaflux.core;
 
+import io.rdmaflux.core.frame.FrameType;
+
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.Map;
+
 /**
  * A snapshot of one connection's counters. Read from any thread; values may be slightly stale.
  *
@@ -10,7 +16,34 @@ package io.rdmaflux.core;
  * @param sendCredits           credits held for sending now, over all rails
  * @param maxOutstandingRequest most messages ever requested from a send publisher and not yet transmitted
  * @param outOfOrder            messages that waited in the reorder queue
+ * @param framesSent            frames posted over all rails, by type (every type present, 0 if none):
+ *                              e.g. how many explicit CREDIT frames the receive side needed
+ * @param framesReceived        frames arrived over all rails, by type (every type present)
  */
 public record ConnectionMetrics(long messagesSent, long messagesDelivered, long messagesReceived, int receiveBuffersHeld,
-                                long sendCredits, long maxOutstandingRequest, long outOfOrder) {
+                                long sendCredits, long maxOutstandingRequest, long outOfOrder,
+                                Map<FrameType, Long> framesSent, Map<FrameType, Long> framesReceived) {
+    /** Copies both maps, unmodifiable, with a count for every frame type. */
+    public ConnectionMetrics {
+        framesSent = complete(framesSent);
+        framesReceived = complete(framesReceived);
+    }
+
+    /** Frames of {@code type} posted over all rails. */
+    public long framesSent(FrameType type) {
+        return framesSent.get(type);
+    }
+
+    /** Frames of {@code type} arrived over all rails. */
+    public long framesReceived(FrameType type) {
+        return framesReceived.get(type);
+    }
+
+    private static Map<FrameType, Long> complete(Map<FrameType, Long> counts) {
+        EnumMap<FrameType, Long> m = new EnumMap<>(FrameType.class);
+        for (FrameType t : FrameType.values()) {
+            m.put(t, counts.getOrDefault(t, 0L));
+        }
+        return Collections.unmodifiableMap(m);
+    }
 }

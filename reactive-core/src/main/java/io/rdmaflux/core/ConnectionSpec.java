@@ -47,7 +47,8 @@ public final class ConnectionSpec {
     /** This spec with {@code n} rails. @throws IllegalArgumentException unless 1 &lt;= n &lt;= 255 */
     public ConnectionSpec withRails(int n) {
         if (n < 1 || n > 255) {
-            throw new IllegalArgumentException("rails in [1, 255] required but it was " + n);
+            throw new IllegalArgumentException("rails in [1, 255] required but it was " + n
+                + "; a connection has at least one rail (ConnectionSpec.defaults() has one) and one rail per port given to RdmaNode.Builder.ports(..)");
         }
         return new ConnectionSpec(n, channelFactory, connectTimeoutNs);
     }

@@ -7,8 +7,9 @@ import io.rdmaflux.core.channel.SubchannelListener;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.credit.MessageCredits;
 import io.rdmaflux.core.credit.SendCredits;
+import io.rdmaflux.core.frame.CtsFrameCodec;
 import io.rdmaflux.core.frame.DataFrameCodec;
-import io.rdmaflux.core.frame.RendezvousFrameCodec;
+import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.reorder.ReorderWindow;
 import io.rdmaflux.core.reorder.ReorderWindowOverflowException;
 import io.rdmaflux.verbs.ProgressAgent;
@@ -26,6 +27,7 @@ import reactor.core.publisher.Operators;
 import reactor.core.publisher.Sinks;
 
 import java.util.ArrayDeque;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -129,6 +131,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private volatile @Nullable CoreSubscriber<? super RdmaMessage> receiver;
     private volatile boolean receiveCancelled;
     private volatile boolean badRequest;
+    /** The first {@code n <= 0} given to {@code request(n)} of the receive subscription; published by {@link #badRequest}. */
+    private long badRequestN;
     private volatile boolean disposed;
     private final Sinks.Empty<Void> onClose = Sinks.empty();
 
@@ -346,8 +350,20 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         for (RcSubchannel sc : subchannels) {
             held += sc.receiveBuffersHeld();
         }
+        EnumMap<FrameType, Long> sent = new EnumMap<>(FrameType.class);
+        EnumMap<FrameType, Long> received = new EnumMap<>(FrameType.class);
+        for (FrameType t : FrameType.values()) {
+            long s = 0;
+            long r = 0;
+            for (RcSubchannel sc : subchannels) {
+                s += sc.framesSent(t);
+                r += sc.framesReceived(t);
+            }
+            sent.put(t, s);
+            received.put(t, r);
+        }
         return new ConnectionMetrics(messagesSent, messagesDelivered, messagesReceived, held, sendCredits.credits(),
-            sendCredits.maxOutstandingSeen(), outOfOrder);
+            sendCredits.maxOutstandingSeen(), outOfOrder, sent, received);
     }
 
     /** Whether every resource was freed (after close and the release of every received message). */
@@ -508,7 +524,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         // a rendezvous in progress holds no receive buffer but is a message ahead of the ESN: it counts
         // as a buffer here, so messages ahead of the ESN stay within the reorder window
         free = Math.max(0, free - rvReceives.pending - rvReceives.granted - packedExtraHeld);
-        messageCredits.grant(free);
+        messageCredits.grant(free, rvReceives.pending + rvReceives.granted + partialMessages());
         int work = 0;
         for (RcSubchannel sc : subchannels) {
             work += sc.flushCredits();
@@ -524,6 +540,17 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             }
         }
         return work;
+    }
+
+    /** Messages being reassembled from DATA fragments: at most one per rail. */
+    private int partialMessages() {
+        int n = 0;
+        for (AssembledMessage p : partial) {
+            if (p != null) {
+                n++;
+            }
+        }
+        return n;
     }
 
     private int drainInputs() {
@@ -543,7 +570,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             work++;
         }
         if (badRequest && !receiveTerminated) {
-            terminateReceive(new IllegalArgumentException("receive(): request(n) with n <= 0 violates Reactive Streams rule 3.9"));
+            terminateReceive(new IllegalArgumentException("receive() of " + name + ": request(" + badRequestN
+                + ") violates Reactive Streams rule 3.9, n > 0 required; request at least 1 message"));
         }
         if (receiveCancelled && !inboundClosed) {
             closeInbound();
@@ -1056,7 +1084,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 + " but the RTS announced " + rvSends.length[e]);
             return;
         }
-        if ((flags & RendezvousFrameCodec.CTS_DISCARD) != 0) {
+        if ((flags & CtsFrameCodec.DISCARD) != 0) {
             // the receiver closed its inbound side, or already holds the message: nothing (more) to write
             rvSends.setState(e, RendezvousSends.POSTED);
             finishRendezvousSend(e);
@@ -1236,7 +1264,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         int work = 0;
         int sent = 0;
         while (sent < t.discards && ctsRailFor(t.discardRail(sent)).sendCts(t.discardPsn(sent), t.discardLength(sent), 0, 0,
-            RendezvousFrameCodec.CTS_DISCARD)) {
+            CtsFrameCodec.DISCARD)) {
             sent++;
         }
         if (sent > 0) {
@@ -1255,7 +1283,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (inboundClosed) {
             for (int i = 0; i < t.state.length && t.pending > 0; i++) {
                 if (t.state[i] == RendezvousReceives.PENDING && ctsRailFor(t.rail[i]).sendCts(t.psn[i], t.length[i], 0, 0,
-                    RendezvousFrameCodec.CTS_DISCARD)) {
+                    CtsFrameCodec.DISCARD)) {
                     t.remove(i);
                     work++;
                 }
@@ -2136,7 +2164,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 @Override
                 public void request(long n) {
                     if (n <= 0) {
-                        badRequest = true;
+                        if (!badRequest) {
+                            badRequestN = n;
+                            badRequest = true;
+                            wakeUp();
+                        }
                         return;
                     }
                     long prev;

@@ -113,9 +113,6 @@ public final class RdmaNode implements AutoCloseable {
         this.sendBuffers = b.sendBuffers;
         this.sendQueue = b.sendQueue;
         this.creditThreshold = b.creditThreshold > 0 ? b.creditThreshold : Math.max(1, receiveBuffers / 4);
-        if (creditThreshold > receiveBuffers) {
-            throw new IllegalArgumentException("creditThreshold in [1, receiveBuffers=" + receiveBuffers + "] required but it was " + creditThreshold);
-        }
         this.maxMessageBytes = b.maxMessageBytes;
         this.rendezvousBuffers = b.rendezvousBuffers;
         this.rendezvousThresholdBytes = b.rendezvousThresholdBytes >= 0 ? b.rendezvousThresholdBytes : bufferBytes - FrameHeader.LENGTH;
@@ -208,6 +205,7 @@ public final class RdmaNode implements AutoCloseable {
      * Listens at {@code address} ({@code service} 0 picks a free one).
      *
      * @throws VerbsException if the address is in use or not local
+     * @throws IllegalStateException naming the node if it is closed
      */
     public RdmaServer bind(PortAddress address) {
         ensureOpen();
@@ -259,7 +257,8 @@ public final class RdmaNode implements AutoCloseable {
      *
      * @return the connection once the peer accepted; errors with the connection manager's
      *     {@link VerbsException} (refused, unreachable, rejected, timed out) or
-     *     {@link IllegalArgumentException} if {@code spec.rails()} exceeds this node's ports
+     *     {@link IllegalArgumentException} if {@code spec.rails()} exceeds this node's ports, or
+     *     {@link IllegalStateException} naming the node if it is closed (when subscribed)
      */
     public Mono<RdmaConnection> connect(PortAddress address, ConnectionSpec spec) {
         return Mono.defer(() -> {
@@ -416,7 +415,7 @@ public final class RdmaNode implements AutoCloseable {
 
     private void ensureOpen() {
         if (closed) {
-            throw new IllegalStateException("node " + name + " is closed");
+            throw new IllegalStateException("node " + name + " is closed; build a new RdmaNode to bind, connect or register memory");
         }
     }
 
@@ -534,43 +533,46 @@ public final class RdmaNode implements AutoCloseable {
 
         /** Size of every send and receive buffer in bytes, frame header (24 bytes) included; in [64, 16 MiB]. */
         public Builder bufferBytes(int bytes) {
-            this.bufferBytes = range("bufferBytes", bytes, 64, 16 << 20);
+            this.bufferBytes = range("bufferBytes", bytes, 64, 16 << 20, "a buffer holds the 24-byte frame header and the payload of one frame");
             return this;
         }
 
         /** DATA receive buffers per rail of a connection: the most credits a peer holds; in [1, 65536]. */
         public Builder receiveBuffers(int n) {
-            this.receiveBuffers = range("receiveBuffers", n, 1, 65536);
+            this.receiveBuffers = range("receiveBuffers", n, 1, 65536, "give each rail at least one receive buffer (the most credits the peer holds)");
             return this;
         }
 
         /** Extra receive buffers per rail for CREDIT/CLOSE frames; in [1, 1024]. */
         public Builder controlBuffers(int n) {
-            this.controlBuffers = range("controlBuffers", n, 1, 1024);
+            this.controlBuffers = range("controlBuffers", n, 1, 1024, "keep at least one receive buffer for CREDIT and CLOSE frames");
             return this;
         }
 
         /** Send buffers per rail of a connection (one stays for control frames); in [2, 65536]. */
         public Builder sendBuffers(int n) {
-            this.sendBuffers = range("sendBuffers", n, 2, 65536);
+            this.sendBuffers = range("sendBuffers", n, 2, 65536, "one send buffer stays for control frames, so at least 2");
             return this;
         }
 
         /** Messages taken from a send publisher beyond the credits held; in [1, 65536]. */
         public Builder sendQueue(int n) {
-            this.sendQueue = range("sendQueue", n, 1, 65536);
+            this.sendQueue = range("sendQueue", n, 1, 65536, "the sender takes at least one message ahead of its credits");
             return this;
         }
 
-        /** Pending credits that trigger an explicit CREDIT frame (default receiveBuffers / 4). */
+        /**
+         * Pending credits that trigger an explicit CREDIT frame when no reverse traffic carries them
+         * (default receiveBuffers / 4); in [1, receiveBuffers], the upper bound checked by {@link #build()}.
+         */
         public Builder creditThreshold(int n) {
-            this.creditThreshold = range("creditThreshold", n, 1, 65536);
+            this.creditThreshold = range("creditThreshold", n, 1, 65536, "a CREDIT frame carries at least one credit; at most receiveBuffers");
             return this;
         }
 
         /** The largest message this node sends or receives; larger ones are fragmented up to it. */
         public Builder maxMessageBytes(int bytes) {
-            this.maxMessageBytes = range("maxMessageBytes", bytes, 0, Integer.MAX_VALUE - 64);
+            this.maxMessageBytes = range("maxMessageBytes", bytes, 0, Integer.MAX_VALUE - 64, "a message is a Java array or buffer, below 2 GiB");
             return this;
         }
 
@@ -582,7 +584,7 @@ public final class RdmaNode implements AutoCloseable {
          * large messages makes further ones wait at the sender (RTS sent, no CTS yet). In [0, 64].
          */
         public Builder rendezvousBuffers(int n) {
-            this.rendezvousBuffers = range("rendezvousBuffers", n, 0, MessageBufferPool.MAX_SLOTS);
+            this.rendezvousBuffers = range("rendezvousBuffers", n, 0, MessageBufferPool.MAX_SLOTS, "0 turns rendezvous off");
             return this;
         }
 
@@ -592,7 +594,7 @@ public final class RdmaNode implements AutoCloseable {
          * ({@code bufferBytes - 24}), so every message that would need more than one frame. In [0, 2^31 - 1].
          */
         public Builder rendezvousThresholdBytes(int bytes) {
-            this.rendezvousThresholdBytes = range("rendezvousThresholdBytes", bytes, 0, Integer.MAX_VALUE);
+            this.rendezvousThresholdBytes = range("rendezvousThresholdBytes", bytes, 0, Integer.MAX_VALUE, "a length in bytes");
             return this;
         }
 
@@ -653,7 +655,7 @@ public final class RdmaNode implements AutoCloseable {
 
         /** Transport retries before a subchannel fails (default 7); in [0, 7]. */
         public Builder qpRetryCount(int n) {
-            this.qpRetryCount = range("qpRetryCount", n, 0, 7);
+            this.qpRetryCount = range("qpRetryCount", n, 0, 7, "verbs allows 0..7 transport retries");
             return this;
         }
 
@@ -668,7 +670,7 @@ public final class RdmaNode implements AutoCloseable {
 
         /** RNR retries before a subchannel fails (default 7 = forever, as in verbs); in [0, 7]. */
         public Builder qpRnrRetryCount(int n) {
-            this.qpRnrRetryCount = range("qpRnrRetryCount", n, 0, 7);
+            this.qpRnrRetryCount = range("qpRnrRetryCount", n, 0, 7, "verbs allows 0..7, 7 meaning retry forever");
             return this;
         }
 
@@ -681,6 +683,11 @@ public final class RdmaNode implements AutoCloseable {
             if (bufferBytes <= FrameHeader.LENGTH) {
                 throw new IllegalArgumentException("bufferBytes must exceed the " + FrameHeader.LENGTH + "-byte frame header");
             }
+            if (creditThreshold > receiveBuffers) {
+                // the peer never holds more than receiveBuffers credits: a higher threshold would never be reached
+                throw new IllegalArgumentException("creditThreshold in [1, receiveBuffers=" + receiveBuffers + "] required but it was "
+                    + creditThreshold + "; lower creditThreshold or raise receiveBuffers to at least " + creditThreshold);
+            }
             if (rendezvousBuffers > 0 && (long) rendezvousBuffers * Math.max(1, maxMessageBytes) > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException("rendezvousBuffers x maxMessageBytes = " + rendezvousBuffers + " x " + maxMessageBytes
                     + " exceeds 2 GiB of registered memory per pool; lower either, or use rendezvousBuffers(0) to fragment large messages");
@@ -688,9 +695,9 @@ public final class RdmaNode implements AutoCloseable {
             return new RdmaNode(this);
         }
 
-        private static int range(String name, int v, int lo, int hi) {
+        private static int range(String name, int v, int lo, int hi, String fix) {
             if (v < lo || v > hi) {
-                throw new IllegalArgumentException(name + " in [" + lo + ", " + hi + "] required but it was " + v);
+                throw new IllegalArgumentException(name + " in [" + lo + ", " + hi + "] required but it was " + v + "; " + fix);
             }
             return v;
         }

@@ -102,32 +102,41 @@ class BackpressureTest {
             AtomicBoolean sent = new AtomicBoolean();
             p.client.send(numbered()).subscribe(null, null, () -> sent.set(true));
             List<RdmaMessage> held = new ArrayList<>();
-            List<Integer> values = new ArrayList<>();
-            p.server.receive().subscribe(held::add);
-            for (int round = 0; values.size() < N; round++) {
-                p.drive();
-                assertTrue(held.size() <= RECEIVE_BUFFERS, "held " + held.size());
-                assertTrue(emitted.get() - values.size() <= RECEIVE_BUFFERS + SEND_QUEUE,
-                    "taken from the publisher and not consumed: " + (emitted.get() - values.size()));
-                // release late and out of order: newest first
-                for (int i = held.size() - 1; i >= 0; i--) {
-                    values.add(held.get(i).content().getInt(0, java.nio.ByteOrder.BIG_ENDIAN));
+            // StepVerifier.create requests Long.MAX_VALUE: only the receive buffers bound what arrives
+            StepVerifier.Step<RdmaMessage> step = StepVerifier.create(p.server.receive());
+            for (int round = 0; round < N / RECEIVE_BUFFERS; round++) {
+                int first = round * RECEIVE_BUFFERS;
+                step = step.then(p::drive)
+                    .then(() -> assertEquals(first + RECEIVE_BUFFERS, p.server.metrics().messagesReceived(),
+                        "with every earlier message released, exactly the " + RECEIVE_BUFFERS + " receive buffers' worth arrives"));
+                for (int k = 0; k < RECEIVE_BUFFERS; k++) {
+                    int expected = first + k;
+                    step = step.consumeNextWith(m -> {
+                        assertEquals(expected, m.content().getInt(0, java.nio.ByteOrder.BIG_ENDIAN), "PSN order");
+                        held.add(m);
+                    });
                 }
-                List<RdmaMessage> batch = new ArrayList<>(held);
-                held.clear();
-                java.util.Collections.reverse(batch);
-                batch.forEach(RdmaMessage::release);
-                assertTrue(round < 10 * N, "no progress");
+                step = step.then(() -> {
+                    // more drives change nothing while the messages are held
+                    p.drive();
+                    assertEquals(first + RECEIVE_BUFFERS, p.server.metrics().messagesReceived());
+                    assertTrue(emitted.get() - first <= RECEIVE_BUFFERS + SEND_QUEUE,
+                        "taken from the publisher and not released: " + (emitted.get() - first) + " > credits + queue");
+                    // release late and out of order: newest first
+                    for (int i = held.size() - 1; i >= 0; i--) {
+                        held.get(i).release();
+                    }
+                    held.clear();
+                });
             }
-            p.drive();
-            assertTrue(sent.get());
-            List<Integer> sorted = new ArrayList<>(values);
-            sorted.sort(null);
-            assertEquals(N, values.size());
-            for (int i = 0; i < N; i++) {
-                assertEquals(i, sorted.get(i), "exactly once");
-            }
-            assertTrue(p.client.metrics().maxOutstandingRequest() <= RECEIVE_BUFFERS + SEND_QUEUE);
+            step.then(p::drive)
+                .then(() -> assertTrue(sent.get(), "send completed"))
+                .then(() -> assertEquals(N, p.server.metrics().messagesReceived(), "every message exactly once"))
+                .thenCancel()
+                .verify();
+            assertTrue(p.client.metrics().maxOutstandingRequest() <= RECEIVE_BUFFERS + SEND_QUEUE,
+                "max outstanding " + p.client.metrics().maxOutstandingRequest());
+            assertEquals(0, p.serverNode.metrics().buffersOutstanding());
         }
     }
 }

@@ -270,8 +270,12 @@ class FailureAndCancelTest {
             p.clientNode.connect(p.client.subchannels().get(0).port().address(), ConnectionSpec.rails(3)).subscribe(null, e::set);
             IllegalArgumentException iae = assertInstanceOf(IllegalArgumentException.class, e.get());
             assertTrue(iae.getMessage().contains("3 rails") && iae.getMessage().contains("1 ports"), iae.getMessage());
-            assertThrows(IllegalArgumentException.class, () -> ConnectionSpec.rails(0));
-            assertThrows(IllegalArgumentException.class, () -> RdmaNode.builder().receiveBuffers(0));
+            IllegalArgumentException rails = assertThrows(IllegalArgumentException.class, () -> ConnectionSpec.rails(0));
+            assertTrue(rails.getMessage().contains("rails in [1, 255] required but it was 0")
+                && rails.getMessage().contains("at least one rail"), rails.getMessage());
+            IllegalArgumentException buffers = assertThrows(IllegalArgumentException.class, () -> RdmaNode.builder().receiveBuffers(0));
+            assertTrue(buffers.getMessage().contains("receiveBuffers in [1, 65536] required but it was 0")
+                && buffers.getMessage().contains("at least one receive buffer"), buffers.getMessage());
         }
     }
 }

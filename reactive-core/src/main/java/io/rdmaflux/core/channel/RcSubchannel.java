@@ -10,15 +10,18 @@ import io.rdmaflux.core.credit.ReceiveCredits;
 import io.rdmaflux.core.credit.SendCredits;
 import io.rdmaflux.core.frame.CloseFrameCodec;
 import io.rdmaflux.core.frame.CreditFrameCodec;
+import io.rdmaflux.core.frame.CtsFrameCodec;
 import io.rdmaflux.core.frame.DataFrameCodec;
+import io.rdmaflux.core.frame.FinFrameCodec;
 import io.rdmaflux.core.frame.FrameFormatException;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.frame.RailDownFrameCodec;
-import io.rdmaflux.core.frame.RendezvousFrameCodec;
+import io.rdmaflux.core.frame.RtsFrameCodec;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.CompletionQueue;
 import io.rdmaflux.verbs.CompletionSink;
+import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.ProtectionDomain;
 import io.rdmaflux.verbs.QpEndpoint;
@@ -117,6 +120,9 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     private long packedFramesSent;
     private long sendsPosted;
     private long sendCompletions;
+    /** Frames posted and frames received, by {@link FrameType#code()}: plain counters of the progress thread. */
+    private final long[] framesSentByType = new long[FrameType.values().length + 1];
+    private final long[] framesReceivedByType = new long[FrameType.values().length + 1];
     private boolean established;
     private boolean failed;
     private boolean closed;
@@ -309,6 +315,27 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     }
 
     /** The peer's DATA receive buffers (known after {@link #connect}). */
+    /**
+     * Frames of {@code type} posted on this rail so far (a frame whose post failed is not counted).
+     * Read on any thread the count may be slightly stale.
+     */
+    public long framesSent(FrameType type) {
+        return framesSentByType[type.code()];
+    }
+
+    /** Frames of {@code type} that arrived on this rail and passed the header checks; may be slightly stale off the progress thread. */
+    public long framesReceived(FrameType type) {
+        return framesReceivedByType[type.code()];
+    }
+
+    /**
+     * The registered memory of this rail's send buffers: DATA frames are written into it, a
+     * {@link RdmaMessage#write writer} message of one frame fills it in place (tests check the address).
+     */
+    public MemoryRegion sendRegion() {
+        return sendPool.region();
+    }
+
     public int peerReceiveBuffers() {
         return peerReceiveBuffers;
     }
@@ -438,7 +465,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     public void sendRts(int psn, int messageLength, long token) {
         int slot = sendPool.acquire();
         int off = sendPool.offset(slot);
-        int len = RendezvousFrameCodec.encodeRts(sendMemory, off, psn, takeCreditWord(), messageLength);
+        int len = RtsFrameCodec.encode(sendMemory, off, psn, takeCreditWord(), messageLength);
         sendCredits--;
         framesInFlight++;
         postBatched(slot, len, token);
@@ -456,7 +483,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             return false;
         }
         int slot = sendPool.acquire();
-        int len = RendezvousFrameCodec.encodeCts(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
+        int len = CtsFrameCodec.encode(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
             remoteAddress, rkey, flags);
         post(slot, len, NO_TOKEN);
         return !failed;
@@ -505,7 +532,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             return;
         }
         int slot = sendPool.acquire();
-        int len = RendezvousFrameCodec.encodeFin(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
+        int len = FinFrameCodec.encode(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
             stripeOffset, length, stripes, stripeIndex);
         // the FIN's completion is the stripe's: RC completes it after the WRITE, and it proves the FIN arrived
         framesInFlight++;
@@ -658,6 +685,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         }
         postedWrIds[(int) (postedTail++ & postedMask)] = wrId;
         sendsPosted++;
+        framesSentByType[sendMemory.getByte(sendPool.offset(slot) + FrameHeader.TYPE_OFFSET)]++;
     }
 
     /** Drops the frame held back by selective signaling (never posted, so it never completes). */
@@ -839,6 +867,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             return;
         }
         established = true;
+        framesReceivedByType[type.code()]++;
         sendCredits += FrameHeader.bufferCredits(recvMemory, off);
         SendCredits held = connectionSendCredits;
         if (held != null) {
@@ -894,9 +923,9 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
                 }
                 int psn = FrameHeader.psn(recvMemory, off);
                 int length = FrameHeader.messageLength(recvMemory, off);
-                long address = RendezvousFrameCodec.ctsRemoteAddress(recvMemory, off);
-                int rkey = RendezvousFrameCodec.ctsRkey(recvMemory, off);
-                int flags = RendezvousFrameCodec.ctsFlags(recvMemory, off);
+                long address = CtsFrameCodec.remoteAddress(recvMemory, off);
+                int rkey = CtsFrameCodec.rkey(recvMemory, off);
+                int flags = CtsFrameCodec.flags(recvMemory, off);
                 postReceive(slot);
                 if (l != null) {
                     l.onCts(this, psn, length, address, rkey, flags);
@@ -907,10 +936,10 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
                     return;
                 }
                 int psn = FrameHeader.psn(recvMemory, off);
-                int stripeOffset = RendezvousFrameCodec.finStripeOffset(recvMemory, off);
-                int stripeLength = RendezvousFrameCodec.finStripeLength(recvMemory, off);
-                int stripes = RendezvousFrameCodec.finStripes(recvMemory, off);
-                int index = RendezvousFrameCodec.finStripeIndex(recvMemory, off);
+                int stripeOffset = FinFrameCodec.stripeOffset(recvMemory, off);
+                int stripeLength = FinFrameCodec.stripeLength(recvMemory, off);
+                int stripes = FinFrameCodec.stripes(recvMemory, off);
+                int index = FinFrameCodec.stripeIndex(recvMemory, off);
                 postReceive(slot);
                 if (l != null) {
                     l.onFin(this, psn, stripeOffset, stripeLength, stripes, index);
@@ -939,7 +968,11 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
 
     private boolean validRendezvous(int slot, int off, FrameType type) {
         try {
-            RendezvousFrameCodec.validatePayload(recvMemory, off, type);
+            if (type == FrameType.CTS) {
+                CtsFrameCodec.validatePayload(recvMemory, off);
+            } else {
+                FinFrameCodec.validatePayload(recvMemory, off);
+            }
             return true;
         } catch (FrameFormatException e) {
             receivePool.release(slot);

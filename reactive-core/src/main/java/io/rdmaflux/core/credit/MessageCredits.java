@@ -115,13 +115,29 @@ public final class MessageCredits {
     }
 
     /**
-     * Grants every message credit demand and free buffers allow.
+     * Grants every message credit demand and free buffers allow, with no message part-way in.
      *
      * @param freeBuffers free DATA receive buffers over every usable rail
      * @return credits newly added to {@link #pending()}
      */
     public long grant(long freeBuffers) {
-        long wanted = demand == Long.MAX_VALUE ? Long.MAX_VALUE : demand - undelivered;
+        return grant(freeBuffers, 0);
+    }
+
+    /**
+     * Grants every message credit demand and free buffers allow.
+     *
+     * <p>A message part-way in (its first DATA fragment or its RTS arrived, its last fragment or FIN
+     * not yet) used its credit and is not yet queued for delivery: it still takes one unit of demand,
+     * or a subscriber that requested {@code d} would see up to {@code d} plus one such message per rail
+     * arrive.
+     *
+     * @param freeBuffers free DATA receive buffers over every usable rail
+     * @param arriving    messages part-way in, &gt;= 0
+     * @return credits newly added to {@link #pending()}
+     */
+    public long grant(long freeBuffers, long arriving) {
+        long wanted = demand == Long.MAX_VALUE ? Long.MAX_VALUE : demand - undelivered - arriving;
         long cover = Math.min(Math.min(freeBuffers, wanted), MAX_PEER_HOLDS);
         long extra = cover - peerHolds;
         if (extra <= 0) {

@@ -181,4 +181,23 @@ public final class FrameHeader {
     public static int messageLength(DirectBuffer b, int offset) {
         return b.getInt(offset + MESSAGE_LENGTH_OFFSET, ORDER);
     }
+
+    /** For the encoders: a message length field holds a length in bytes, never negative. */
+    static void requireMessageLength(int messageLength) {
+        if (messageLength < 0) {
+            throw new IllegalArgumentException("messageLength >= 0 required but it was " + messageLength);
+        }
+    }
+
+    /**
+     * For the decoders of fixed-layout frames: the payload is exactly {@code expected} bytes.
+     *
+     * @throws FrameFormatException naming the frame type, the length found and the layout's
+     */
+    static void requirePayload(DirectBuffer b, int offset, FrameType type, int expected) {
+        int payload = payloadLength(b, offset);
+        if (payload != expected) {
+            throw new FrameFormatException(type + " frame carries " + payload + " payload bytes but its layout has " + expected);
+        }
+    }
 }

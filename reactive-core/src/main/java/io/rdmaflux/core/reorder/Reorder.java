@@ -34,7 +34,8 @@ public final class Reorder {
      */
     public static <T> Function<Flux<T>, Flux<T>> byPsn(ToIntFunction<? super T> psnOf, int firstPsn, int windowSize) {
         if (windowSize < 1 || windowSize > (1 << 24)) {
-            throw new IllegalArgumentException("windowSize in [1, 16777216] required but it was " + windowSize);
+            throw new IllegalArgumentException("windowSize in [1, 16777216] required but it was " + windowSize
+                + "; give the most items that may arrive ahead of the next expected PSN (at least 1)");
         }
         return flux -> new FluxReorderByPsn<>(flux, psnOf, firstPsn, windowSize);
     }

@@ -35,6 +35,21 @@ class MessageCreditsTest {
     }
 
     @Test
+    void messagesPartWayInUseTheirDemandUntilTheyAreQueued() {
+        MessageCredits c = new MessageCredits(1);
+        c.onDemand(2);
+        assertEquals(2, c.grant(10, 0));
+        c.takePending(100);
+        assertTrue(c.onMessageArrived(), "first fragment (or RTS) of message 0");
+        assertEquals(0, c.grant(10, 1), "message 0 is part-way in: demand 2 = 1 held by the peer + 1 arriving");
+        c.onMessageQueued();
+        assertEquals(0, c.grant(10, 0), "message 0 whole, waiting for delivery");
+        c.onDelivered();
+        assertEquals(0, c.grant(10, 0));
+        assertEquals(1, c.peerHolds(), "never more than the demand");
+    }
+
+    @Test
     void aMessageBeyondTheGrantedCreditsIsAViolationAndPendingCreditsDoNotCount() {
         MessageCredits c = new MessageCredits(1);
         assertFalse(c.onMessageArrived());

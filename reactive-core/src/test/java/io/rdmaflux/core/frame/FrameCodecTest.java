@@ -208,7 +208,7 @@ class FrameCodecTest {
     @Test
     void rtsFrameIsAHeaderWithPsnAndMessageLength() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
-        int len = RendezvousFrameCodec.encodeRts(b, 0, 5, FrameHeader.packCredits(2, 1), 0x100000);
+        int len = RtsFrameCodec.encode(b, 0, 5, FrameHeader.packCredits(2, 1), 0x100000);
         assertEquals(24, len);
         assertEquals("02040000" + "00000000" + "05000000" + "02000100" + "00000000" + "00001000", hex(b, len));
         assertEquals(FrameType.RTS, FrameHeader.validate(b, 0, len));
@@ -218,45 +218,74 @@ class FrameCodecTest {
     @Test
     void ctsFrameCarriesAddressRkeyAndFlags() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
-        int len = RendezvousFrameCodec.encodeCts(b, 0, 7, 0, 4096, 0x1122334455667788L, 0xCAFE, RendezvousFrameCodec.CTS_DISCARD);
+        int len = CtsFrameCodec.encode(b, 0, 7, 0, 4096, 0x1122334455667788L, 0xCAFE, CtsFrameCodec.DISCARD);
         assertEquals(40, len);
         assertEquals("02050000" + "00000000" + "07000000" + "00000000" + "10000000" + "00100000"
             + "8877665544332211" + "feca0000" + "01000000", hex(b, len));
         assertEquals(FrameType.CTS, FrameHeader.validate(b, 0, len));
-        RendezvousFrameCodec.validatePayload(b, 0, FrameType.CTS);
-        assertEquals(0x1122334455667788L, RendezvousFrameCodec.ctsRemoteAddress(b, 0));
-        assertEquals(0xCAFE, RendezvousFrameCodec.ctsRkey(b, 0));
-        assertEquals(RendezvousFrameCodec.CTS_DISCARD, RendezvousFrameCodec.ctsFlags(b, 0));
+        CtsFrameCodec.validatePayload(b, 0);
+        assertEquals(0x1122334455667788L, CtsFrameCodec.remoteAddress(b, 0));
+        assertEquals(0xCAFE, CtsFrameCodec.rkey(b, 0));
+        assertEquals(CtsFrameCodec.DISCARD, CtsFrameCodec.flags(b, 0));
         assertFalse(FrameType.CTS.consumesCredit());
     }
 
     @Test
     void finFrameNamesItsStripeAndTheStripeCount() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
-        int len = RendezvousFrameCodec.encodeFin(b, 0, 9, 0, 1000, 600, 400, 2, 1);
+        int len = FinFrameCodec.encode(b, 0, 9, 0, 1000, 600, 400, 2, 1);
         assertEquals(40, len);
         assertEquals("02060000" + "00000000" + "09000000" + "00000000" + "10000000" + "e8030000"
             + "58020000" + "90010000" + "02000000" + "01000000", hex(b, len));
         assertEquals(FrameType.FIN, FrameHeader.validate(b, 0, len));
-        assertEquals(600, RendezvousFrameCodec.finStripeOffset(b, 0));
-        assertEquals(400, RendezvousFrameCodec.finStripeLength(b, 0));
-        assertEquals(2, RendezvousFrameCodec.finStripes(b, 0));
-        assertEquals(1, RendezvousFrameCodec.finStripeIndex(b, 0));
+        assertEquals(600, FinFrameCodec.stripeOffset(b, 0));
+        assertEquals(400, FinFrameCodec.stripeLength(b, 0));
+        assertEquals(2, FinFrameCodec.stripes(b, 0));
+        assertEquals(1, FinFrameCodec.stripeIndex(b, 0));
     }
 
     @Test
     void rendezvousFramesRejectBadStripesAndShortPayloads() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         IllegalArgumentException outside = assertThrows(IllegalArgumentException.class,
-            () -> RendezvousFrameCodec.encodeFin(b, 0, 1, 0, 1000, 700, 400, 2, 0));
+            () -> FinFrameCodec.encode(b, 0, 1, 0, 1000, 700, 400, 2, 0));
         assertTrue(outside.getMessage().contains("1000-byte message"), outside.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> RendezvousFrameCodec.encodeFin(b, 0, 1, 0, 1000, 0, 10, 0, 0));
-        assertThrows(IllegalArgumentException.class, () -> RendezvousFrameCodec.encodeFin(b, 0, 1, 0, 1000, 0, 10, 1, 64));
-        assertThrows(IllegalArgumentException.class, () -> RendezvousFrameCodec.encodeRts(b, 0, 1, 0, -1));
-        RendezvousFrameCodec.encodeRts(b, 0, 1, 0, 10);
+        assertThrows(IllegalArgumentException.class, () -> FinFrameCodec.encode(b, 0, 1, 0, 1000, 0, 10, 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> FinFrameCodec.encode(b, 0, 1, 0, 1000, 0, 10, 1, 64));
+        assertThrows(IllegalArgumentException.class, () -> RtsFrameCodec.encode(b, 0, 1, 0, -1));
+        RtsFrameCodec.encode(b, 0, 1, 0, 10);
         b.putByte(FrameHeader.TYPE_OFFSET, (byte) FrameType.FIN.code());
-        FrameFormatException e = assertThrows(FrameFormatException.class, () -> RendezvousFrameCodec.validatePayload(b, 0, FrameType.FIN));
+        FrameFormatException e = assertThrows(FrameFormatException.class, () -> FinFrameCodec.validatePayload(b, 0));
         assertTrue(e.getMessage().contains("FIN") && e.getMessage().contains("16"), e.getMessage());
+    }
+
+    @Test
+    void railDownFrameIsAHeaderNamingTheFailedRailInThePsnField() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        int len = RailDownFrameCodec.encode(b, 0, FrameHeader.packCredits(3, 2), 5);
+        assertEquals(24, len);
+        assertEquals("02070000" + "00000000" + "05000000" + "03000200" + "00000000" + "00000000", hex(b, len));
+        assertEquals(FrameType.RAIL_DOWN, FrameHeader.validate(b, 0, len));
+        assertEquals(5, RailDownFrameCodec.rail(b, 0));
+        assertFalse(FrameType.RAIL_DOWN.consumesCredit());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RailDownFrameCodec.encode(b, 0, 0, 256));
+        assertTrue(e.getMessage().contains("256"), e.getMessage());
+    }
+
+    @Test
+    void rtsAndCtsDecodersCheckTheirFixedPayload() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        RtsFrameCodec.encode(b, 0, 1, 0, 77);
+        RtsFrameCodec.validatePayload(b, 0);
+        assertEquals(77, RtsFrameCodec.messageLength(b, 0));
+        b.putInt(FrameHeader.PAYLOAD_LENGTH_OFFSET, 4, java.nio.ByteOrder.LITTLE_ENDIAN);
+        FrameFormatException rts = assertThrows(FrameFormatException.class, () -> RtsFrameCodec.validatePayload(b, 0));
+        assertTrue(rts.getMessage().contains("RTS frame carries 4 payload bytes but its layout has 0"), rts.getMessage());
+        CtsFrameCodec.encode(b, 0, 1, 0, 10, 0, 0, 0);
+        b.putInt(FrameHeader.PAYLOAD_LENGTH_OFFSET, 8, java.nio.ByteOrder.LITTLE_ENDIAN);
+        FrameFormatException cts = assertThrows(FrameFormatException.class, () -> CtsFrameCodec.validatePayload(b, 0));
+        assertTrue(cts.getMessage().contains("CTS frame carries 8 payload bytes but its layout has 16"), cts.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> CtsFrameCodec.encode(b, 0, 1, 0, -1, 0, 0, 0));
     }
 
     @Test

@@ -160,6 +160,8 @@ class ReorderByPsnTest {
 
     @Test
     void factoryRejectsBadWindow() {
-        assertThrows(IllegalArgumentException.class, () -> Reorder.byPsn(Item::psn, 0, 0));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Reorder.byPsn(Item::psn, 0, 0));
+        assertTrue(e.getMessage().contains("windowSize in [1, 16777216] required but it was 0")
+            && e.getMessage().contains("at least 1"), e.getMessage());
     }
 }

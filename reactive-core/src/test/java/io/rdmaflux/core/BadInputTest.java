@@ -1,0 +1,132 @@
+package io.rdmaflux.core;
+
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.ThreadingMode;
+import io.rdmaflux.verbs.testing.SoftTwoNodes;
+import io.rdmaflux.verbs.testing.VerbsLeakCheck;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.publisher.Mono;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Bad input gets a clear error naming the value and the fix. */
+class BadInputTest {
+    private VerbsLeakCheck leaks;
+
+    @BeforeEach
+    void begin() {
+        leaks = VerbsLeakCheck.begin();
+    }
+
+    @AfterEach
+    void noLeaks() {
+        leaks.assertClean();
+    }
+
+    private static void assertMentions(Throwable e, String... parts) {
+        for (String part : parts) {
+            assertTrue(e.getMessage().contains(part), "'" + part + "' missing from: " + e.getMessage());
+        }
+    }
+
+    @Test
+    void aCreditThresholdAboveTheReceiveBuffersIsRejectedNamingBothAndTheFix() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> RdmaNode.builder().receiveBuffers(4).creditThreshold(8).build());
+        assertMentions(e, "creditThreshold", "receiveBuffers=4", "was 8", "raise receiveBuffers to at least 8");
+    }
+
+    @Test
+    void bindConnectAndRegisterOnAClosedNodeFailNamingTheNode() {
+        try (SoftTwoNodes soft = SoftTwoNodes.create()) {
+            RdmaNode node = RdmaNode.builder().provider(soft.a()).name("closed-one").threadingMode(ThreadingMode.INVOKER)
+                .clock(soft.clock()).build();
+            PortAddress address = new PortAddress("mem", soft.a().devices().get(0).name(), 0);
+            node.close();
+            IllegalStateException bind = assertThrows(IllegalStateException.class, () -> node.bind(address));
+            assertMentions(bind, "node closed-one is closed", "build a new RdmaNode");
+            AtomicReference<Throwable> connect = new AtomicReference<>();
+            node.connect(address, ConnectionSpec.defaults()).subscribe(null, connect::set);
+            assertMentions(assertInstanceOf(IllegalStateException.class, connect.get()), "node closed-one is closed", "build a new RdmaNode");
+            IllegalStateException register = assertThrows(IllegalStateException.class,
+                () -> node.registerMemory(java.nio.ByteBuffer.allocateDirect(64)));
+            assertMentions(register, "node closed-one is closed");
+        }
+    }
+
+    /** A CoreSubscriber (operators, BaseSubscriber) reaches the connection's own check; a plain Subscriber Reactor's StrictSubscriber. */
+    @ParameterizedTest(name = "request({0})")
+    @ValueSource(longs = {0, -5})
+    void requestOfNoneOrFewerOnReceiveSignalsIllegalArgumentNamingN(long n) {
+        for (boolean core : new boolean[] {true, false}) {
+            try (InvokerPair p = InvokerPair.open()) {
+                AtomicReference<Throwable> error = new AtomicReference<>();
+                AtomicInteger received = new AtomicInteger();
+                Subscriber<RdmaMessage> plain = new Subscriber<>() {
+                    @Override
+                    public void onSubscribe(Subscription s) {
+                        s.request(n);
+                    }
+
+                    @Override
+                    public void onNext(RdmaMessage m) {
+                        received.incrementAndGet();
+                        m.release();
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        error.set(t);
+                    }
+
+                    @Override
+                    public void onComplete() {
+                    }
+                };
+                p.server.receive().subscribe(core ? new CoreSubscriber<RdmaMessage>() {
+                    @Override
+                    public void onSubscribe(Subscription s) {
+                        plain.onSubscribe(s);
+                    }
+
+                    @Override
+                    public void onNext(RdmaMessage m) {
+                        plain.onNext(m);
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        plain.onError(t);
+                    }
+
+                    @Override
+                    public void onComplete() {
+                        plain.onComplete();
+                    }
+                } : plain);
+                p.client.send(Mono.just(RdmaMessage.of("not delivered"))).subscribe();
+                p.drive();
+                IllegalArgumentException e = assertInstanceOf(IllegalArgumentException.class, error.get());
+                if (core) {
+                    assertMentions(e, "receive() of server", "request(" + n + ")", "rule 3.9", "request at least 1");
+                } else {
+                    assertMentions(e, "3.9", "it was " + n);
+                }
+                assertEquals(0, received.get());
+            }
+        }
+    }
+}
