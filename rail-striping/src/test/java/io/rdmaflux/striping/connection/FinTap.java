@@ -2,7 +2,7 @@ package io.rdmaflux.striping.connection;
 
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.FrameType;
-import io.rdmaflux.core.frame.RendezvousFrameCodec;
+import io.rdmaflux.core.frame.FinFrameCodec;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.soft.FrameTransport;
 import io.rdmaflux.verbs.soft.Route;
@@ -49,7 +49,7 @@ final class FinTap implements FrameTransport {
 
     private synchronized void record(SoftFrame frame) {
         if (frame.type != io.rdmaflux.verbs.soft.FrameType.SEND || frame.payloadCount == 0
-            || frame.payloadLengths[0] < RendezvousFrameCodec.FIN_LENGTH || frame.route == null) {
+            || frame.payloadLengths[0] < FinFrameCodec.LENGTH || frame.route == null) {
             return;
         }
         UnsafeBuffer b = new UnsafeBuffer(frame.payloadBuffers[0], frame.payloadOffsets[0], frame.payloadLengths[0]);
@@ -57,9 +57,9 @@ final class FinTap implements FrameTransport {
             || !seen.add(List.of(frame.destinationQpn, frame.psn, frame.route.destination().port()))) {
             return;
         }
-        fins.add(new Fin(frame.route.destination().port(), FrameHeader.psn(b, 0), RendezvousFrameCodec.finStripeIndex(b, 0),
-            RendezvousFrameCodec.finStripes(b, 0), RendezvousFrameCodec.finStripeOffset(b, 0),
-            RendezvousFrameCodec.finStripeLength(b, 0)));
+        fins.add(new Fin(frame.route.destination().port(), FrameHeader.psn(b, 0), FinFrameCodec.stripeIndex(b, 0),
+            FinFrameCodec.stripes(b, 0), FinFrameCodec.stripeOffset(b, 0),
+            FinFrameCodec.stripeLength(b, 0)));
     }
 
     @Override
