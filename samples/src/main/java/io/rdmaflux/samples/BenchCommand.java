@@ -68,6 +68,10 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         + "The --connect side's value rules.")
     int iterations = 200;
 
+    @Option(names = "--warmup", paramLabel = "N", description = "latency: ping-pongs per size before the measured ones, 0..1000000 "
+        + "(default: iterations / 10, at least 10). The --connect side's value rules.")
+    @Nullable Integer warmup;
+
     @Option(names = "--window", description = "Messages in flight per iteration for bw/bibw/msg-rate/put-bw/get-bw, 1..4096 (default ${DEFAULT-VALUE}).")
     int window = 64;
 
@@ -145,6 +149,15 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             throw new UserError("--iterations " + iterations + " x --window " + window + " is more than " + Integer.MAX_VALUE
                 + " messages per size; lower --iterations");
         }
+        if (warmup != null && t != Test.latency) {
+            throw new UserError("--warmup applies to latency only (the streaming tests time the whole stream up to the receiver's ACK)");
+        }
+        if (warmup != null && (warmup < 0 || warmup > 1_000_000)) {
+            throw new UserError("--warmup must be in 0..1000000 but it was " + warmup);
+        }
+        if ((long) iterations + (warmup != null ? warmup : 0) > Integer.MAX_VALUE) {
+            throw new UserError("--iterations " + iterations + " + --warmup " + warmup + " is more than " + Integer.MAX_VALUE + " ping-pongs; lower --iterations");
+        }
         boolean oneSided = t == Test.put_bw || t == Test.get_bw;
         if (oneSided) {
             Policies.oneSided(policy, railCount);
@@ -163,7 +176,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             }
             rates.add(mibps == 0 ? Long.MAX_VALUE : mibps << 20);
         }
-        return new Settings(t, fab, railCount, addrs, sizeList, Math.max(10, iterations / 10), iterations, window, rates,
+        return new Settings(t, fab, railCount, addrs, sizeList, warmup != null ? warmup : Math.max(10, iterations / 10), iterations, window, rates,
             railRates != null, policy, peer);
     }
 
@@ -195,6 +208,38 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             }
             default -> throw new IllegalStateException(s.test + " is one-sided");
         }
+        out.flush();
+    }
+
+    /**
+     * With two or more rails, a comment line after a size's row: each rail's share of the payload
+     * bytes this side sent during that size (its messages and, for latency, its pings), and the
+     * striping weights of its policy after it, e.g.
+     * {@code # rails: sent 50.0 % / 50.0 % of 40.0 MiB, weights 0.50 / 0.50}.
+     */
+    private static void railsLine(PrintWriter out, NetRails link, long[] before) {
+        if (link.rails() < 2) {
+            return;
+        }
+        long[] after = link.railBytes();
+        long total = 0;
+        for (int i = 0; i < after.length; i++) {
+            total += after[i] - (i < before.length ? before[i] : 0);
+        }
+        StringBuilder line = new StringBuilder("# rails: sent ");
+        for (int i = 0; i < after.length; i++) {
+            long sent = after[i] - (i < before.length ? before[i] : 0);
+            line.append(i > 0 ? " / " : "").append(String.format(Locale.ROOT, "%.1f %%", total > 0 ? 100.0 * sent / total : 0));
+        }
+        line.append(String.format(Locale.ROOT, " of %.1f MiB", total / (double) (1 << 20)));
+        double[] w = link.weights();
+        if (w != null) {
+            line.append(", weights ");
+            for (int i = 0; i < w.length; i++) {
+                line.append(i > 0 ? " / " : "").append(String.format(Locale.ROOT, "%.2f", w[i]));
+            }
+        }
+        out.println(line);
         out.flush();
     }
 
@@ -278,7 +323,9 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
                 try (BenchSession.Client client = new BenchSession.Client(link.connection(), to.toString())) {
                     client.hello(hello(s, s.sizes), deadlineNs);
                     for (int i = 0; i < s.sizes.size(); i++) {
+                        long[] before = link.railBytes();
                         measure(out, s, client, i, s.sizes.get(i), deadlineNs);
+                        railsLine(out, link, before);
                     }
                     client.finish();
                 }

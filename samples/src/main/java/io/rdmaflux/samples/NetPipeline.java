@@ -177,6 +177,7 @@ final class NetPipeline {
                 .setUnit("MiB", 1 << 20).setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(100).showSpeed().build() : null;
             bar = b;
             long t0 = System.nanoTime();
+            WeightLog weightLog = PipelineCommand.weightLog(s, ns.policy(), link.connection(), "pipeline --connect " + to);
             Sampler sampler = new Sampler(() -> sum(link.railBytes()), link::railBytes, 100, done -> {
                 if (b != null) {
                     b.stepTo(Math.min(done, source.totalBytes()));
@@ -189,6 +190,9 @@ final class NetPipeline {
                 v = Deadlines.await(verdict, deadlineNs, "the receiver's verdict");
             } finally {
                 samples = sampler.finish(() -> sum(link.railBytes()), link::railBytes);
+                if (weightLog != null) {
+                    weightLog.close();
+                }
             }
             double seconds = (System.nanoTime() - t0) / 1e9;
             if (b != null) {
@@ -210,6 +214,10 @@ final class NetPipeline {
             lines.add(PipelineCommand.row("elapsed", String.format(Locale.ROOT, "%.2f s (until the receiver's verdict)", seconds)));
             lines.add(PipelineCommand.row("throughput", String.format(Locale.ROOT, "%.1f MiB/s", source.totalBytes() / seconds / (1 << 20))));
             PipelineCommand.railRows(lines, railBytes, samples, null);
+            String weights = PipelineCommand.weightsRow(ns.policy(), link.connection());
+            if (weights != null) {
+                lines.add(weights);
+            }
             lines.add(PipelineCommand.row("out-of-order", v.outOfOrder() + " messages waited in the receiver's reorder queue for an earlier PSN"));
             lines.add(PipelineCommand.row("credit stalls", link.creditStalls() + " times the sender had a message and no rail had a credit"));
             lines.add(PipelineCommand.row("sha-256 source", src));

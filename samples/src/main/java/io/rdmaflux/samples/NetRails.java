@@ -5,6 +5,7 @@ import io.rdmaflux.core.RdmaConnection;
 import io.rdmaflux.core.RdmaNode;
 import io.rdmaflux.core.RdmaServer;
 import io.rdmaflux.core.channel.ChannelFactory;
+import io.rdmaflux.striping.connection.RailsChannelFactory;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.RdmaProvider;
 import io.rdmaflux.verbs.RdmaProviders;
@@ -26,8 +27,8 @@ import java.util.Map;
  * from it (in {@code scripts/netns-rails.sh}, rail {@code i} is the subnet {@code 10.77.<i+1>.0/24}).
  *
  * <p>{@link #listen} waits for one peer and accepts its connection; {@link #connect} connects to a
- * listening peer. The connecting side's {@code policy} schedules what it sends over the rails; the
- * listening side sends over them in round robin.
+ * listening peer. Each side's {@code policy} schedules what that side sends over the rails (the
+ * listener's through its node's accept factory), so give both the same one.
  *
  * <p>{@link #close()} closes the connection, the node and the provider; no thread or socket stays
  * behind.
@@ -38,13 +39,15 @@ final class NetRails implements AutoCloseable {
     private final RdmaConnection connection;
     private final RailProbe probe;
     private final List<String> addresses;
+    private final ChannelFactory policy;
 
-    private NetRails(RdmaProvider provider, RdmaNode node, RdmaConnection connection, RailProbe probe, List<String> addresses) {
+    private NetRails(RdmaProvider provider, RdmaNode node, RdmaConnection connection, RailProbe probe, Settings s) {
         this.provider = provider;
         this.node = node;
         this.connection = connection;
         this.probe = probe;
-        this.addresses = addresses;
+        this.addresses = s.addresses;
+        this.policy = s.policy;
     }
 
     /**
@@ -56,7 +59,7 @@ final class NetRails implements AutoCloseable {
      * @param receiveBuffers    receive (and send) buffers per rail
      * @param maxMessageBytes   largest message, bytes
      * @param rendezvousBuffers large messages in flight per node and direction
-     * @param policy            how the connecting side schedules its messages over the rails
+     * @param policy            how this side schedules what it sends over the rails
      */
     record Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
                     int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy) {
@@ -84,7 +87,7 @@ final class NetRails implements AutoCloseable {
             if (c == null) {
                 throw new UserError("the listener at " + at + " closed before a peer connected");
             }
-            return new NetRails(provider, node, c, probe, s.addresses);
+            return new NetRails(provider, node, c, probe, s);
         } catch (RuntimeException e) {
             closeQuietly(node, provider);
             throw e;
@@ -114,7 +117,7 @@ final class NetRails implements AutoCloseable {
             if (c == null) {
                 throw new UserError("cannot connect to " + to + ": no answer");
             }
-            return new NetRails(provider, node, c, probe, s.addresses);
+            return new NetRails(provider, node, c, probe, s);
         } catch (RuntimeException e) {
             closeQuietly(node, provider);
             throw e;
@@ -203,6 +206,14 @@ final class NetRails implements AutoCloseable {
     /** Payload bytes this end completed per rail so far. */
     long[] railBytes() {
         return probe.railBytes();
+    }
+
+    /**
+     * The striping weights this side sends with (one share per rail, see
+     * {@code RailsChannelFactory.weights}), or null when its policy has none (round robin).
+     */
+    double @Nullable [] weights() {
+        return policy instanceof RailsChannelFactory rails ? rails.weights(connection) : null;
     }
 
     long creditStalls() {

@@ -5,6 +5,8 @@ import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
 import io.rdmaflux.core.channel.ChannelFactory;
+import io.rdmaflux.core.RdmaConnection;
+import io.rdmaflux.striping.connection.RailsChannelFactory;
 import org.agrona.DirectBuffer;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
@@ -88,6 +90,11 @@ public final class PipelineCommand implements Callable<Integer> {
     @Option(names = "--report-dir", paramLabel = "DIR", description = "Where the HTML report goes (default: reports/ of the checkout).")
     Path reportDir;
 
+    @Option(names = "--weights-out", paramLabel = "FILE",
+        description = "Write the striping policy's weights (one share per rail) every " + WeightLog.PERIOD_MS + " ms while sending: "
+            + "'epoch_s share1 share2 ..' per line. Sender side only (in-JVM or --connect); policies adaptive, even, weighted, window-rr.")
+    @Nullable Path weightsOut;
+
     @Option(names = "--no-progress", description = "No progress bar.")
     boolean noProgress;
 
@@ -115,7 +122,8 @@ public final class PipelineCommand implements Callable<Integer> {
 
     /** Validated settings. */
     record Settings(Path input, long limitBytes, boolean records, List<Long> railBytesPerSec, long latencyNs,
-                    String policy, int chunkBytes, int bufferBytes, int inFlight, Path reportDir, boolean progress, @Nullable Net net) {
+                    String policy, int chunkBytes, int bufferBytes, int inFlight, Path reportDir, boolean progress, @Nullable Net net,
+                    @Nullable Path weightsOut) {
         /** Messages the consumer's {@code publishOn} holds: as many as can be in flight. */
         int prefetch() {
             return inFlight;
@@ -163,6 +171,13 @@ public final class PipelineCommand implements Callable<Integer> {
             bytesPerSec.add(mibps == 0 ? Long.MAX_VALUE : mibps << 20);
         }
         ChannelFactory factory = Policies.parse(policy, rails);
+        if (weightsOut != null && peer.listen() != null) {
+            throw new UserError("--weights-out applies to the sender: the receiver (--listen) schedules no striped data; give it to the --connect side");
+        }
+        if (weightsOut != null && !(factory instanceof RailsChannelFactory)) {
+            throw new UserError("--weights-out needs a policy with weights (adaptive, even, weighted:.., window-rr:N) but --policy was " + policy
+                + ", which sends each message whole on one rail");
+        }
         Path in = input != null ? input : defaultInput(records);
         Path reports = reportDir != null ? reportDir : defaultReportDir();
         int chunkBytes = chunkKib << 10;
@@ -176,7 +191,7 @@ public final class PipelineCommand implements Callable<Integer> {
             netSettings = new Net(peer.listen(), peer.connect(), ns, peer.timeout());
         }
         return new Settings(in, all ? Long.MAX_VALUE : limitMib << 20, records, bytesPerSec, latencyUs * 1000, policy,
-            chunkBytes, bufferBytes, inFlight, reports, !noProgress, netSettings);
+            chunkBytes, bufferBytes, inFlight, reports, !noProgress, netSettings, weightsOut);
     }
 
     static List<Long> defaultRates(int rails) {
@@ -224,6 +239,7 @@ public final class PipelineCommand implements Callable<Integer> {
             Mono<Void> sending = rails.sender().send(source.chunks(s.chunkBytes, s.records, sourceDigest).subscribeOn(producer))
                 .then(Mono.fromRunnable(rails.sender()::close));
             long t0 = System.nanoTime();
+            WeightLog weightLog = weightLog(s, railSettings.policy(), rails.sender(), "pipeline (in-JVM)");
             Sampler sampler = new Sampler(received::get, rails::railBytes, 100, bytes -> {
                 if (bar != null) {
                     bar.stepTo(bytes);
@@ -233,6 +249,9 @@ public final class PipelineCommand implements Callable<Integer> {
                 Mono.when(sending, receiving).block(Duration.ofHours(1));
             } finally {
                 sampler.close();
+                if (weightLog != null) {
+                    weightLog.close();
+                }
             }
             double seconds = (System.nanoTime() - t0) / 1e9;
             List<Sampler.Sample> samples = sampler.finish(received::get, rails::railBytes);
@@ -246,6 +265,10 @@ public final class PipelineCommand implements Callable<Integer> {
             boolean ok = src.equals(dst) && received.get() == source.totalBytes();
             List<String> lines = summary(s, source, rails, received.get(), seconds, railBytes, samples,
                 rails.receiver().metrics().outOfOrder(), rails.creditStalls(), src, dst, ok, counts);
+            String weights = weightsRow(railSettings.policy(), rails.sender());
+            if (weights != null) {
+                lines.add(4 + railBytes.length + 1, weights);
+            }
             Path report = ReportWriter.write(s.reportDir, s.records ? "records" : "pipeline",
                 "rdmaflux pipeline: " + s.input.getFileName(), lines, samples, rails.rails());
             lines.forEach(out::println);
@@ -328,6 +351,34 @@ public final class PipelineCommand implements Callable<Integer> {
             weights.append(i > 0 ? " / " : "").append(String.format(Locale.ROOT, "%.2f", last[i]));
         }
         l.add(row("final weights", weights + "  (each rail's share of the bytes in the last second)"));
+    }
+
+    /**
+     * The {@code --weights-out} log of {@code connection}'s striping weights, or null without
+     * {@code --weights-out} ({@link #settings()} checked that {@code policy} has weights).
+     */
+    static @Nullable WeightLog weightLog(Settings s, ChannelFactory policy, RdmaConnection connection, String what) {
+        if (s.weightsOut() == null) {
+            return null;
+        }
+        RailsChannelFactory rails = (RailsChannelFactory) policy;
+        return new WeightLog(s.weightsOut(), what + ", policy " + s.policy(), () -> rails.weights(connection));
+    }
+
+    /**
+     * The summary row with the policy's weights at the end (one share per rail), or null when the
+     * policy has none (round robin).
+     */
+    static @Nullable String weightsRow(ChannelFactory policy, RdmaConnection connection) {
+        if (!(policy instanceof RailsChannelFactory rails)) {
+            return null;
+        }
+        double[] w = rails.weights(connection);
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < w.length; i++) {
+            text.append(i > 0 ? " / " : "").append(String.format(Locale.ROOT, "%.2f", w[i]));
+        }
+        return row("policy weights", text + "  (the striping policy's share per rail at the end)");
     }
 
     /** Each rail's share of the bytes completed over the last ~1 s of samples. */

@@ -97,6 +97,24 @@ class BenchTest {
     }
 
     @Test
+    void aTwoRailLatencyRunSaysAfterEachSizeHowItsPingsWereStripedAndWarmsUpAsAsked() throws Exception {
+        Sides.Run[] r = pair("latency", List.of("--policy", "even", "--sizes", "256k"),
+            List.of("--policy", "even", "--sizes", "8,256k", "--iterations", "5", "--warmup", "3"));
+        assertEquals(0, r[0].code(), r[0].err() + r[0].out());
+        assertTable(r[1], "# Size          Latency (us)    p50 (us)    p99 (us)", 8, 262144);
+        List<String> rails = r[1].out().lines().filter(l -> l.startsWith("# rails: sent ")).toList();
+        assertEquals(2, rails.size(), r[1].out());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("# rails: sent ([0-9.]+) % / ([0-9.]+) % of ([0-9.]+) MiB, weights 0\\.50 / 0\\.50")
+            .matcher(rails.get(1));
+        assertTrue(m.matches(), rails.get(1));
+        // 256 KiB is above the 64 KiB switchover: even striping halves every ping
+        assertEquals(50.0, Double.parseDouble(m.group(1)), 5.0, rails.get(1));
+        assertEquals(50.0, Double.parseDouble(m.group(2)), 5.0, rails.get(1));
+        // 3 warm-up + 5 measured pings of 256 KiB = 2 MiB (the default warm-up, 10, would make it 3.75)
+        assertEquals(2.0, Double.parseDouble(m.group(3)), 0.15, rails.get(1));
+    }
+
+    @Test
     void putBwAndGetBwRunBetweenAListenerAndAConnector() throws Exception {
         for (String t : List.of("put-bw", "get-bw")) {
             Sides.Run[] r = pair(t, List.of(), List.of("--sizes", "1k,64k", "--iterations", "2", "--window", "4"));
@@ -199,6 +217,8 @@ class BenchTest {
             {"bw --window 0", "--window must be in 1..4096 but it was 0"},
             {"put-bw --window 5000", "--window must be in 1..4096 but it was 5000"},
             {"bw --iterations 0", "--iterations must be >= 1 but it was 0"},
+            {"latency --warmup -1", "--warmup must be in 0..1000000 but it was -1"},
+            {"bw --warmup 5", "--warmup applies to latency only"},
             {"bw --iterations 1000000 --window 4096", "--iterations 1000000 x --window 4096 is more than 2147483647 messages per size"},
             {"bw --sizes 3000m", "--sizes values must be in 1..64m but one was 3145728000"},
             {"latency --sizes 0", "--sizes values must be in 1..64m but one was 0"},

@@ -78,6 +78,31 @@ class MainTest {
     }
 
     @Test
+    void weightsOutLogsTheAdaptiveWeightsOfTheInJvmSenderOverTimeAndTheSummaryGivesTheLastOnes() throws IOException {
+        Path file = dir.resolve("random.bin");
+        byte[] bytes = new byte[16 * 1024 * 1024];
+        new Random(3).nextBytes(bytes);
+        Files.write(file, bytes);
+        Path weights = dir.resolve("logs").resolve("weights.txt");
+        int code = run(pipeline(file.toString(), "--rail-rates", "96,24", "--chunk-kib", "256", "--weights-out", weights.toString()));
+        assertEquals(0, code, err + out);
+        assertTrue(out.lines().anyMatch(l -> l.matches(" +policy weights +0\\.\\d\\d / 0\\.\\d\\d .*")), out);
+        List<String> lines = Files.readAllLines(weights);
+        assertTrue(lines.get(0).startsWith("# striping weights of pipeline (in-JVM), policy adaptive, every 20 ms"), lines.get(0));
+        assertTrue(lines.size() >= 2, "at least the last sample: " + lines);
+        double lastRail1 = 0;
+        for (String l : lines.subList(1, lines.size())) {
+            String[] f = l.split(" ");
+            assertEquals(3, f.length, l);
+            assertTrue(Double.parseDouble(f[0]) > 1.6e9, "epoch seconds: " + l);
+            assertEquals(1.0, Double.parseDouble(f[1]) + Double.parseDouble(f[2]), 0.001, l);
+            lastRail1 = Double.parseDouble(f[1]);
+        }
+        // 96 + 24 MiB/s: adaptive moved rail 1's share from the even start towards 0.8
+        assertTrue(lastRail1 > 0.6, "rail 1's last weight " + lastRail1 + " in " + lines);
+    }
+
+    @Test
     void recordModeCountsLinesAndWordsOfADirectory() throws IOException {
         Path texts = Files.createDirectories(dir.resolve("texts"));
         StringBuilder a = new StringBuilder();
@@ -137,6 +162,10 @@ class MainTest {
         assertOneLineError(run(pipeline(f.toString(), "--policy", "fastest")), "unknown --policy 'fastest'");
         assertOneLineError(run(pipeline(f.toString(), "--policy", "weighted:1")), "1 weights for 2 rails");
         assertOneLineError(run(pipeline(f.toString(), "--chunk-kib", "0")), "--chunk-kib must be in 1..1024 but it was 0");
+        assertOneLineError(run(pipeline(f.toString(), "--policy", "rr", "--weights-out", dir.resolve("w.txt").toString())),
+            "--weights-out needs a policy with weights (adaptive, even, weighted:.., window-rr:N) but --policy was rr");
+        assertOneLineError(run(pipeline(f.toString(), "--weights-out", f.resolve("w.txt").toString())), "cannot write --weights-out " + f.resolve("w.txt"),
+            "give a writable file path");
         int code = run(pipeline(f.toString(), "--rails", "two"));
         assertOneLineError(code, "'two'", "--help");
         assertEquals(2, code);

@@ -99,6 +99,32 @@ class NetPipelineTest {
     }
 
     @Test
+    void theConnectingSenderWritesItsStripingWeightsWithWeightsOut() throws Exception {
+        Path file = dir.resolve("random.bin");
+        byte[] bytes = new byte[4 * 1024 * 1024];
+        new Random(11).nextBytes(bytes);
+        Files.write(file, bytes);
+        Path weights = dir.resolve("weights.txt");
+        Sides.Output receiverOut = new Sides.Output();
+        CompletableFuture<Sides.Run> receiver = start(receiverOut, "pipeline", "--listen", "127.0.0.1:0", "--addresses", "127.0.0.1,127.0.0.1",
+            "--timeout-s", "60", "--no-progress");
+        String at = awaitListening(receiverOut, receiver);
+        Sides.Run s = start(new Sides.Output(), "pipeline", "--connect", at, file.toString(), "--addresses", "127.0.0.1,127.0.0.1", "--policy",
+            "weighted:3,1", "--chunk-kib", "256", "--timeout-s", "60", "--no-progress", "--report-dir", dir.resolve("reports").toString(),
+            "--weights-out", weights.toString()).get(90, TimeUnit.SECONDS);
+        Sides.Run r = receiver.get(90, TimeUnit.SECONDS);
+        assertEquals(0, s.code(), s.err() + s.out());
+        assertEquals(0, r.code(), r.err() + r.out());
+        assertTrue(s.out().contains("policy weights   0.75 / 0.25"), s.out());
+        List<String> lines = Files.readAllLines(weights);
+        assertTrue(lines.get(0).startsWith("# striping weights of pipeline --connect " + at + ", policy weighted:3,1"), lines.get(0));
+        assertTrue(lines.size() >= 2, lines.toString());
+        for (String l : lines.subList(1, lines.size())) {
+            assertTrue(l.matches("\\d+\\.\\d{6} 0\\.7500 0\\.2500"), l);
+        }
+    }
+
+    @Test
     void recordModeCountsWordsAtTheReceiver() throws Exception {
         Path file = Files.writeString(dir.resolve("t.txt"), "red green\nblue red\n".repeat(3000));
         Sides.Output receiverOut = new Sides.Output();
@@ -152,6 +178,8 @@ class NetPipelineTest {
         cases.add(new String[] {"--connect", "127.0.0.1:99999", f.toString(), "port must be in 0..65535 but it was 99999"});
         cases.add(new String[] {"--connect", "127.0.0.1:1", "--addresses", "127.0.0.1,,127.0.0.1", f.toString(), "has an empty entry"});
         cases.add(new String[] {"--in-flight", "0", f.toString(), "--in-flight must be in 1..64 but it was 0"});
+        cases.add(new String[] {"--listen", "127.0.0.1:1", "--weights-out", dir.resolve("w.txt").toString(),
+            "--weights-out applies to the sender: the receiver (--listen) schedules no striped data"});
         for (String[] c : cases) {
             List<String> args = new ArrayList<>(List.of("pipeline", "--no-progress"));
             args.addAll(List.of(c).subList(0, c.length - 1));
