@@ -24,6 +24,8 @@ public final class RailsSpec {
     public static final int DEFAULT_MAX_IN_FLIGHT_MESSAGES = 64;
     /** Default number of weight samples kept for {@link StripingMetrics#weightHistory()}. */
     public static final int DEFAULT_WEIGHT_HISTORY_CAPACITY = 4096;
+    /** Default commit horizon of a connection's striped messages: 20 ms of each rail's measured rate. */
+    public static final long DEFAULT_COMMIT_HORIZON_NS = 20_000_000L;
 
     private final int railCount;
     private MultiplexingPolicy.Factory multiplexing = MultiplexingPolicies.roundRobin();
@@ -32,6 +34,7 @@ public final class RailsSpec {
     private long stripeGranuleBytes = DEFAULT_STRIPE_GRANULE_BYTES;
     private int maxInFlightMessages = DEFAULT_MAX_IN_FLIGHT_MESSAGES;
     private int weightHistoryCapacity = DEFAULT_WEIGHT_HISTORY_CAPACITY;
+    private long commitHorizonNs = DEFAULT_COMMIT_HORIZON_NS;
 
     private RailsSpec(int railCount) {
         this.railCount = RailMask.checkRailCount(railCount);
@@ -114,6 +117,31 @@ public final class RailsSpec {
         return this;
     }
 
+    /**
+     * How far ahead a connection commits striped messages to its rails, in ns of each rail's measured
+     * transfer rate: a granted message is split and posted once some rail's queued stripes would drain
+     * within this time, not as soon as its CTS arrives. A rail that slows down then holds only about this
+     * much work, which it drains at its new rate while the others carry the next messages (seed 004
+     * &sect;II-B's time until idle, used to decide when to split as well as how). Larger values ride out
+     * longer stalls of the progress threads; {@code Long.MAX_VALUE} commits every granted message at once.
+     * Used by {@link io.rdmaflux.striping.connection.RailsChannelFactory} connections; the operators post
+     * what they are given.
+     *
+     * @throws IllegalArgumentException unless {@code > 0}
+     */
+    public RailsSpec commitHorizonNs(long nanos) {
+        if (nanos <= 0) {
+            throw new IllegalArgumentException("commitHorizonNs > 0 required but it was " + nanos
+                + "; give the time each rail's queued stripes should last, e.g. 20_000_000 (20 ms)");
+        }
+        this.commitHorizonNs = nanos;
+        return this;
+    }
+
+    public long commitHorizonNs() {
+        return commitHorizonNs;
+    }
+
     public int railCount() {
         return railCount;
     }
@@ -145,6 +173,6 @@ public final class RailsSpec {
     @Override
     public String toString() {
         return "RailsSpec{rails=" + railCount + ", switchover=" + switchoverThresholdBytes + "B, granule="
-            + stripeGranuleBytes + "B, maxInFlight=" + maxInFlightMessages + "}";
+            + stripeGranuleBytes + "B, maxInFlight=" + maxInFlightMessages + ", commitHorizon=" + commitHorizonNs + "ns}";
     }
 }

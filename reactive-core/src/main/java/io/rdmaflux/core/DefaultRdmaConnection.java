@@ -1095,13 +1095,25 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (rvSends.hasSplit[e]) {
             // again after a failover: the split stays, stripes that completed are not written again
             rvSends.postedMask[e] = rvSends.completedMask[e];
-            rvSends.queueForPosting(e);
-            return;
         }
+        // split when posted (postStripes), with the rails' state then
+        rvSends.queueForPosting(e);
+    }
+
+    /**
+     * Splits the message of entry {@code e} over the rails usable now: by the scheduler from its
+     * stripe threshold on, else whole on the RTS's rail (or the first usable one).
+     *
+     * @return false when it could not: no usable rail (the entry stays queued), or a wrong split (the
+     *         connection is terminated)
+     */
+    private boolean split(int e, long nowNs) {
+        int psn = rvSends.psn[e];
+        int length = rvSends.length[e];
         long[] split = stripeScratch;
         java.util.Arrays.fill(split, 0);
         if (length >= scheduler.stripeThresholdBytes()) {
-            scheduler.stripe(psn, length, subchannels, node.clock().nanoTime(), split);
+            scheduler.stripe(psn, length, subchannels, nowNs, split);
             String problem = checkSplit(split, length);
             if (problem != null) {
                 for (RcSubchannel s : subchannels) {
@@ -1109,14 +1121,14 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 }
                 terminate(new IllegalStateException("scheduler " + scheduler + " split PSN " + psn + " of " + length
                     + " bytes wrongly: " + problem + "; stripe(..) must give >= 0 bytes per usable subchannel, 0 to unusable ones, summing to the length"));
-                return;
+                return false;
             }
         } else {
             int rail = rvSends.rtsRail[e];
             if (!subchannels[rail].isUsable()) {
                 rail = firstUsableRail();
                 if (rail < 0) {
-                    return;
+                    return false;
                 }
             }
             split[rail] = length;
@@ -1134,7 +1146,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         rvSends.stripes[e] = stripes;
         rvSends.stripesLeft[e] = stripes;
         rvSends.hasSplit[e] = true;
-        rvSends.queueForPosting(e);
+        return true;
     }
 
     private @Nullable String checkSplit(long[] split, int length) {
@@ -1169,12 +1181,23 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         return -1;
     }
 
-    /** Posts the stripes of messages whose CTS arrived, oldest first, as rails have room. */
+    /**
+     * Posts the stripes of messages whose CTS arrived, oldest first, as rails have room, splitting each
+     * when it is first posted and not before the scheduler's {@code stripeNow} allows it.
+     */
     private int postStripes(long nowNs) {
         int work = 0;
         MessageBufferPool staging = sendPool;
         int e;
         while (staging != null && (e = rvSends.nextToPost(nextPsn)) >= 0) {
+            if (!rvSends.hasSplit[e]) {
+                if (rvSends.length[e] >= scheduler.stripeThresholdBytes() && !scheduler.stripeNow(nowNs)) {
+                    return work;
+                }
+                if (!split(e, nowNs)) {
+                    return work;
+                }
+            }
             long[] bytes = rvSends.stripeBytes[e];
             int stripes = rvSends.stripes[e];
             long all = 0;

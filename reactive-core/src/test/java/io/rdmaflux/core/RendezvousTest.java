@@ -14,6 +14,7 @@ import reactor.core.publisher.Flux;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -59,6 +60,9 @@ class RendezvousTest {
         final AtomicInteger messagesCompleted = new AtomicInteger();
         final AtomicInteger failures = new AtomicInteger();
         boolean broken;
+        /** What {@link #stripeNow} answers. */
+        boolean gate = true;
+        int stripeNowCalls;
 
         RecordingStriper(List<? extends Subchannel> subchannels) {
             rr = ChannelFactory.roundRobin().create(subchannels);
@@ -78,6 +82,12 @@ class RendezvousTest {
         @Override
         public long stripeThresholdBytes() {
             return 8 * 1024;
+        }
+
+        @Override
+        public boolean stripeNow(long nowNs) {
+            stripeNowCalls++;
+            return gate;
         }
 
         @Override
@@ -190,6 +200,38 @@ class RendezvousTest {
                 assertTrue(st[4] <= st[5], "posted before completed");
             }
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+        }
+    }
+
+    @Test
+    void aGrantedMessageIsSplitAndWrittenOnlyOnceTheSchedulerSaysStripeNow() {
+        AtomicReference<RecordingStriper> striper = new AtomicReference<>();
+        try (InvokerPair p = pair(2, striper)) {
+            RecordingStriper s = striper.get();
+            s.gate = false;
+            List<byte[]> got = new ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                got.add(m.toByteArray());
+                m.release();
+            });
+            AtomicBoolean sent = new AtomicBoolean();
+            p.client.send(Flux.range(0, 3).map(i -> RdmaMessage.of(pattern(100_000, i))))
+                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
+            p.drive();
+            assertTrue(s.stripeNowCalls > 0, "the connection asked before splitting");
+            assertTrue(s.stripedPsns.isEmpty(), "nothing split while stripeNow says no: " + s.stripedPsns);
+            assertEquals(0, p.client.subchannels().stream().mapToLong(Subchannel::bytesSent).sum(), "nothing written");
+            assertTrue(got.isEmpty());
+            assertEquals(3, p.client.metrics().framesReceived(io.rdmaflux.core.frame.FrameType.CTS),
+                "the receiver granted all three messages meanwhile: split when posted, not when granted");
+            s.gate = true;
+            p.runUntil(() -> sent.get() && got.size() == 3);
+            for (int i = 0; i < 3; i++) {
+                assertArrayEquals(pattern(100_000, i), got.get(i), "message " + i);
+            }
+            assertEquals(java.util.Set.of(0, 1, 2), s.stripedPsns.stream().map(psn -> psn - Collections.min(s.stripedPsns))
+                .collect(java.util.stream.Collectors.toSet()), "each message split once, after the gate opened");
+            assertEquals(3 * 100_000, Arrays.stream(s.askedBytes).sum());
         }
     }
 

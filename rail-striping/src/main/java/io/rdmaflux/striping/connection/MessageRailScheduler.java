@@ -77,6 +77,18 @@ import io.rdmaflux.striping.StripingPolicy;
  * split. For the same reason a large message's RTS goes on the rail whose outstanding stripes drain
  * first: it waits behind them on its RC stream.
  *
+ * <p><b>Commit horizon</b> ({@link #stripeNow}, {@link RailsSpec#commitHorizonNs}): the connection
+ * asks before it splits each granted message, and gets a yes only while some rail (with a share of
+ * the bytes) would drain its queued stripes within the horizon at its measured rate. Why: the
+ * receiver grants a whole window of messages (16 × 1 MiB over the two-namespace rails), and split at
+ * once they put a share of every one of them on each rail. When a rail then slows (its tbf rate cut to
+ * a quarter) the messages' buffers wait for that rail's megabytes at its new rate while the other rail
+ * runs dry: 0.5–0.7 s before the aggregate recovered, measured. Committed a horizon's worth at a time,
+ * the slowed rail holds a horizon of work and the next messages are split, by the rails' backlogs, onto
+ * the others. The rate is each rail's stripe bytes over their delivery times (as
+ * {@link MessageTimings}), summed over {@value #RATE_WINDOW_NS} ns of busy time so that a burst of
+ * completions found at one poll does not swing it.
+ *
  * <p><b>Concurrency:</b> progress thread only, as the SPI says.
  */
 final class MessageRailScheduler implements SubchannelScheduler {
@@ -106,6 +118,13 @@ final class MessageRailScheduler implements SubchannelScheduler {
     /** Scratch of {@link #fillToCommonFinish}: the policy's split as each rail's relative rate. */
     private final double[] fillRate;
     private static final int STRIPED_WINDOW = 1024;
+    /** Busy time over which a rail's drain rate is averaged, ns. */
+    static final long RATE_WINDOW_NS = 5_000_000L;
+    private final long commitHorizonNs;
+    /** Per rail: measured stripe drain rate, bytes/ns, 0 until a window was measured. */
+    private final double[] drainBytesPerNs;
+    private final long[] windowBytes;
+    private final long[] windowNs;
     /** Per PSN slot: the rails on which an RDMA WRITE of the message completed, until the message completed. */
     private final int[] carriedPsn = new int[STRIPED_WINDOW];
     private final boolean[] carriedValid = new boolean[STRIPED_WINDOW];
@@ -136,6 +155,10 @@ final class MessageRailScheduler implements SubchannelScheduler {
         this.stripeBacklogBytes = new long[railCount];
         this.outstandingStripes = new int[railCount];
         this.fillRate = new double[railCount];
+        this.commitHorizonNs = spec.commitHorizonNs();
+        this.drainBytesPerNs = new double[railCount];
+        this.windowBytes = new long[railCount];
+        this.windowNs = new long[railCount];
         this.counters = new RailCounters(railCount, spec.weightHistoryCapacity());
         this.shareScratch = new double[railCount];
         for (int i = 0; i < STRIPED_WINDOW; i++) {
@@ -456,6 +479,7 @@ final class MessageRailScheduler implements SubchannelScheduler {
         boolean idleAtPost = lastCompletionNs[rail] <= postedNs;
         long deliveryNs = completedNs - Math.max(postedNs, lastCompletionNs[rail]);
         lastCompletionNs[rail] = completedNs;
+        measureDrain(rail, lengthBytes, deliveryNs);
         counters.completed(rail, lengthBytes);
         int slot = psn & (STRIPED_WINDOW - 1);
         if (!carriedValid[slot] || carriedPsn[slot] != psn) {
@@ -505,6 +529,43 @@ final class MessageRailScheduler implements SubchannelScheduler {
             }
             counters.recordWeights(clockNs, shareScratch);
         }
+    }
+
+    private void measureDrain(int rail, long lengthBytes, long deliveryNs) {
+        windowBytes[rail] += lengthBytes;
+        windowNs[rail] += Math.max(0, deliveryNs);
+        if (windowNs[rail] >= RATE_WINDOW_NS) {
+            double rate = (double) windowBytes[rail] / windowNs[rail];
+            drainBytesPerNs[rail] = drainBytesPerNs[rail] == 0 ? rate : 0.5 * (drainBytesPerNs[rail] + rate);
+            windowBytes[rail] = 0;
+            windowNs[rail] = 0;
+        }
+    }
+
+    /**
+     * True while some usable rail with a share of the bytes would drain its queued stripes within the
+     * commit horizon at its measured rate (or has no rate measured yet): see the class comment.
+     */
+    @Override
+    public boolean stripeNow(long nowNs) {
+        boolean considered = false;
+        for (int rail = 0; rail < railCount; rail++) {
+            if ((failed & (1L << rail)) != 0 || striping.share(rail) <= 0) {
+                continue;
+            }
+            considered = true;
+            double rate = drainBytesPerNs[rail];
+            if (rate <= 0 || stripeBacklogBytes[rail] < rate * commitHorizonNs) {
+                return true;
+            }
+        }
+        // no rail to wait for (all failed, or no share anywhere): let the connection split and decide
+        return !considered;
+    }
+
+    /** Measured drain rate of {@code rail}'s stripes, bytes/s; 0 before a first measurement. */
+    double drainRateBytesPerSec(int rail) {
+        return drainBytesPerNs[rail] * 1e9;
     }
 
     /** Stripe bookkeeping of one message the connection striped. */

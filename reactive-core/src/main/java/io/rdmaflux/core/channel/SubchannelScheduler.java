@@ -59,6 +59,21 @@ public interface SubchannelScheduler {
     }
 
     /**
+     * Whether the next message whose CTS arrived may be split and its stripes posted now. The
+     * connection splits a striped message when it posts it, not when its CTS arrives, and asks this
+     * first; while it answers false, granted messages wait (in PSN order) with nothing committed to
+     * any rail, and the connection asks again on a later duty cycle. A policy answers false while
+     * every rail still has enough queued to stay busy, so that a rail which slows down holds only
+     * that much, not a share of every message the receiver granted (the whole message window).
+     * The default, true, posts every granted message at once.
+     *
+     * @param nowNs node clock, ns
+     */
+    default boolean stripeNow(long nowNs) {
+        return true;
+    }
+
+    /**
      * Splits one message into stripes, at most one per subchannel: fills {@code stripeBytes[i]} with
      * the bytes of the message that go on {@code subchannels[i]}. Entries must be &ge; 0, 0 for every
      * subchannel whose {@link Subchannel#isUsable()} is false, and add up to {@code lengthBytes};
