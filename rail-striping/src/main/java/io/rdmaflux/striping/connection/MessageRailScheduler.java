@@ -86,7 +86,8 @@ import io.rdmaflux.striping.StripingPolicy;
  * runs dry: 0.5–0.7 s before the aggregate recovered, measured. Committed a horizon's worth at a time,
  * the slowed rail holds a horizon of work and the next messages are split, by the rails' backlogs, onto
  * the others. The rate is each rail's stripe bytes over their delivery times (as
- * {@link MessageTimings}), summed over {@value #RATE_WINDOW_NS} ns of busy time so that a burst of
+ * {@link MessageTimings}) for stripes that were queued behind another (a stripe posted to an idle rail
+ * also waits a round trip), summed over {@value #RATE_WINDOW_NS} ns of busy time so that a burst of
  * completions found at one poll does not swing it.
  *
  * <p><b>Concurrency:</b> progress thread only, as the SPI says.
@@ -479,7 +480,12 @@ final class MessageRailScheduler implements SubchannelScheduler {
         boolean idleAtPost = lastCompletionNs[rail] <= postedNs;
         long deliveryNs = completedNs - Math.max(postedNs, lastCompletionNs[rail]);
         lastCompletionNs[rail] = completedNs;
-        measureDrain(rail, lengthBytes, deliveryNs);
+        if (!idleAtPost || drainBytesPerNs[rail] == 0) {
+            // queued behind another WRITE, its delivery time is the rail's service time alone; posted to
+            // an idle rail it also holds the round trip to the peer's acknowledgement, and counting that
+            // would shrink the horizon of a rail that ran short, which then runs shorter still
+            measureDrain(rail, lengthBytes, deliveryNs);
+        }
         counters.completed(rail, lengthBytes);
         int slot = psn & (STRIPED_WINDOW - 1);
         if (!carriedValid[slot] || carriedPsn[slot] != psn) {
