@@ -149,6 +149,16 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private volatile @Nullable Throwable receiveError;
     private int peerCloseMask;
     private int peerCloseExpected;
+    /** Rails the peer's last frame (FINAL or abort CLOSE) came on, and the rails it sends it on. */
+    private int peerFinalMask;
+    private int peerFinalExpected;
+    /** Rails still owed the news that the inbound side closed (a CREDIT frame with FLAG_INBOUND_CLOSED). */
+    private int inboundNoticeRails;
+    /** The first PSN the subscriber did not get, carried by that news. */
+    private int firstUndeliveredPsn;
+    /** The peer closed its inbound side: messages from {@link #peerFirstUndelivered} on are never delivered. */
+    private boolean peerInboundClosed;
+    private int peerFirstUndelivered;
     private final boolean[] dropping;
     private final int[] droppingPsn;
     private int peerNextPsn = -1;
@@ -175,7 +185,12 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private int currentRail;
     private int currentPsn;
     private int nextPsn;
+    /** The graceful close started going out: no message is sent after it. */
     private boolean localCloseSent;
+    /** The rails this side's CLOSE (and FINAL) go on, fixed when the close starts. */
+    private int localCloseMask;
+    /** Every rail of {@link #localCloseMask} carried this side's FINAL. */
+    private boolean localFinalSent;
     private boolean terminated;
     private volatile boolean resourcesFreed;
 
@@ -262,6 +277,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         this.dropping = new boolean[subchannels.length];
         this.droppingPsn = new int[subchannels.length];
         this.peerCloseExpected = subchannels.length == 32 ? -1 : (1 << subchannels.length) - 1;
+        this.peerFinalExpected = peerCloseExpected;
         this.messageLength = new int[ring];
         this.inflightMask = ring - 1;
         boolean rendezvous = node.rendezvousBuffers() > 0;
@@ -503,6 +519,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (!terminated) {
             work += flushCredits();
             work += sendRailDowns();
+            work += sendInboundClosedNotices();
             work += progressClose();
         }
         if (terminated) {
@@ -557,11 +574,12 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         int work = drainReleased();
         SendOp op;
         while ((op = newSends.poll()) != null) {
-            if (terminated) {
+            if (terminated || localCloseSent) {
+                // after the CLOSE no rail carries messages: a send that raced with close() is refused
                 op.sink.error(closedError());
                 op.cancelFromUser();
                 op.drainQueue();
-            } else {
+            } else if (!peerInboundClosed || !refuseUndelivered(op)) {
                 sendOps.add(op);
             }
             work++;
@@ -580,7 +598,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         int cr = closeRequest.get();
         if (cr == CLOSE_ABORT && !terminated) {
             for (RcSubchannel sc : subchannels) {
-                sc.sendClose(true, nextPsn, "aborted by the application");
+                sc.sendAbort(nextPsn, "aborted by the application");
             }
             terminate(new ConnectionClosedException(name + " was aborted", false));
         }
@@ -595,6 +613,105 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         demand = 0;
         messageCredits.onNoDemand();
         releaseQueued();
+        oweInboundClosedNotice();
+    }
+
+    /**
+     * The inbound side closed before the peer closed: tell it on every rail, so that it fails what it has
+     * not sent instead of waiting for credit that will never come. After the peer's CLOSE it sends
+     * nothing more and needs no notice.
+     */
+    private void oweInboundClosedNotice() {
+        if (!terminated && !peerClosed()) {
+            inboundNoticeRails = peerCloseExpected;
+            // PSNs start at 0 and the subscriber gets them in order: the count delivered is the first PSN it did not get
+            firstUndeliveredPsn = (int) messagesReceived;
+        }
+    }
+
+    /** Sends the inbound-closed notice owed on each rail that can still carry control frames. */
+    private int sendInboundClosedNotices() {
+        if (inboundNoticeRails == 0) {
+            return 0;
+        }
+        if (peerClosed()) {
+            inboundNoticeRails = 0;
+            return 0;
+        }
+        int work = 0;
+        for (RcSubchannel sc : subchannels) {
+            int bit = 1 << sc.rail();
+            if ((inboundNoticeRails & bit) == 0) {
+                continue;
+            }
+            if (!sc.carriesControl()) {
+                inboundNoticeRails &= ~bit;
+            } else if (sc.sendInboundClosed(firstUndeliveredPsn)) {
+                inboundNoticeRails &= ~bit;
+                work++;
+            }
+        }
+        return work;
+    }
+
+    /**
+     * The peer closed its inbound side (cancelled {@code receive()}, or closed without subscribing to it)
+     * after its subscriber got the messages before PSN {@code firstUndelivered}: every send with a message
+     * from that PSN on, or with messages still to send, fails naming how many of its messages were not
+     * delivered, and so does every later send. A send whose messages all came before that PSN and whose
+     * publisher completed completes as before. Messages in flight still complete at the RC level (the
+     * peer acknowledges and drops them); a failing send ends once they did.
+     */
+    @Override
+    public void onPeerInboundClosed(RcSubchannel subchannel, int firstUndelivered) {
+        if (peerInboundClosed || terminated) {
+            return;
+        }
+        peerInboundClosed = true;
+        peerFirstUndelivered = firstUndelivered;
+        for (SendOp op : List.copyOf(inflightOps)) {
+            refuseUndelivered(op);
+        }
+        for (SendOp op : List.copyOf(sendOps)) {
+            if (!op.finished && op.refusal == null) {
+                refuseUndelivered(op);
+            }
+        }
+    }
+
+    /**
+     * Ends {@code op} with a {@link ConnectionClosedException} naming its messages the peer's subscriber
+     * did not get (sent from {@link #peerFirstUndelivered} on, or taken from the publisher and not sent),
+     * once its messages in flight completed, unless every message came before and the publisher completed
+     * (progress thread).
+     *
+     * @return whether it was refused
+     */
+    private boolean refuseUndelivered(SendOp op) {
+        // the op's messages have PSNs firstPsn .. firstPsn + taken - 1; those from peerFirstUndelivered on were dropped
+        long sentNotDelivered = 0;
+        if (op.taken > 0) {
+            int delivered = peerFirstUndelivered - op.firstPsn;
+            sentNotDelivered = delivered <= 0 ? op.taken : Math.max(0, op.taken - delivered);
+        }
+        if (sentNotDelivered == 0 && op.publisherDone && op.publisherError == null && op.queue.isEmpty()) {
+            return false;
+        }
+        boolean publisherDone = op.publisherDone;
+        op.cancelFromUser();
+        long notDelivered = sentNotDelivered + op.drainQueue();
+        sendOps.remove(op);
+        long delivered = op.taken - sentNotDelivered;
+        String why = "the peer closed its inbound side (it cancelled receive(), or closed without subscribing to it)";
+        op.refusal = new ConnectionClosedException(op.taken == 0 && notDelivered == 0
+            ? name + ": send() refused: " + why
+            : name + ": " + notDelivered + (notDelivered == 1 ? " message" : " messages") + " of this send() were not delivered"
+                + (publisherDone ? "" : " and its publisher was cancelled") + ": " + why + " after its subscriber got "
+                + delivered + " of them", true);
+        if (op.completed == op.taken && currentOp != op) {
+            finishOp(op, op.refusal);
+        }
+        return true;
     }
 
     private void releaseQueued() {
@@ -1045,6 +1162,12 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             // the common case on the per-message path: more completions to come
             return;
         }
+        if (op.refusal != null) {
+            if (currentOp != op) {
+                finishOp(op, op.refusal);
+            }
+            return;
+        }
         if (!op.finished && op.publisherDone && op.queue.isEmpty() && currentOp != op && op.completed == op.taken
             && !sendOps.contains(op)) {
             finishOp(op, null);
@@ -1117,7 +1240,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             String problem = checkSplit(split, length);
             if (problem != null) {
                 for (RcSubchannel s : subchannels) {
-                    s.sendClose(true, nextPsn, "local scheduler error");
+                    s.sendAbort(nextPsn, "local scheduler error");
                 }
                 terminate(new IllegalStateException("scheduler " + scheduler + " split PSN " + psn + " of " + length
                     + " bytes wrongly: " + problem + "; stripe(..) must give >= 0 bytes per usable subchannel, 0 to unusable ones, summing to the length"));
@@ -1338,12 +1461,12 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
 
     /** The RTS's rail if it can still send, else the next usable one (round robin). */
     private RcSubchannel ctsRailFor(int rail) {
-        if (subchannels[rail].isUsable()) {
+        if (subchannels[rail].carriesControl()) {
             return subchannels[rail];
         }
         for (int k = 0; k < subchannels.length; k++) {
             ctsRail = ctsRail + 1 == subchannels.length ? 0 : ctsRail + 1;
-            if (subchannels[ctsRail].isUsable()) {
+            if (subchannels[ctsRail].carriesControl()) {
                 return subchannels[ctsRail];
             }
         }
@@ -1656,7 +1779,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
 
     private void protocolFailure(String message) {
         for (RcSubchannel sc : subchannels) {
-            sc.sendClose(true, nextPsn, message);
+            sc.sendAbort(nextPsn, message);
         }
         terminate(new RdmaProtocolException(message + "; the connection " + name + " is aborted"));
     }
@@ -1740,6 +1863,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         inboundClosed = true;
         receiveError = error;
         releaseQueued();
+        oweInboundClosedNotice();
         signalReceiveTerminal();
     }
 
@@ -1758,14 +1882,21 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     @Override
-    public void onPeerClose(RcSubchannel subchannel, boolean abort, int nextPsn, String reason, int railMask) {
+    public void onPeerClose(RcSubchannel subchannel, boolean abort, boolean last, int nextPsn, String reason, int railMask) {
         if (abort) {
             terminate(new ConnectionClosedException("peer aborted " + name + (reason.isEmpty() ? "" : ": " + reason), true));
             return;
         }
-        peerCloseMask |= 1 << subchannel.rail();
-        if (railMask != 0) {
+        int bit = 1 << subchannel.rail();
+        if ((peerCloseMask & bit) == 0 && railMask != 0) {
             peerCloseExpected = railMask;
+        }
+        peerCloseMask |= bit;
+        if (last) {
+            peerFinalMask |= bit;
+            if (railMask != 0) {
+                peerFinalExpected = railMask;
+            }
         }
         peerNextPsn = nextPsn;
         closeRequest.compareAndSet(CLOSE_NONE, CLOSE_GRACEFUL);
@@ -1782,7 +1913,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
      */
     @Override
     public void onFailure(RcSubchannel subchannel, RdmaException error) {
-        if (terminated) {
+        if (terminated || (localFinalSent && peerFinal())) {
+            // after both last frames nothing travels any more: the peer freeing its queue pairs is no failure
             return;
         }
         scheduler.onSubchannelFailed(subchannel);
@@ -1910,7 +2042,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 continue;
             }
             for (RcSubchannel sc : subchannels) {
-                if (sc.isUsable() && sc.sendRailDown(f)) {
+                if (sc.carriesControl() && sc.sendRailDown(f)) {
                     railDownToSend &= ~(1L << f);
                     work++;
                     break;
@@ -1953,11 +2085,24 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         return railFailures;
     }
 
+    /**
+     * The graceful close, in three steps (see {@code CloseFrameCodec}): once this side's sends are done, a
+     * CLOSE on every live rail (no message after it; credits and CTSs still go, so the peer can finish its
+     * own messages); once the peer's CLOSE arrived too, a FINAL on those rails (nothing at all after it);
+     * once the peer's FINAL arrived, the receive side is done and this side's frames completed, the
+     * connection terminates. Closing with no {@code receive()} subscriber closes the inbound side first,
+     * so the peer fails what it cannot deliver rather than wait for a subscriber that will not come.
+     */
     private int progressClose() {
         if (closeRequest.get() != CLOSE_GRACEFUL) {
             return 0;
         }
+        int work = 0;
         if (!localCloseSent) {
+            if (!receiveSubscribed.get() && !receiveTerminated) {
+                terminateReceive(new ConnectionClosedException(name + " closed before receive() was subscribed", false));
+                work++;
+            }
             SendOp op = sendOps.peek();
             while (op != null && op.firstPsn < 0) {
                 // sends not yet started when the close came are refused, never half sent
@@ -1967,45 +2112,69 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 op = sendOps.peek();
             }
             if (!sendOps.isEmpty() || current != null || !inflightOps.isEmpty() || resendCount > 0) {
-                return 0;
+                return work;
             }
             int closeMask = 0;
             for (RcSubchannel sc : subchannels) {
                 if (sc.framesInFlight() > 0 && !sc.isFailed()) {
-                    return 0;
+                    return work;
                 }
                 if (sc.isUsable()) {
                     closeMask |= 1 << sc.rail();
                 }
             }
-            for (RcSubchannel sc : subchannels) {
-                sc.sendClose(false, nextPsn, "", closeMask);
-            }
+            localCloseMask = closeMask;
             localCloseSent = true;
-            return 1;
         }
-        if (peerClosed() && (receiveTerminated || receiver == null)) {
+        if (!localFinalSent) {
+            // after the peer's CLOSE this side has nothing more to send it: the CLOSE (or a second one) is the last frame
+            boolean last = peerClosed();
+            boolean all = true;
+            for (RcSubchannel sc : subchannels) {
+                if ((localCloseMask & (1 << sc.rail())) == 0 || (last ? sc.finalSent() : sc.closeSent())) {
+                    continue;
+                }
+                if (sc.sendGracefulClose(nextPsn, localCloseMask, last)) {
+                    work++;
+                } else {
+                    all = false;
+                }
+            }
+            if (!all || !last) {
+                return work;
+            }
+            localFinalSent = true;
+        }
+        if (peerFinal() && (receiveTerminated || receiver == null)) {
             for (RcSubchannel sc : subchannels) {
                 if (sc.sendBuffersInUse() > 0 && !sc.isFailed()) {
-                    return 0;
+                    return work;
                 }
             }
             terminate(null);
-            return 1;
+            return work + 1;
         }
-        return 0;
+        return work;
     }
 
     /** CLOSE arrived on every rail the peer sends it on (all rails, or those it named after a failover). */
     private boolean peerClosed() {
-        int expected = peerCloseExpected;
+        return arrivedOnEveryRail(peerCloseMask, peerCloseExpected);
+    }
+
+    /** The peer's last frame arrived on every rail it sends one on: nothing more comes from it. */
+    private boolean peerFinal() {
+        return arrivedOnEveryRail(peerFinalMask, peerFinalExpected);
+    }
+
+    private boolean arrivedOnEveryRail(int arrived, int expected) {
         for (RcSubchannel sc : subchannels) {
             if (sc.isFailed()) {
-                // a CLOSE cannot come over a rail that failed here
+                // nothing can come over a rail that failed here
                 expected &= ~(1 << sc.rail());
             }
         }
-        return peerCloseMask != 0 && (peerCloseMask & expected) == expected;
+        return arrived != 0 && (arrived & expected) == expected;
     }
 
     private ConnectionClosedException closedError() {
@@ -2112,7 +2281,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     RdmaLeakReporter.@Nullable Leak forceClose() {
         if (!terminated) {
             for (RcSubchannel sc : subchannels) {
-                sc.sendClose(true, nextPsn, "node closed");
+                sc.sendAbort(nextPsn, "node closed");
             }
             // releases what the connection itself still queued: what is left is the application's
             terminate(new ConnectionClosedException(name + ": its node was closed", false));
@@ -2167,7 +2336,10 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             .append(", ").append(messageCredits).append(", ").append(sendCredits).append(", rendezvous sends=").append(rvSends.inUse())
             .append(", receives pending=").append(rvReceives.pending).append(" granted=").append(rvReceives.granted)
             .append(", terminated=").append(terminated).append(" failure=").append(failure)
-            .append(", current=").append(current).append(", sendOps=").append(sendOps.size()).append(", inflightOps=").append(inflightOps.size());
+            .append(", current=").append(current).append(", sendOps=").append(sendOps.size()).append(", inflightOps=").append(inflightOps.size())
+            .append(", close: sent=").append(localCloseSent).append(" final=").append(localFinalSent).append(" peer=")
+            .append(Integer.toBinaryString(peerCloseMask)).append(" peerFinal=").append(Integer.toBinaryString(peerFinalMask))
+            .append(", peerInboundClosed=").append(peerInboundClosed).append(", inboundClosed=").append(inboundClosed);
         for (RcSubchannel sc : subchannels) {
             sb.append("\n  ").append(sc).append(" framesInFlight=").append(sc.framesInFlight()).append(" writes=").append(sc.writesInFlight());
         }

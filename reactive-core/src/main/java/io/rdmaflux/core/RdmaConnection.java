@@ -19,15 +19,36 @@ import java.util.List;
  * nothing is dropped and no thread blocks waiting for credit.
  *
  * <p><b>Completion:</b> {@link #send} completes when the publisher completed and every message it
- * produced was delivered into a receive buffer of the peer (RC send completion).
- * {@link #receive()} completes when the peer closed gracefully and every message sent before its
- * CLOSE was delivered.
+ * produced was delivered into a receive buffer of the peer (RC send completion); if the peer's
+ * inbound side closes before then, it errors instead unless the peer's subscriber got every one of
+ * its messages (see Errors). {@link #receive()} completes when the peer closed
+ * gracefully and every message sent before its CLOSE was delivered. {@link #onClose()} of a graceful
+ * close completes once both sides closed: a side that closes keeps taking (and granting credit
+ * for) the peer's messages until the peer has sent all it had under way, so a close from either
+ * side, or both at once, ends with every such message delivered. It waits for a {@code receive()}
+ * subscriber that is there, however slow, and for one that may still come (the peer has not closed
+ * yet); it never waits for messages the peer said it will not take. {@link #abort()} ends any
+ * wait at once.
+ *
+ * <p><b>The inbound side:</b> it closes when the {@code receive()} subscriber cancels (or its
+ * {@code onNext} throws), or when this side closes while nobody ever subscribed to
+ * {@code receive()} (a later subscriber gets {@link ConnectionClosedException} "closed before receive()
+ * was subscribed"). The peer is told at once, with the first PSN the subscriber did not get.
  *
  * <p><b>Errors:</b> a peer failure or a QP error errors both the active {@code send} Mono and the
  * {@code receive} Flux with {@link RdmaTransportException}; a close or abort while they are active
  * errors them with {@link ConnectionClosedException}; a message larger than
  * {@link #maxMessageBytes()} errors only its {@code send} with {@link MessageTooLargeException}
  * (the connection stays usable). Peer protocol violations abort with {@link RdmaProtocolException}.
+ * When the peer's inbound side closes, every {@code send} with a message its subscriber did not get
+ * (sent after it stopped taking them, or not sent yet) errors with a {@link ConnectionClosedException}
+ * ({@link ConnectionClosedException#byPeer() byPeer}) whose message names this connection, how many
+ * of the send's messages were not delivered and how many the subscriber got, e.g. {@code "client/conn1
+ * (to mem://soft1:1024): 3 messages of this send() were not delivered: the peer closed its inbound
+ * side (...) after its subscriber got 2 of them"}; a publisher still emitting is cancelled, and the
+ * error comes once the send's messages already on the wire completed. Later sends error at once ({@code "send()
+ * refused: ..."}); a send whose every message the subscriber got still completes. Messages already
+ * delivered are not affected: they stay valid until released.
  *
  * <p><b>Concurrency:</b> all methods are thread-safe. Reactor signals of {@code send} and
  * {@code receive} are emitted from the node's progress thread: move heavy work behind
@@ -48,8 +69,9 @@ public interface RdmaConnection {
 
     /**
      * The messages from the peer, in PSN order. Each must be released by the subscriber (or the
-     * operators after it). Cancelling closes the inbound side: queued messages are released and
-     * later arrivals are released on arrival.
+     * operators after it). Cancelling closes the inbound side: queued messages are released, later
+     * arrivals are released on arrival, and the peer's sends fail with the messages not delivered
+     * (see the class documentation).
      */
     Flux<RdmaMessage> receive();
 
@@ -57,8 +79,12 @@ public interface RdmaConnection {
     Mono<Void> onClose();
 
     /**
-     * Closes gracefully: no new sends are accepted, messages in flight are delivered, then a CLOSE
-     * frame goes on every subchannel. Returns at once; {@link #onClose()} tells when it is done.
+     * Closes gracefully: no new sends are accepted (a send not yet started errors with
+     * {@link ConnectionClosedException}), the sends under way finish, then a CLOSE frame goes on every
+     * subchannel; this side keeps receiving until the peer closed too, and a FINAL frame each way ends
+     * the exchange. Without a {@code receive()} subscriber it closes the inbound side first, so the
+     * peer's pending sends fail instead of waiting. Returns at once; {@link #onClose()} tells when it is
+     * done (see Completion for what it waits for).
      */
     void close();
 

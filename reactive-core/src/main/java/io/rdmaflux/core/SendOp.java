@@ -26,6 +26,8 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
     volatile boolean cancelled;
     volatile boolean overflowed;
     boolean finished;
+    /** Set when the peer closed its inbound side: the error the op ends with once its messages in flight completed. */
+    @Nullable ConnectionClosedException refusal;
     long taken;
     long completed;
     int firstPsn = -1;
@@ -109,13 +111,20 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
         }
     }
 
-    /** Releases the queued messages (progress thread, at the end of the op). */
-    void drainQueue() {
+    /**
+     * Releases the queued messages (progress thread, at the end of the op).
+     *
+     * @return how many there were: taken from the publisher and never sent
+     */
+    int drainQueue() {
+        int n = 0;
         RdmaMessage m;
         while ((m = queue.poll()) != null) {
+            n++;
             if (m.refCnt() > 0) {
                 m.release();
             }
         }
+        return n;
     }
 }

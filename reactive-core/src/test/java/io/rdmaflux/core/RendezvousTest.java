@@ -360,7 +360,7 @@ class RendezvousTest {
     }
 
     @Test
-    void cancellingReceiveWhileRtsWaitsLetsTheSenderComplete() {
+    void cancellingReceiveWhileRtsWaitsEndsTheSendNamingTheMessagesNotDelivered() {
         AtomicReference<RecordingStriper> striper = new AtomicReference<>();
         try (InvokerPair p = pair(2, striper)) {
             List<RdmaMessage> held = new ArrayList<>();
@@ -371,17 +371,23 @@ class RendezvousTest {
                 }
             };
             p.server.receive().subscribe(sub);
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, 12).map(i -> RdmaMessage.of(new byte[30_000]))).subscribe(null, null, () -> sent.set(true));
+            AtomicReference<Throwable> error = new AtomicReference<>();
+            p.client.send(Flux.range(0, 12).map(i -> RdmaMessage.of(new byte[30_000]))).subscribe(null, error::set);
             p.drive();
             assertEquals(POOL, held.size());
             sub.cancel();
             p.drive();
             held.forEach(RdmaMessage::release);
             p.drive();
-            assertTrue(sent.get(), "messages after the cancel are acknowledged and dropped, the send completes");
+            // RTSs waiting for a buffer get a discarding CTS, queued messages are not sent: the send ends, not hangs
+            ConnectionClosedException e = assertInstanceOf(ConnectionClosedException.class, error.get());
+            assertTrue(e.byPeer());
+            assertTrue(e.getMessage().startsWith(((DefaultRdmaConnection) p.client).name() + ": "), e.getMessage());
+            assertTrue(e.getMessage().contains("8 messages of this send() were not delivered")
+                && e.getMessage().contains("its subscriber got 4 of them"), e.getMessage());
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
             assertEquals(0, p.serverNode.rendezvousPool(true).inUse());
+            assertEquals(0, p.clientNode.rendezvousPool(false).inUse(), "the staging slots of the dropped messages are back");
         }
     }
 

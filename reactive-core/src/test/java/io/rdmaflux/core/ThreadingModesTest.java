@@ -11,10 +11,15 @@ import org.junit.jupiter.params.provider.EnumSource;
 import reactor.core.publisher.Flux;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -45,6 +50,46 @@ class ThreadingModesTest {
             assertEquals(Set.of(expected), threads);
             c.close();
             c.onClose().block(Duration.ofSeconds(10));
+        }
+        leaks.assertClean();
+    }
+
+    /** The thread running {@code node}'s duty cycles, asked of the engine itself. */
+    private static Thread progressThreadOf(RdmaNode node) throws Exception {
+        CompletableFuture<Thread> thread = new CompletableFuture<>();
+        node.engine().execute(() -> thread.complete(Thread.currentThread()));
+        node.engine().wake();
+        return thread.get(10, TimeUnit.SECONDS);
+    }
+
+    private static List<String> progressThreadsAlive() {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+            .filter(n -> n.startsWith("rdmaflux-progress")).sorted().toList();
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = ThreadingMode.class, names = {"DEDICATED", "SHARED"})
+    void closeOfTheLastNodeOnAThreadReturnsOnlyOnceTheThreadHasTerminated(ThreadingMode mode) throws Exception {
+        VerbsLeakCheck leaks = VerbsLeakCheck.begin();
+        SoftFabric fabric = SoftFabric.mem("join-" + mode);
+        try (SoftProvider p = SoftProvider.builder().name("join-" + mode).fabric(fabric).build()) {
+            // the window between the runner saying it stopped and the thread ending is short: look many times
+            for (int round = 0; round < 50; round++) {
+                RdmaNode a = RdmaNode.builder().provider(p).name("ja" + round).threadingMode(mode).build();
+                RdmaNode b = RdmaNode.builder().provider(p).name("jb" + round).threadingMode(mode).build();
+                Thread ta = progressThreadOf(a);
+                Thread tb = progressThreadOf(b);
+                a.close();
+                if (mode == ThreadingMode.SHARED) {
+                    assertSame(ta, tb, "one shared thread");
+                    assertTrue(tb.isAlive(), "b still runs on the shared thread after a closed");
+                } else {
+                    assertFalse(ta.isAlive(), "round " + round + ": a's close returned while " + ta.getName() + " still ran");
+                }
+                b.close();
+                assertFalse(tb.isAlive(), "round " + round + ": the last close returned while " + tb.getName() + " still ran");
+                assertEquals(List.of(), progressThreadsAlive(), "round " + round);
+            }
         }
         leaks.assertClean();
     }

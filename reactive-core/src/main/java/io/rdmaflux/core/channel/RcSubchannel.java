@@ -126,7 +126,10 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     private boolean established;
     private boolean failed;
     private boolean closed;
+    /** CLOSE went: no more credit-taking frames (messages); control frames may follow until {@link #finalSent}. */
     private boolean closeSent;
+    /** The last frame went (a FINAL or abort CLOSE): nothing more is sent on this rail. */
+    private boolean finalSent;
     private int closeRailMask;
 
     /**
@@ -240,7 +243,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         qp.connect(remote);
         if (connecting) {
             established = true;
-            sendControl(FrameType.CREDIT, false, 0, "");
+            sendControl(FrameType.CREDIT, false, false, 0, "");
         }
     }
 
@@ -277,6 +280,15 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     @Override
     public boolean isUsable() {
         return !failed && !closed && !closeSent;
+    }
+
+    /**
+     * Whether control frames (CREDIT, CTS, RAIL_DOWN) can still go on this rail: not failed and its last
+     * frame not sent. Unlike {@link #isUsable()} this holds after a graceful CLOSE, so a side that closed
+     * keeps granting credit (and answering RTSs) until the peer's CLOSE says it sends nothing more.
+     */
+    public boolean carriesControl() {
+        return !failed && !closed && !finalSent;
     }
 
     @Override
@@ -479,7 +491,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
      * @return false if no send buffer is free now (retry later) or the subchannel cannot send
      */
     public boolean sendCts(int psn, int messageLength, long remoteAddress, int rkey, int flags) {
-        if (!established || failed || closeSent || sendPool.available() == 0) {
+        if (!established || failed || finalSent || sendPool.available() == 0) {
             return false;
         }
         int slot = sendPool.acquire();
@@ -545,7 +557,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
      * @return false if no send buffer is free now (retry later) or this subchannel cannot send
      */
     public boolean sendRailDown(int failedRail) {
-        if (!established || failed || closeSent || sendPool.available() == 0) {
+        if (!established || failed || finalSent || sendPool.available() == 0) {
             return false;
         }
         int slot = sendPool.acquire();
@@ -563,31 +575,74 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         return writesInFlight;
     }
 
-    /** Sends CLOSE (graceful or abort) once; frames after it are not sent. */
-    public void sendClose(boolean abort, int nextPsn, String reason) {
-        sendClose(abort, nextPsn, reason, 0);
-    }
-
     /**
-     * Sends CLOSE once, naming the rails ({@code railMask}, 0 for all) the connection sends CLOSE on, so
-     * the peer does not wait for one on a rail that failed.
+     * Sends an abort CLOSE, best effort (no retry: the connection terminates right after), unless this
+     * rail's last frame went already; even after a graceful CLOSE. Nothing is sent on this rail after it.
      */
-    public void sendClose(boolean abort, int nextPsn, String reason, int railMask) {
-        if (closeSent || failed) {
+    public void sendAbort(int nextPsn, String reason) {
+        if (finalSent || failed) {
             return;
         }
         if (established) {
-            closeRailMask = railMask;
-            sendControl(FrameType.CLOSE, abort, nextPsn, reason);
+            closeRailMask = 0;
+            sendControl(FrameType.CLOSE, true, false, nextPsn, reason);
         }
         closeSent = true;
+        finalSent = true;
     }
 
+    /**
+     * Sends a graceful CLOSE naming the rails ({@code railMask}, 0 for all) the connection sends it on, so
+     * the peer does not wait for one on a rail that failed. Without {@code last} it ends the messages:
+     * control frames may still follow. With {@code last} ({@link FrameHeader#FLAG_FINAL}) it is this
+     * rail's last frame, sent once the peer's CLOSE arrived: as the CLOSE itself, or as a second CLOSE.
+     *
+     * @return true if the frame went or nothing is left to send; false if no send buffer is free now
+     *         (call again later)
+     */
+    public boolean sendGracefulClose(int nextPsn, int railMask, boolean last) {
+        if (failed || finalSent || (closeSent && !last)) {
+            return true;
+        }
+        if (established) {
+            if (sendPool.available() == 0) {
+                return false;
+            }
+            closeRailMask = railMask;
+            sendControl(FrameType.CLOSE, false, last, nextPsn, "");
+        }
+        closeSent = true;
+        finalSent = last;
+        return true;
+    }
+
+    /**
+     * Tells the peer this side closed its inbound side: a CREDIT frame with
+     * {@link FrameHeader#FLAG_INBOUND_CLOSED} naming the first PSN the subscriber did not get.
+     *
+     * @return false if no send buffer is free now (retry later) or this rail cannot send
+     */
+    public boolean sendInboundClosed(int firstUndeliveredPsn) {
+        if (!established || failed || finalSent || sendPool.available() == 0) {
+            return false;
+        }
+        int slot = sendPool.acquire();
+        post(slot, CreditFrameCodec.encodeInboundClosed(sendMemory, sendPool.offset(slot), takeCreditWord(), firstUndeliveredPsn),
+            NO_TOKEN);
+        return !failed;
+    }
+
+    /** Whether this rail's graceful or abort CLOSE went (no message goes after it). */
     public boolean closeSent() {
         return closeSent;
     }
 
-    private void sendControl(FrameType type, boolean abort, int nextPsn, String reason) {
+    /** Whether this rail's last frame went (a FINAL or abort CLOSE). */
+    public boolean finalSent() {
+        return finalSent;
+    }
+
+    private void sendControl(FrameType type, boolean abort, boolean last, int nextPsn, String reason) {
         if (failed) {
             return;
         }
@@ -598,7 +653,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         int off = sendPool.offset(slot);
         int len = type == FrameType.CREDIT
             ? encodeCredit(off)
-            : CloseFrameCodec.encode(sendMemory, off, 0, nextPsn, takeCreditWord(), abort,
+            : CloseFrameCodec.encode(sendMemory, off, 0, nextPsn, takeCreditWord(), abort, last,
                 reason.length() > maxFramePayloadBytes() ? reason.substring(0, maxFramePayloadBytes()) : reason, closeRailMask);
         post(slot, len, NO_TOKEN);
     }
@@ -754,8 +809,8 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
      * @return whether one was sent
      */
     public boolean sendCreditFrame() {
-        if (established && !failed && !closeSent && sendPool.available() > 0) {
-            sendControl(FrameType.CREDIT, false, 0, "");
+        if (established && !failed && !finalSent && sendPool.available() > 0) {
+            sendControl(FrameType.CREDIT, false, false, 0, "");
             return true;
         }
         return false;
@@ -769,8 +824,8 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     /** Grants what demand and free buffers allow and sends a CREDIT frame if due; returns 1 if one was sent. */
     public int flushCredits() {
         receiveCredits.grant();
-        if (established && !failed && !closeSent && receiveCredits.explicitCreditDue() && sendPool.available() > 0) {
-            sendControl(FrameType.CREDIT, false, 0, "");
+        if (established && !failed && !finalSent && receiveCredits.explicitCreditDue() && sendPool.available() > 0) {
+            sendControl(FrameType.CREDIT, false, false, 0, "");
             return 1;
         }
         return 0;
@@ -952,15 +1007,23 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
                     l.onPeerRailDown(this, failedRail);
                 }
             }
-            case CREDIT -> postReceive(slot);
+            case CREDIT -> {
+                boolean inboundClosed = CreditFrameCodec.isInboundClosed(recvMemory, off);
+                int firstUndelivered = FrameHeader.psn(recvMemory, off);
+                postReceive(slot);
+                if (inboundClosed && l != null) {
+                    l.onPeerInboundClosed(this, firstUndelivered);
+                }
+            }
             case CLOSE -> {
                 boolean abort = CloseFrameCodec.isAbort(recvMemory, off);
+                boolean last = CloseFrameCodec.isFinal(recvMemory, off);
                 int nextPsn = FrameHeader.psn(recvMemory, off);
                 int railMask = CloseFrameCodec.railMask(recvMemory, off);
                 String reason = CloseFrameCodec.reason(recvMemory, off);
                 postReceive(slot);
                 if (l != null) {
-                    l.onPeerClose(this, abort, nextPsn, reason, railMask);
+                    l.onPeerClose(this, abort, last, nextPsn, reason, railMask);
                 }
             }
         }

@@ -42,11 +42,19 @@ public interface SubchannelListener {
     void onSendCompleted(RcSubchannel subchannel, long token);
 
     /**
-     * The peer sent CLOSE: it sends no more DATA after PSN {@code nextPsn - 1}.
+     * The peer sent CLOSE: it sends no more messages after PSN {@code nextPsn - 1}.
      *
-     * @param railMask the rails the peer sends CLOSE on (bit r for rail r), 0 for every rail
+     * @param last     whether it is the peer's last frame on this rail (a FINAL or an abort)
+     * @param railMask the rails the peer sends this CLOSE on (bit r for rail r), 0 for every rail
      */
-    void onPeerClose(RcSubchannel subchannel, boolean abort, int nextPsn, String reason, int railMask);
+    void onPeerClose(RcSubchannel subchannel, boolean abort, boolean last, int nextPsn, String reason, int railMask);
+
+    /**
+     * The peer closed its inbound side (a CREDIT frame with
+     * {@link io.rdmaflux.core.frame.FrameHeader#FLAG_INBOUND_CLOSED}): it takes no more messages; its
+     * subscriber got exactly the messages before PSN {@code firstUndeliveredPsn}. May come once per rail.
+     */
+    void onPeerInboundClosed(RcSubchannel subchannel, int firstUndeliveredPsn);
 
     /** The peer reports that rail {@code failedRail} failed on its side (a RAIL_DOWN frame). */
     void onPeerRailDown(RcSubchannel subchannel, int failedRail);

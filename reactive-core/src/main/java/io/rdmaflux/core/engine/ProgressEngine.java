@@ -36,6 +36,11 @@ import java.util.Objects;
  */
 public final class ProgressEngine implements AutoCloseable {
     private static final ProgressAgent[] NONE = new ProgressAgent[0];
+    /**
+     * How long, in ms, {@link #close()} waits for a progress thread to end after its runner stopped:
+     * the thread only has to return from {@code run()} by then.
+     */
+    static final long THREAD_END_TIMEOUT_MS = 5_000;
 
     private final String name;
     private final ThreadingMode mode;
@@ -45,6 +50,8 @@ public final class ProgressEngine implements AutoCloseable {
     private volatile ProgressAgent[] agents = NONE;
     private volatile @Nullable Thread progressThread;
     private final @Nullable AgentRunner runner;
+    /** The DEDICATED thread, joined by {@link #close()}. */
+    private final @Nullable Thread thread;
     /** The DEDICATED thread's strategy when it is ours (wakes without a lost-wake-up race). */
     private final @Nullable ProgressIdleStrategy progressIdle;
     /** The DEDICATED thread's strategy wrapping a caller's one. */
@@ -74,13 +81,14 @@ public final class ProgressEngine implements AutoCloseable {
                 idle = wrappedIdle;
             }
             this.runner = new AgentRunner(idle, errorHandler, null, new EngineAgent(this, "rdmaflux-progress-" + name));
-            AgentRunner.startOnThread(runner, r -> {
+            this.thread = AgentRunner.startOnThread(runner, r -> {
                 Thread t = new Thread(r);
                 t.setDaemon(true);
                 return t;
             });
         } else {
             this.runner = null;
+            this.thread = null;
             this.progressIdle = null;
             this.wrappedIdle = null;
             if (mode == ThreadingMode.SHARED) {
@@ -220,7 +228,11 @@ public final class ProgressEngine implements AutoCloseable {
         return closed;
     }
 
-    /** Stops the thread (DEDICATED; waits for it to exit) or leaves the shared thread; idempotent. */
+    /**
+     * Stops the thread (DEDICATED) or leaves the shared thread (SHARED; the last engine to leave stops
+     * it) and, unless called on that thread itself, returns only once the thread has ended (waiting at
+     * most {@link #THREAD_END_TIMEOUT_MS} ms after its runner stopped). Idempotent.
+     */
     @Override
     public void close() {
         if (closed) {
@@ -235,9 +247,26 @@ public final class ProgressEngine implements AutoCloseable {
                 stopper.start();
             } else {
                 runner.close();
+                awaitEnd(thread);
             }
         } else if (mode == ThreadingMode.SHARED) {
             SharedProgressThread.leave(this);
+        }
+    }
+
+    /**
+     * Waits for a progress thread whose runner was closed to end. {@code AgentRunner.close()} returns as
+     * soon as the runner says it is closed, which it does just before {@code run()} returns: without
+     * this the thread may still be alive when close returns.
+     */
+    static void awaitEnd(@Nullable Thread t) {
+        if (t == null || t == Thread.currentThread()) {
+            return;
+        }
+        try {
+            t.join(THREAD_END_TIMEOUT_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -8,11 +8,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The JVM-wide thread of SHARED-mode engines, {@code rdmaflux-progress-shared}: it starts with the
- * first engine that joins and stops when the last one leaves, so no thread outlives the nodes.
+ * first engine that joins and stops when the last one leaves, so no thread outlives the nodes. The
+ * last {@link #leave} returns once the thread has ended, unless it runs on that thread.
  */
 final class SharedProgressThread implements Agent {
     private static final Object LOCK = new Object();
     private static @Nullable AgentRunner runner;
+    private static @Nullable Thread thread;
     private static volatile @Nullable SharedProgressThread instance;
     private final ProgressIdleStrategy idle = ProgressIdleStrategy.backoff();
 
@@ -25,7 +27,7 @@ final class SharedProgressThread implements Agent {
                 AgentRunner r = new AgentRunner(agent.idle, Throwable::printStackTrace, null, agent);
                 instance = agent;
                 runner = r;
-                AgentRunner.startOnThread(r, t -> {
+                thread = AgentRunner.startOnThread(r, t -> {
                     Thread th = new Thread(t);
                     th.setDaemon(true);
                     return th;
@@ -37,15 +39,18 @@ final class SharedProgressThread implements Agent {
 
     static void leave(ProgressEngine engine) {
         AgentRunner toClose = null;
+        Thread toJoin = null;
         synchronized (LOCK) {
             if (instance != null && instance.engines.remove(engine) && instance.engines.isEmpty()) {
                 toClose = runner;
+                toJoin = thread;
                 runner = null;
+                thread = null;
                 instance = null;
             }
         }
         if (toClose != null) {
-            if (Thread.currentThread().getName().equals("rdmaflux-progress-shared")) {
+            if (Thread.currentThread() == toJoin) {
                 // leaving from inside a duty cycle: close from another thread, the runner waits for this one
                 AgentRunner r = toClose;
                 Thread closer = new Thread(r::close, "rdmaflux-progress-shared-closer");
@@ -53,6 +58,7 @@ final class SharedProgressThread implements Agent {
                 closer.start();
             } else {
                 toClose.close();
+                ProgressEngine.awaitEnd(toJoin);
             }
         }
     }

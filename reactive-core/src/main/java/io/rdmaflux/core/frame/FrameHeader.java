@@ -49,10 +49,15 @@ public final class FrameHeader {
      *   <li>DATA, CREDIT and CLOSE frames; one credit count per frame;</li>
      *   <li>adds the rendezvous frames RTS, CTS and FIN, RAIL_DOWN, packed DATA
      *       ({@link #FLAG_PACKED}, up to {@link DataFrameCodec#MAX_PACKED_MESSAGES} messages), and splits the
-     *       credit word into per-rail buffer credits and the connection's running message-credit total.</li>
+     *       credit word into per-rail buffer credits and the connection's running message-credit total;</li>
+     *   <li>adds {@link #FLAG_INBOUND_CLOSED} on CREDIT (the receiver will take no more messages, so the
+     *       sender fails what it has not sent instead of waiting for credit) and {@link #FLAG_FINAL} on
+     *       CLOSE (the last frame on its rail): control frames now flow after a graceful CLOSE until the
+     *       peer's CLOSE arrived, and a graceful close ends with a FINAL each way. A version-2 peer sends
+     *       no FINAL, so a close with it would never end: the versions refuse each other.</li>
      * </ol>
      */
-    public static final int VERSION = 2;
+    public static final int VERSION = 3;
 
     public static final int VERSION_OFFSET = 0;
     public static final int TYPE_OFFSET = 1;
@@ -73,6 +78,21 @@ public final class FrameHeader {
     public static final int FLAG_ABORT = 0x4;
     /** DATA: the payload packs several whole messages (see {@code DataFrameCodec}); the message length field holds their count. */
     public static final int FLAG_PACKED = 0x8;
+    /**
+     * CREDIT: the sender of the frame closed its inbound side (its application cancelled {@code receive()},
+     * or closed the connection without subscribing to it): it grants no more message credits and drops
+     * what still arrives, so the peer fails the messages it has not sent rather than wait for credit.
+     */
+    public static final int FLAG_INBOUND_CLOSED = 0x10;
+    /**
+     * CLOSE: the last frame the sender sends on this rail. A graceful CLOSE without it means "no more
+     * messages": control frames (CREDIT, CTS) still follow, so the peer can finish what it is sending. The
+     * sender sets it once it has the peer's CLOSE too (on the CLOSE itself if the peer's came first, else
+     * on a second CLOSE frame); each side frees its queue pairs only after the peer's FINAL arrived, so no
+     * frame is ever sent to a destroyed queue pair. An abort CLOSE ({@link #FLAG_ABORT}) is always the
+     * last frame and does not carry this flag too.
+     */
+    public static final int FLAG_FINAL = 0x20;
 
     /** Most buffer credits one frame grants. */
     public static final int MAX_BUFFER_CREDITS_PER_FRAME = 0xFFFF;

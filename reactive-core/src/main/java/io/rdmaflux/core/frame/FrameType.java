@@ -7,9 +7,11 @@ package io.rdmaflux.core.frame;
  * <ul>
  *   <li>{@link #DATA}: one fragment of an application message; consumes one credit.</li>
  *   <li>{@link #CREDIT}: an explicit credit update when credit accumulated and no reverse traffic
- *       carried it piggybacked (seed 001 &sect;3.1); consumes no credit.</li>
- *   <li>{@link #CLOSE}: the sender will send no more DATA (graceful) or is aborting; consumes no
- *       credit. One per subchannel, like the FIN of seed 000 &sect;5.3.</li>
+ *       carried it piggybacked (seed 001 &sect;3.1); consumes no credit. With
+ *       {@link FrameHeader#FLAG_INBOUND_CLOSED}: no more credit will come.</li>
+ *   <li>{@link #CLOSE}: the sender will send no more messages (graceful) or is aborting; consumes no
+ *       credit. One per subchannel, like the FIN of seed 000 &sect;5.3, and a second one with
+ *       {@link FrameHeader#FLAG_FINAL} (its last frame on the rail) when the peer's CLOSE came after it.</li>
  *   <li>{@link #RTS}: request to send one large message by rendezvous (seed 001 &sect;3.1, Fig. 2:
  *       "start rendezvous"); consumes one credit, like the first fragment of a message.</li>
  *   <li>{@link #CTS}: clear to send, the receiver's reply with the address and rkey of a

@@ -26,7 +26,7 @@ class FrameCodecTest {
         b.putBytes(DataFrameCodec.payloadOffset(0), new byte[]{'a', 'b', 'c'});
         assertEquals(27, len);
         assertEquals(
-            "02" + "01" + "0300"      // version 2, DATA, flags FIRST|LAST
+            "03" + "01" + "0300"      // version 3, DATA, flags FIRST|LAST
                 + "07000000"          // stream id 7
                 + "04030201"          // PSN 0x01020304, little-endian
                 + "05000000"          // credits 5
@@ -53,7 +53,7 @@ class FrameCodecTest {
         int len = DataFrameCodec.encodePackedHeader(b, 0, 0, 9, 5, pos + 1 - DataFrameCodec.payloadOffset(0), 3);
         assertEquals(24 + 4 + 2 + 4 + 4 + 1, len);
         assertEquals(
-            "02" + "01" + "0b00"      // version 2, DATA, flags FIRST|LAST|PACKED
+            "03" + "01" + "0b00"      // version 3, DATA, flags FIRST|LAST|PACKED
                 + "00000000"          // stream id 0
                 + "09000000"          // first PSN 9
                 + "05000000"          // credits 5
@@ -117,7 +117,7 @@ class FrameCodecTest {
     void middleFragmentHasNeitherFirstNorLastFlag() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         DataFrameCodec.encodeHeader(b, 0, false, false, 0, 9, 0, 8, 100);
-        assertEquals("0201000000000000090000000000000008000000" + "64000000", hex(b, 24));
+        assertEquals("0301000000000000090000000000000008000000" + "64000000", hex(b, 24));
         assertFalse(DataFrameCodec.isFirst(b, 0));
         assertFalse(DataFrameCodec.isLast(b, 0));
         assertEquals(100, FrameHeader.messageLength(b, 0));
@@ -128,8 +128,47 @@ class FrameCodecTest {
         UnsafeBuffer b = new UnsafeBuffer(new byte[32]);
         int len = CreditFrameCodec.encode(b, 0, 0, 300);
         assertEquals(24, len);
-        assertEquals("020200000000000000000000" + "2c010000" + "0000000000000000", hex(b, len));
+        assertEquals("030200000000000000000000" + "2c010000" + "0000000000000000", hex(b, len));
         assertEquals(FrameType.CREDIT, FrameHeader.validate(b, 0, len));
+    }
+
+    @Test
+    void inboundClosedCreditFrameCarriesFlag0x10AndTheFirstPsnNotDelivered() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[32]);
+        int len = CreditFrameCodec.encodeInboundClosed(b, 0, FrameHeader.packCredits(2, 7), 0x105);
+        assertEquals(24, len);
+        assertEquals("03" + "02" + "1000"          // version 3, CREDIT, flags INBOUND_CLOSED
+                + "00000000"                   // stream id 0
+                + "05010000"                   // the subscriber got PSNs 0 .. 0x104, not 0x105 on
+                + "02000700"                   // 2 buffer credits, message-credit total 7
+                + "00000000" + "00000000",     // no payload, message length 0
+            hex(b, len));
+        assertEquals(FrameType.CREDIT, FrameHeader.validate(b, 0, len));
+        assertTrue(CreditFrameCodec.isInboundClosed(b, 0));
+        assertEquals(0x105, FrameHeader.psn(b, 0));
+        assertThrows(IllegalArgumentException.class, () -> CreditFrameCodec.encodeInboundClosed(b, 0, -1, 0));
+        CreditFrameCodec.encode(b, 0, 0, 1);
+        assertFalse(CreditFrameCodec.isInboundClosed(b, 0), "a plain CREDIT frame does not close anything");
+    }
+
+    @Test
+    void gracefulCloseFramesCarryFinalOnlyOnTheLastOneAndTheRailMask() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        int len = CloseFrameCodec.encode(b, 0, 0, 9, 0, false, false, "", 0b11);
+        assertEquals("03" + "03" + "0000"          // version 3, CLOSE, no flags: no more messages
+                + "00000000" + "09000000"      // stream id 0, next PSN 9
+                + "00000000" + "00000000"      // credits 0, no reason
+                + "03000000",                  // sent on rails 0 and 1
+            hex(b, len));
+        assertFalse(CloseFrameCodec.isFinal(b, 0));
+        assertFalse(CloseFrameCodec.isAbort(b, 0));
+        len = CloseFrameCodec.encode(b, 0, 0, 9, 0, false, true, "", 0b11);
+        assertEquals("03" + "03" + "2000" + "00000000" + "09000000" + "00000000" + "00000000" + "03000000", hex(b, len));
+        assertTrue(CloseFrameCodec.isFinal(b, 0), "FINAL (0x20): the sender's last frame on this rail");
+        assertEquals(0b11, CloseFrameCodec.railMask(b, 0));
+        CloseFrameCodec.encode(b, 0, 0, 9, 0, true, false, "x", 0);
+        assertTrue(CloseFrameCodec.isFinal(b, 0), "an abort is always the last frame, without the FINAL bit");
+        assertEquals(FrameHeader.FLAG_ABORT, FrameHeader.flags(b, 0));
     }
 
     @Test
@@ -143,7 +182,7 @@ class FrameCodecTest {
     void abortCloseFrameCarriesFlagNextPsnAndReason() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         int len = CloseFrameCodec.encode(b, 0, 0, 42, 1, true, "bye");
-        assertEquals("02030400000000002a000000010000000300000000000000627965", hex(b, len));
+        assertEquals("03030400000000002a000000010000000300000000000000627965", hex(b, len));
         assertEquals(FrameType.CLOSE, FrameHeader.validate(b, 0, len));
         assertTrue(CloseFrameCodec.isAbort(b, 0));
         assertEquals("bye", CloseFrameCodec.reason(b, 0));
@@ -169,10 +208,10 @@ class FrameCodecTest {
         FrameFormatException unknown = assertThrows(FrameFormatException.class, () -> FrameHeader.validate(b, 0, 28));
         assertTrue(unknown.getMessage().contains("9"), unknown.getMessage());
         b.putByte(FrameHeader.TYPE_OFFSET, (byte) 1);
-        // a version 1 peer (before rendezvous, RAIL_DOWN, packing and the split credit word)
-        b.putByte(FrameHeader.VERSION_OFFSET, (byte) 1);
+        // a version 2 peer (before the inbound-closed notice and the FINAL CLOSE)
+        b.putByte(FrameHeader.VERSION_OFFSET, (byte) 2);
         FrameFormatException version = assertThrows(FrameFormatException.class, () -> FrameHeader.validate(b, 0, 28));
-        assertTrue(version.getMessage().contains("frame version 1 is not the supported version 2"), version.getMessage());
+        assertTrue(version.getMessage().contains("frame version 2 is not the supported version 3"), version.getMessage());
     }
 
     @Test
@@ -185,16 +224,20 @@ class FrameCodecTest {
     void handshakeRoundTripsThroughItsHexDump() {
         HandshakeCodec h = new HandshakeCodec(2, 4096, 64, 0, 1 << 20);
         byte[] bytes = h.encode();
-        assertEquals("52444658" + "0202" + "0000" + "00100000" + "40000000" + "00000000" + "00001000", HEX.formatHex(bytes));
+        assertEquals("52444658" + "0302" + "0000" + "00100000" + "40000000" + "00000000" + "00001000", HEX.formatHex(bytes));
         assertEquals(h, HandshakeCodec.decode(bytes));
     }
 
     @Test
-    void handshakeFromAVersion1PeerIsRefusedNamingBothVersions() {
+    void handshakeFromAnOlderPeerIsRefusedNamingBothVersions() {
         byte[] bytes = new HandshakeCodec(1, 4096, 64, 0, 1 << 20).encode();
-        bytes[4] = 1;
+        // version 2 closes without a FINAL: a close with it would never end here
+        bytes[4] = 2;
         FrameFormatException e = assertThrows(FrameFormatException.class, () -> HandshakeCodec.decode(bytes));
-        assertTrue(e.getMessage().contains("version 1, this node 2"), e.getMessage());
+        assertTrue(e.getMessage().contains("version 2, this node 3"), e.getMessage());
+        bytes[4] = 1;
+        FrameFormatException v1 = assertThrows(FrameFormatException.class, () -> HandshakeCodec.decode(bytes));
+        assertTrue(v1.getMessage().contains("version 1, this node 3"), v1.getMessage());
     }
 
     @Test
@@ -210,7 +253,7 @@ class FrameCodecTest {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         int len = RtsFrameCodec.encode(b, 0, 5, FrameHeader.packCredits(2, 1), 0x100000);
         assertEquals(24, len);
-        assertEquals("02040000" + "00000000" + "05000000" + "02000100" + "00000000" + "00001000", hex(b, len));
+        assertEquals("03040000" + "00000000" + "05000000" + "02000100" + "00000000" + "00001000", hex(b, len));
         assertEquals(FrameType.RTS, FrameHeader.validate(b, 0, len));
         assertTrue(FrameType.RTS.consumesCredit());
     }
@@ -220,7 +263,7 @@ class FrameCodecTest {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         int len = CtsFrameCodec.encode(b, 0, 7, 0, 4096, 0x1122334455667788L, 0xCAFE, CtsFrameCodec.DISCARD);
         assertEquals(40, len);
-        assertEquals("02050000" + "00000000" + "07000000" + "00000000" + "10000000" + "00100000"
+        assertEquals("03050000" + "00000000" + "07000000" + "00000000" + "10000000" + "00100000"
             + "8877665544332211" + "feca0000" + "01000000", hex(b, len));
         assertEquals(FrameType.CTS, FrameHeader.validate(b, 0, len));
         CtsFrameCodec.validatePayload(b, 0);
@@ -235,7 +278,7 @@ class FrameCodecTest {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         int len = FinFrameCodec.encode(b, 0, 9, 0, 1000, 600, 400, 2, 1);
         assertEquals(40, len);
-        assertEquals("02060000" + "00000000" + "09000000" + "00000000" + "10000000" + "e8030000"
+        assertEquals("03060000" + "00000000" + "09000000" + "00000000" + "10000000" + "e8030000"
             + "58020000" + "90010000" + "02000000" + "01000000", hex(b, len));
         assertEquals(FrameType.FIN, FrameHeader.validate(b, 0, len));
         assertEquals(600, FinFrameCodec.stripeOffset(b, 0));
@@ -264,7 +307,7 @@ class FrameCodecTest {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         int len = RailDownFrameCodec.encode(b, 0, FrameHeader.packCredits(3, 2), 5);
         assertEquals(24, len);
-        assertEquals("02070000" + "00000000" + "05000000" + "03000200" + "00000000" + "00000000", hex(b, len));
+        assertEquals("03070000" + "00000000" + "05000000" + "03000200" + "00000000" + "00000000", hex(b, len));
         assertEquals(FrameType.RAIL_DOWN, FrameHeader.validate(b, 0, len));
         assertEquals(5, RailDownFrameCodec.rail(b, 0));
         assertFalse(FrameType.RAIL_DOWN.consumesCredit());
@@ -292,7 +335,7 @@ class FrameCodecTest {
     void handshakeCarriesTheRendezvousBufferCountInTheFormerlyReservedField() {
         HandshakeCodec h = new HandshakeCodec(1, 8192, 64, 0, 1 << 20, 4);
         byte[] bytes = h.encode();
-        assertEquals("52444658" + "0201" + "0400" + "00200000" + "40000000" + "00000000" + "00001000", HEX.formatHex(bytes));
+        assertEquals("52444658" + "0301" + "0400" + "00200000" + "40000000" + "00000000" + "00001000", HEX.formatHex(bytes));
         assertEquals(h, HandshakeCodec.decode(bytes));
         assertThrows(IllegalArgumentException.class, () -> new HandshakeCodec(1, 8192, 64, 0, 1 << 20, 65536));
     }
