@@ -694,7 +694,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             int delivered = peerFirstUndelivered - op.firstPsn;
             sentNotDelivered = delivered <= 0 ? op.taken : Math.max(0, op.taken - delivered);
         }
-        if (sentNotDelivered == 0 && op.publisherDone && op.publisherError == null && op.queue.isEmpty()) {
+        if (sentNotDelivered == 0 && op.publisherDone && op.publisherError == null && op.isEmpty()) {
             return false;
         }
         boolean publisherDone = op.publisherDone;
@@ -747,7 +747,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                     : op.publisherError);
                 continue;
             }
-            if (op.publisherDone && op.queue.isEmpty() && currentOp != op) {
+            if (op.publisherDone && op.isEmpty() && currentOp != op) {
                 sendOps.poll();
                 checkOpDone(op);
                 continue;
@@ -776,13 +776,13 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 if (op == null) {
                     return work;
                 }
-                RdmaMessage next = op.queue.peek();
+                RdmaMessage next = op.peek();
                 if (next == null) {
                     return work;
                 }
                 int len = next.lengthBytes();
                 if (len > peerMaxMessageBytes) {
-                    op.queue.poll();
+                    op.poll();
                     sendCredits.onTaken();
                     next.release();
                     sendOps.poll();
@@ -825,7 +825,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                     throw new IllegalStateException("scheduler " + scheduler + " chose rail " + rail + " which cannot send");
                 }
                 if (entry >= 0) {
-                    op.queue.poll();
+                    op.poll();
                     sendCredits.onTaken();
                     sendCredits.consume();
                     op.taken++;
@@ -849,7 +849,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                     }
                     continue;
                 }
-                op.queue.poll();
+                op.poll();
                 sendCredits.onTaken();
                 sendCredits.consume();
                 op.taken++;
@@ -875,7 +875,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             int frag = Math.min(len - currentOffset, sc.maxFramePayloadBytes());
             boolean first = currentOffset == 0;
             boolean last = currentOffset + frag == len;
-            if (first && last && !resending && currentOp != null && packs(currentOp.queue.peek(), sc,
+            if (first && last && !resending && currentOp != null && packs(currentOp.peek(), sc,
                 DataFrameCodec.PACKED_PREFIX_BYTES + len)) {
                 SendOp op = currentOp;
                 current = null;
@@ -944,17 +944,16 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         // one message credit per further message, taken for the whole frame at the end
         int room = (int) Math.min(sendCredits.credits(), DataFrameCodec.MAX_PACKED_MESSAGES - 1);
         int maxLength = sendPool == null ? peerMaxMessageBytes : Math.min(peerMaxMessageBytes, rendezvousThreshold);
-        org.agrona.concurrent.OneToOneConcurrentArrayQueue<RdmaMessage> queue = op.queue;
         int extra = 0;
         RdmaMessage n;
-        while (extra < room && (n = queue.peek()) != null) {
+        while (extra < room && (n = op.peek()) != null) {
             int len = n.lengthBytes();
             int psn = nextPsn;
             int idx = psn & inflightMask;
             if (len > maxLength || used + DataFrameCodec.PACKED_PREFIX_BYTES + len > limit || inflightMessages[idx] != null) {
                 break;
             }
-            queue.poll();
+            op.poll();
             nextPsn = psn + 1;
             messageStartNs[idx] = nowNs;
             messageLength[idx] = len;
@@ -1168,10 +1167,10 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             }
             return;
         }
-        if (!op.finished && op.publisherDone && op.queue.isEmpty() && currentOp != op && op.completed == op.taken
+        if (!op.finished && op.publisherDone && op.isEmpty() && currentOp != op && op.completed == op.taken
             && !sendOps.contains(op)) {
             finishOp(op, null);
-        } else if (!op.finished && op.publisherDone && op.queue.isEmpty() && currentOp != op && op.completed == op.taken
+        } else if (!op.finished && op.publisherDone && op.isEmpty() && currentOp != op && op.completed == op.taken
             && sendOps.peek() == op) {
             sendOps.poll();
             finishOp(op, null);
