@@ -1,9 +1,6 @@
 package io.rdmaflux.core;
 
 import io.rdmaflux.core.frame.FrameType;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
@@ -25,18 +22,6 @@ class CreditFramesTest {
     private static final int N = 400;
     /** Longer than half a 256-byte buffer's payload: one message per DATA frame (nothing packs), one buffer credit each. */
     private static final int MESSAGE_BYTES = 150;
-
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
 
     private static InvokerPair pair() {
         return InvokerPair.open(b -> b.bufferBytes(256).receiveBuffers(RECEIVE_BUFFERS).creditThreshold(THRESHOLD));

@@ -3,9 +3,6 @@ package io.rdmaflux.core;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.FrameType;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -31,18 +28,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class FragmentationTest {
     private static final int BUFFER_BYTES = 256;
     private static final int PAYLOAD = BUFFER_BYTES - FrameHeader.LENGTH;
-
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
 
     private static InvokerPair pair(int receiveBuffers) {
         return InvokerPair.open(b -> b.bufferBytes(BUFFER_BYTES).receiveBuffers(receiveBuffers).rendezvousBuffers(0)

@@ -4,10 +4,7 @@ import io.rdmaflux.core.channel.RcSubchannel;
 import io.rdmaflux.core.frame.DataFrameCodec;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.verbs.MemoryRegion;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
 import org.agrona.MutableDirectBuffer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -28,18 +25,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class InPlaceWriterTest {
     private static final int BUFFER_BYTES = 1024;
-
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
 
     /** Where a writer was asked to write: the absolute address, whether the buffer was on the heap, the length. */
     private record Target(long address, boolean heap, int length) {

@@ -1,9 +1,6 @@
 package io.rdmaflux.core;
 
 import io.rdmaflux.core.frame.FrameType;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import reactor.core.publisher.Flux;
@@ -47,18 +44,6 @@ class MessageTooLargeTest {
             this.carrier = carrier;
             this.framesOfTheMaximum = framesOfTheMaximum;
         }
-    }
-
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
     }
 
     private static byte[] pattern(int length, int seed) {

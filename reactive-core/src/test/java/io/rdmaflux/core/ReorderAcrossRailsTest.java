@@ -5,9 +5,6 @@ import io.rdmaflux.core.channel.RcSubchannel;
 import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.verbs.soft.RailConfig;
 import io.rdmaflux.verbs.soft.SoftPort;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.publisher.Sinks;
@@ -28,18 +25,6 @@ class ReorderAcrossRailsTest {
     private static final int N = 300;
     /** One message per DATA frame (a 256-byte buffer carries 232 payload bytes), so consecutive PSNs take different rails. */
     private static final int MESSAGE_BYTES = 150;
-
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
 
     @ParameterizedTest(name = "{0} rails")
     @ValueSource(ints = {2, 3})
