@@ -5,7 +5,6 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
 
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -52,7 +51,7 @@ class CreditFramesTest {
             AtomicInteger got = receiveAll(p, p.server);
             long before = creditFrames(p.server);
             Sinks.Many<RdmaMessage> out = Sinks.many().unicast().onBackpressureBuffer();
-            p.client.send(out.asFlux()).subscribe(null, e -> { throw new AssertionError(e); });
+            SendOutcome sent = SendOutcome.of(p.client.send(out.asFlux()));
             // one message at a time: the sender never runs dry, so only the threshold makes a CREDIT frame go
             for (int i = 0; i < N; i++) {
                 out.tryEmitNext(message(i));
@@ -60,6 +59,7 @@ class CreditFramesTest {
             }
             out.tryEmitComplete();
             p.drive();
+            assertTrue(sent.completed(), "the send completed once its messages were delivered");
             assertEquals(N, got.get());
             assertEquals(N, p.client.metrics().framesSent(FrameType.DATA), "one DATA frame per message");
             long credit = creditFrames(p.server) - before;
@@ -74,10 +74,8 @@ class CreditFramesTest {
         try (InvokerPair p = pair()) {
             AtomicInteger got = receiveAll(p, p.server);
             long before = creditFrames(p.server);
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, N).map(CreditFramesTest::message))
-                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
-            p.runUntil(() -> sent.get() && got.get() == N);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, N).map(CreditFramesTest::message)));
+            p.runUntil(() -> sent.completed() && got.get() == N);
             long credit = creditFrames(p.server) - before;
             assertTrue(credit > 0 && credit <= N / THRESHOLD, credit + " CREDIT frames for " + N + " DATA frames, threshold " + THRESHOLD);
         }
@@ -92,8 +90,8 @@ class CreditFramesTest {
             long clientBefore = creditFrames(p.client);
             Sinks.Many<RdmaMessage> fromClient = Sinks.many().unicast().onBackpressureBuffer();
             Sinks.Many<RdmaMessage> fromServer = Sinks.many().unicast().onBackpressureBuffer();
-            p.client.send(fromClient.asFlux()).subscribe(null, e -> { throw new AssertionError(e); });
-            p.server.send(fromServer.asFlux()).subscribe(null, e -> { throw new AssertionError(e); });
+            SendOutcome clientSent = SendOutcome.of(p.client.send(fromClient.asFlux()));
+            SendOutcome serverSent = SendOutcome.of(p.server.send(fromServer.asFlux()));
             for (int i = 0; i < N; i++) {
                 fromClient.tryEmitNext(message(i));
                 fromServer.tryEmitNext(message(i));
@@ -102,6 +100,8 @@ class CreditFramesTest {
             fromClient.tryEmitComplete();
             fromServer.tryEmitComplete();
             p.drive();
+            assertTrue(clientSent.completed(), "the client's send completed");
+            assertTrue(serverSent.completed(), "the server's send completed");
             assertEquals(N, atServer.get());
             assertEquals(N, atClient.get());
             assertEquals(N, p.client.metrics().framesSent(FrameType.DATA));

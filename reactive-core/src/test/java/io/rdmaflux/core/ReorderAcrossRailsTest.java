@@ -11,7 +11,6 @@ import reactor.core.publisher.Sinks;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -45,8 +44,7 @@ class ReorderAcrossRailsTest {
                 m.release();
             });
             Sinks.Many<RdmaMessage> out = Sinks.many().unicast().onBackpressureBuffer();
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(out.asFlux()).subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
+            SendOutcome sent = SendOutcome.of(p.client.send(out.asFlux()));
             // one message per microsecond: every rail keeps credit, so round robin alternates and a message on a
             // slow rail is overtaken by the next ones on the faster rails
             for (int i = 0; i < N; i++) {
@@ -56,7 +54,7 @@ class ReorderAcrossRailsTest {
                 p.soft.clock().advance(1_000);
             }
             out.tryEmitComplete();
-            p.runUntil(() -> sent.get() && psns.size() >= N);
+            p.runUntil(() -> sent.completed() && psns.size() >= N);
             p.drive();
 
             assertEquals(N, psns.size(), "each message exactly once");
