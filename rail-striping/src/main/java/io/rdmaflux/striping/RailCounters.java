@@ -6,14 +6,24 @@ import java.util.concurrent.atomic.AtomicLongArray;
 /**
  * The counters behind one virtual channel's {@link StripingMetrics}: per-rail bytes, messages and
  * stripes, failed rails, released messages, out-of-order completions, re-sent stripes and the
- * {@link WeightHistory}. Both schedulers of this module keep one: the {@link CommunicationScheduler}
+ * weight history ({@link StripingMetrics#weightHistory()}).
+ *
+ * <p><b>Scheduler SPI.</b> Public for schedulers outside this package that report
+ * {@link StripingMetrics}: both schedulers of this module keep one, the {@link CommunicationScheduler}
  * (Reactor operators, {@code verbs} rails) and the connection scheduler of
- * {@link io.rdmaflux.striping.connection.RailsChannelFactory}; a building block for such schedulers,
- * not something applications call.
+ * {@link io.rdmaflux.striping.connection.RailsChannelFactory}, and so may a custom
+ * {@code SubchannelScheduler}. A scheduler calls {@link #posted}, {@link #completed} and the other
+ * recorders as its stripes and messages go, and hands out {@link #snapshot}s. Applications that use
+ * the shipped schedulers read {@link StripingMetrics} instead and never need this class.
+ *
+ * <p><b>Errors:</b> the constructor checks its arguments ({@link IllegalArgumentException}); a
+ * {@code rail} outside {@code [0, railCount)}, or a {@code shares} array shorter than the rail
+ * count, throws {@link IndexOutOfBoundsException}.
  *
  * <p><b>Thread-safety:</b> one writer thread (the scheduler's) with ordered stores, no lock on
  * the data path; {@link #snapshot} may be called from any thread at any time and may see one
  * update later than the writer (each counter is consistent on its own, not with the others).
+ * Calling the recorders from two threads loses counts.
  */
 public final class RailCounters {
     private final int railCount;

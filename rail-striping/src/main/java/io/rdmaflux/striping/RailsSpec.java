@@ -121,9 +121,13 @@ public final class RailsSpec {
      * How far ahead a connection commits striped messages to its rails, in ns of each rail's measured
      * transfer rate: a granted message is split and posted once some rail's queued stripes would drain
      * within this time, not as soon as its CTS arrives. A rail that slows down then holds only about this
-     * much work, which it drains at its new rate while the others carry the next messages (seed 004
-     * &sect;II-B's time until idle, used to decide when to split as well as how). Larger values ride out
-     * longer stalls of the progress threads; {@code Long.MAX_VALUE} commits every granted message at once.
+     * much work, which it drains at its new rate while the others carry the next messages. The gate and
+     * the drain rate it measures (stripe bytes over delivery times of stripes queued behind another) are
+     * rdmaflux's own, an extension of the seed papers: seed 004 &sect;II-B only uses each rail's time
+     * until idle to decide how to split a message, not when. A rail with nothing queued opens the gate,
+     * whatever its current share, so a rail a static policy gives a weight of 0 keeps it open. Larger
+     * values ride out longer stalls of the progress threads; {@code Long.MAX_VALUE} commits every granted
+     * message at once.
      * Used by {@link io.rdmaflux.striping.connection.RailsChannelFactory} connections; the operators post
      * what they are given.
      *

@@ -168,6 +168,9 @@ class CommunicationSchedulerTest {
         assertTrue(e.getMessage().contains("historyCapacity >= 0 required but it was -1"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> new RailCounters(65, 0));
         assertTrue(e.getMessage().contains("65"), e.getMessage());
+        RailCounters counters = new RailCounters(2, 0);
+        IndexOutOfBoundsException outside = assertThrows(IndexOutOfBoundsException.class, () -> counters.posted(2));
+        assertTrue(outside.getMessage().contains("2"), outside.getMessage());
         e = assertThrows(IllegalArgumentException.class,
             () -> new CommunicationScheduler<String>(RailsSpec.rails(2).multiplexing(n -> MultiplexingPolicies.roundRobin().create(3)), x -> { }));
         assertTrue(e.getMessage().contains("created for 2 rails"), e.getMessage());

@@ -32,49 +32,20 @@ class SampledConnectionStripingTest {
     }
 
     /** A policy that records its per-stripe feedback and passes everything to sampled striping. */
-    static final class Recording implements StripingPolicy {
+    static final class Recording extends ForwardingStripingPolicy {
         final SampledStriping sampled;
         final List<Feedback> told = new ArrayList<>();
         Feedback truth;
 
         Recording(SampledStriping sampled) {
+            super(sampled);
             this.sampled = sampled;
-        }
-
-        @Override
-        public void split(long lengthBytes, long usableRails, long nowNs, long[] stripeBytes) {
-            sampled.split(lengthBytes, usableRails, nowNs, stripeBytes);
-        }
-
-        @Override
-        public void onStripePosted(int rail, long lengthBytes, long nowNs) {
-            sampled.onStripePosted(rail, lengthBytes, nowNs);
         }
 
         @Override
         public void onStripeCompleted(int rail, long lengthBytes, long postedNs, long completedNs, boolean idle, int outstanding) {
             told.add(new Feedback(rail, idle, outstanding, truth.trulyIdleAtPost(), truth.trulyOutstanding()));
-            sampled.onStripeCompleted(rail, lengthBytes, postedNs, completedNs, idle, outstanding);
-        }
-
-        @Override
-        public void onMessageCompleted(MessageTimings timings) {
-            sampled.onMessageCompleted(timings);
-        }
-
-        @Override
-        public double share(int rail) {
-            return sampled.share(rail);
-        }
-
-        @Override
-        public int railCount() {
-            return sampled.railCount();
-        }
-
-        @Override
-        public String name() {
-            return sampled.name();
+            super.onStripeCompleted(rail, lengthBytes, postedNs, completedNs, idle, outstanding);
         }
     }
 

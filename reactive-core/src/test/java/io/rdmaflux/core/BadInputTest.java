@@ -3,9 +3,6 @@ package io.rdmaflux.core;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.testing.SoftTwoNodes;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -24,17 +21,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Bad input gets a clear error naming the value and the fix. */
 class BadInputTest {
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
 
     private static void assertMentions(Throwable e, String... parts) {
         for (String part : parts) {

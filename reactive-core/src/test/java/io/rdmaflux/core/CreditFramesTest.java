@@ -1,14 +1,10 @@
 package io.rdmaflux.core;
 
 import io.rdmaflux.core.frame.FrameType;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
 
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -25,18 +21,6 @@ class CreditFramesTest {
     private static final int N = 400;
     /** Longer than half a 256-byte buffer's payload: one message per DATA frame (nothing packs), one buffer credit each. */
     private static final int MESSAGE_BYTES = 150;
-
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
 
     private static InvokerPair pair() {
         return InvokerPair.open(b -> b.bufferBytes(256).receiveBuffers(RECEIVE_BUFFERS).creditThreshold(THRESHOLD));
@@ -67,7 +51,7 @@ class CreditFramesTest {
             AtomicInteger got = receiveAll(p, p.server);
             long before = creditFrames(p.server);
             Sinks.Many<RdmaMessage> out = Sinks.many().unicast().onBackpressureBuffer();
-            p.client.send(out.asFlux()).subscribe(null, e -> { throw new AssertionError(e); });
+            SendOutcome sent = SendOutcome.of(p.client.send(out.asFlux()));
             // one message at a time: the sender never runs dry, so only the threshold makes a CREDIT frame go
             for (int i = 0; i < N; i++) {
                 out.tryEmitNext(message(i));
@@ -75,6 +59,7 @@ class CreditFramesTest {
             }
             out.tryEmitComplete();
             p.drive();
+            assertTrue(sent.completed(), "the send completed once its messages were delivered");
             assertEquals(N, got.get());
             assertEquals(N, p.client.metrics().framesSent(FrameType.DATA), "one DATA frame per message");
             long credit = creditFrames(p.server) - before;
@@ -89,10 +74,8 @@ class CreditFramesTest {
         try (InvokerPair p = pair()) {
             AtomicInteger got = receiveAll(p, p.server);
             long before = creditFrames(p.server);
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, N).map(CreditFramesTest::message))
-                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
-            p.runUntil(() -> sent.get() && got.get() == N);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, N).map(CreditFramesTest::message)));
+            p.runUntil(() -> sent.completed() && got.get() == N);
             long credit = creditFrames(p.server) - before;
             assertTrue(credit > 0 && credit <= N / THRESHOLD, credit + " CREDIT frames for " + N + " DATA frames, threshold " + THRESHOLD);
         }
@@ -107,8 +90,8 @@ class CreditFramesTest {
             long clientBefore = creditFrames(p.client);
             Sinks.Many<RdmaMessage> fromClient = Sinks.many().unicast().onBackpressureBuffer();
             Sinks.Many<RdmaMessage> fromServer = Sinks.many().unicast().onBackpressureBuffer();
-            p.client.send(fromClient.asFlux()).subscribe(null, e -> { throw new AssertionError(e); });
-            p.server.send(fromServer.asFlux()).subscribe(null, e -> { throw new AssertionError(e); });
+            SendOutcome clientSent = SendOutcome.of(p.client.send(fromClient.asFlux()));
+            SendOutcome serverSent = SendOutcome.of(p.server.send(fromServer.asFlux()));
             for (int i = 0; i < N; i++) {
                 fromClient.tryEmitNext(message(i));
                 fromServer.tryEmitNext(message(i));
@@ -117,6 +100,8 @@ class CreditFramesTest {
             fromClient.tryEmitComplete();
             fromServer.tryEmitComplete();
             p.drive();
+            assertTrue(clientSent.completed(), "the client's send completed");
+            assertTrue(serverSent.completed(), "the server's send completed");
             assertEquals(N, atServer.get());
             assertEquals(N, atClient.get());
             assertEquals(N, p.client.metrics().framesSent(FrameType.DATA));

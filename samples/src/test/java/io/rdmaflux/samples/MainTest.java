@@ -77,29 +77,40 @@ class MainTest {
         }
     }
 
+    /**
+     * The log's format, not the weights' values: how far adaptive striping has moved within the ~0.15 s this
+     * transfer takes under real-time shaping depends on how the machine schedules the threads (the
+     * convergence itself is tested in virtual time in rail-striping).
+     */
     @Test
-    void weightsOutLogsTheAdaptiveWeightsOfTheInJvmSenderOverTimeAndTheSummaryGivesTheLastOnes() throws IOException {
+    void weightsOutLogsTheStripingWeightsOfTheInJvmSenderOverTimeOneSamplePerLine() throws IOException {
         Path file = dir.resolve("random.bin");
         byte[] bytes = new byte[16 * 1024 * 1024];
         new Random(3).nextBytes(bytes);
         Files.write(file, bytes);
         Path weights = dir.resolve("logs").resolve("weights.txt");
+        // 1 ms either side: the log writes whole microseconds, and a double holds epoch seconds to about 0.1 us
+        double before = System.currentTimeMillis() / 1e3 - 1e-3;
         int code = run(pipeline(file.toString(), "--rail-rates", "96,24", "--chunk-kib", "256", "--weights-out", weights.toString()));
+        double after = System.currentTimeMillis() / 1e3 + 1e-3;
         assertEquals(0, code, err + out);
         assertTrue(out.lines().anyMatch(l -> l.matches(" +policy weights +0\\.\\d\\d / 0\\.\\d\\d .*")), out);
         List<String> lines = Files.readAllLines(weights);
         assertTrue(lines.get(0).startsWith("# striping weights of pipeline (in-JVM), policy adaptive, every 20 ms"), lines.get(0));
-        assertTrue(lines.size() >= 2, "at least the last sample: " + lines);
-        double lastRail1 = 0;
+        // one sample when the log starts, one when it closes: the shaped transfer lasts over 0.1 s in between
+        assertTrue(lines.size() >= 3, "a sample at the start and the last one: " + lines);
+        double previous = before;
         for (String l : lines.subList(1, lines.size())) {
+            assertTrue(l.matches("\\d+\\.\\d{6} \\d\\.\\d{4} \\d\\.\\d{4}"), "epoch seconds and one share per rail: " + l);
             String[] f = l.split(" ");
-            assertEquals(3, f.length, l);
-            assertTrue(Double.parseDouble(f[0]) > 1.6e9, "epoch seconds: " + l);
-            assertEquals(1.0, Double.parseDouble(f[1]) + Double.parseDouble(f[2]), 0.001, l);
-            lastRail1 = Double.parseDouble(f[1]);
+            double at = Double.parseDouble(f[0]);
+            assertTrue(at >= previous && at <= after, "epoch seconds in order, within the run: " + l + " after " + previous);
+            previous = at;
+            double rail1 = Double.parseDouble(f[1]);
+            double rail2 = Double.parseDouble(f[2]);
+            assertTrue(rail1 >= 0 && rail1 <= 1 && rail2 >= 0 && rail2 <= 1, "shares in [0, 1]: " + l);
+            assertEquals(1.0, rail1 + rail2, 0.001, l);
         }
-        // 96 + 24 MiB/s: adaptive moved rail 1's share from the even start towards 0.8
-        assertTrue(lastRail1 > 0.6, "rail 1's last weight " + lastRail1 + " in " + lines);
     }
 
     @Test

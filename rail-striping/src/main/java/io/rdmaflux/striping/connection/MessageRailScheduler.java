@@ -77,9 +77,11 @@ import io.rdmaflux.striping.StripingPolicy;
  * split. For the same reason a large message's RTS goes on the rail whose outstanding stripes drain
  * first: it waits behind them on its RC stream.
  *
- * <p><b>Commit horizon</b> ({@link #stripeNow}, {@link RailsSpec#commitHorizonNs}): the connection
- * asks before it splits each granted message, and gets a yes only while some rail (with a share of
- * the bytes) would drain its queued stripes within the horizon at its measured rate. Why: the
+ * <p><b>Commit horizon</b> (rdmaflux's own extension, not in the seed papers: seed 004 §II-B uses a
+ * rail's time until idle to split a message, not to decide when to split it; {@link #stripeNow},
+ * {@link RailsSpec#commitHorizonNs}): the connection
+ * asks before it splits each granted message, and gets a yes only while some rail not failed would
+ * drain its queued stripes within the horizon at its measured rate. Why: the
  * receiver grants a whole window of messages (16 × 1 MiB over the two-namespace rails), and split at
  * once they put a share of every one of them on each rail. When a rail then slows (its tbf rate cut to
  * a quarter) the messages' buffers wait for that rail's megabytes at its new rate while the other rail
@@ -88,7 +90,9 @@ import io.rdmaflux.striping.StripingPolicy;
  * the others. The rate is each rail's stripe bytes over their delivery times (as
  * {@link MessageTimings}) for stripes that were queued behind another (a stripe posted to an idle rail
  * also waits a round trip), summed over {@value #RATE_WINDOW_NS} ns of busy time so that a burst of
- * completions found at one poll does not swing it.
+ * completions found at one poll does not swing it. A rail with nothing queued opens the gate whatever
+ * its share (sampled striping's share is the last split's; a rail it gave nothing may be idle now), so
+ * a rail a static policy weights 0 keeps the gate open.
  *
  * <p><b>Concurrency:</b> progress thread only, as the SPI says.
  */
@@ -549,14 +553,17 @@ final class MessageRailScheduler implements SubchannelScheduler {
     }
 
     /**
-     * True while some usable rail with a share of the bytes would drain its queued stripes within the
-     * commit horizon at its measured rate (or has no rate measured yet): see the class comment.
+     * True while some rail not failed would drain its queued stripes within the commit horizon at its
+     * measured rate (an idle rail, or one with no rate measured yet, always would): see the class
+     * comment. Every such rail counts, whatever its current share: sampled striping's share is only
+     * the last split's, so a rail that got no bytes then but sits idle now would get some in the next
+     * split, and waiting on the other rails' backlogs would leave it idle.
      */
     @Override
     public boolean stripeNow(long nowNs) {
         boolean considered = false;
         for (int rail = 0; rail < railCount; rail++) {
-            if ((failed & (1L << rail)) != 0 || striping.share(rail) <= 0) {
+            if ((failed & (1L << rail)) != 0) {
                 continue;
             }
             considered = true;
@@ -565,7 +572,7 @@ final class MessageRailScheduler implements SubchannelScheduler {
                 return true;
             }
         }
-        // no rail to wait for (all failed, or no share anywhere): let the connection split and decide
+        // no rail to wait for (all failed): let the connection split and decide
         return !considered;
     }
 

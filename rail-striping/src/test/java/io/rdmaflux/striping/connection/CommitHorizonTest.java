@@ -3,12 +3,14 @@ package io.rdmaflux.striping.connection;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.striping.RailsSpec;
 import io.rdmaflux.striping.StripingPolicies;
+import io.rdmaflux.striping.TransferTimeModel;
 import org.junit.jupiter.api.Test;
 
 import java.lang.reflect.Proxy;
 import java.util.ArrayDeque;
 import java.util.List;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -93,6 +95,36 @@ class CommitHorizonTest {
         assertFalse(s.stripeNow(10_000_000L), "rail 0 still has more than a horizon queued");
         s.onSubchannelFailed(subs[0]);
         assertTrue(s.stripeNow(10_000_000L), "no rail left to wait for: the connection decides");
+    }
+
+    /**
+     * Sampled striping's share is the last split's: a rail it gave nothing then reports a share of 0 while
+     * it sits idle. Rail 1 (a 50 ms one-way latency) gets no bytes of the first messages, which queue on
+     * rail 0 well past the horizon; the idle rail 1 must still open the gate, so the next split can use it.
+     */
+    @Test
+    void anIdleRailOpensTheGateEvenWhenTheLastSampledSplitGaveItNothing() {
+        Subchannel[] subs = {subchannel(0), subchannel(1)};
+        TransferTimeModel fast = TransferTimeModel.nominal(1_000_000_000L, 1_000);
+        TransferTimeModel distant = TransferTimeModel.nominal(1_000_000_000L, 50_000_000L);
+        MessageRailScheduler s = (MessageRailScheduler) RailsChannelFactory.of(spec -> spec
+                .striping(StripingPolicies.sampled(fast, distant)).commitHorizonNs(2_000_000L))
+            .create(List.of(subs));
+        long[] split = new long[2];
+        // one 1 MiB stripe on rail 0 delivered in 10 ms: a rate window measured (105 kB/ms), nothing on rail 1
+        s.stripe(0, 1 << 20, subs, 0, split);
+        assertArrayEquals(new long[] {1 << 20, 0}, split);
+        s.onStripeCompleted(subs[0], 0, 0, split[0], 0, 10_000_000L);
+        assertTrue(s.drainRateBytesPerSec(0) > 0);
+        for (int psn = 1; psn <= 3; psn++) {
+            s.stripe(psn, 1 << 20, subs, 10_000_000L, split);
+            assertEquals(0, split[1], "rail 1's round trip outlasts rail 0's queue");
+        }
+        assertEquals(0.0, s.share(1), "the last split gave rail 1 nothing");
+        // rail 0: 3 MiB queued, about 30 ms at its rate, far past the 2 ms horizon; rail 1 idle
+        assertTrue(s.stripeNow(10_000_000L), "the idle rail 1 opens the gate");
+        s.onSubchannelFailed(subs[1]);
+        assertFalse(s.stripeNow(10_000_000L), "without rail 1, rail 0's queue past the horizon closes it");
     }
 
     @Test

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaflux.core.channel.Subchannel;
-import io.rdmaflux.striping.MessageTimings;
+import io.rdmaflux.striping.ForwardingStripingPolicy;
 import io.rdmaflux.striping.StripingMetrics;
 import io.rdmaflux.striping.StripingPolicies;
 import io.rdmaflux.striping.StripingPolicy;
@@ -308,45 +308,19 @@ class MessageRailSchedulerTest {
     }
 
     /** The adaptive policy, except that it does not say its split follows rates: the scheduler adds its split on top of any backlog. */
-    private record WeightsAlone(StripingPolicy p) implements StripingPolicy {
-        @Override
-        public void split(long lengthBytes, long usableRails, long nowNs, long[] stripeBytes) {
-            p.split(lengthBytes, usableRails, nowNs, stripeBytes);
+    private static final class WeightsAlone extends ForwardingStripingPolicy {
+        WeightsAlone(StripingPolicy adaptive) {
+            super(adaptive);
         }
 
         @Override
-        public void onStripePosted(int rail, long lengthBytes, long nowNs) {
-            p.onStripePosted(rail, lengthBytes, nowNs);
-        }
-
-        @Override
-        public void onStripeCompleted(int rail, long lengthBytes, long postedNs, long completedNs, boolean idle, int outstanding) {
-            p.onStripeCompleted(rail, lengthBytes, postedNs, completedNs, idle, outstanding);
-        }
-
-        @Override
-        public void onMessageCompleted(MessageTimings timings) {
-            p.onMessageCompleted(timings);
-        }
-
-        @Override
-        public void onRailRemoved(int rail) {
-            p.onRailRemoved(rail);
-        }
-
-        @Override
-        public double share(int rail) {
-            return p.share(rail);
-        }
-
-        @Override
-        public int railCount() {
-            return p.railCount();
+        public boolean splitsByRate() {
+            return false;
         }
 
         @Override
         public String name() {
-            return "weights-alone " + p.name();
+            return "weights-alone " + super.name();
         }
     }
 }
