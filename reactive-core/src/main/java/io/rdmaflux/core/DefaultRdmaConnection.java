@@ -382,7 +382,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             sendCredits.maxOutstandingSeen(), outOfOrder, sent, received);
     }
 
-    /** Whether every resource was freed (after close and the release of every received message). */
+    /**
+     * Whether the rails' resources (QPs, CQs, send and receive buffers) were freed: after close, once no
+     * receive buffer is held and nothing is in flight. Rendezvous and reassembled messages still held do
+     * not delay it; the node lists the connection until they are released too.
+     */
     boolean isFreed() {
         return resourcesFreed;
     }
@@ -397,9 +401,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     void onRendezvousReleased() {
-        if (rvOutstanding.decrementAndGet() == 0 && disposed) {
-            // the closed connection may be waiting for this release to free itself
-            wakeUp();
+        if (rvOutstanding.decrementAndGet() == 0 && resourcesFreed) {
+            unlistOnceMessagesReleased();
         }
     }
 
@@ -482,8 +485,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     void onAssembledReleased() {
-        if (assembledOutstanding.decrementAndGet() == 0 && disposed) {
-            wakeUp();
+        if (assembledOutstanding.decrementAndGet() == 0 && resourcesFreed) {
+            unlistOnceMessagesReleased();
         }
     }
 
@@ -2231,9 +2234,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
 
     private void maybeFree() {
         drainReleased();
-        // rendezvous and reassembled messages hold no buffer of the rails, but the connection stays listed
-        // by its node until they are released too, so that node metrics and node close account for them
-        if (!resourcesFreed && buffersOutstandingOnRails() == 0 && rvOutstanding.get() == 0 && assembledOutstanding.get() == 0) {
+        // rendezvous and reassembled messages hold nothing of the rails (a node pool slot, their own
+        // buffer): they do not keep the QPs, CQs and rail buffers; see unlistOnceMessagesReleased
+        if (!resourcesFreed && buffersOutstandingOnRails() == 0) {
             for (RcSubchannel sc : subchannels) {
                 if (sc.sendBuffersInUse() > 0 && !sc.isFailed()) {
                     return;
@@ -2270,7 +2273,21 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (pool != null) {
             rvReceives.clear(pool::release);
         }
-        node.onConnectionFreed(this);
+        node.onConnectionRailsFreed(this);
+        unlistOnceMessagesReleased();
+    }
+
+    /**
+     * The node lists a connection whose rails are freed until the rendezvous and reassembled messages it
+     * delivered are released too, so that {@link RdmaNode#metrics()} and node close account for them.
+     * Called after the rails were freed and after each such message's last release, on any thread: both
+     * sides write first ({@link #resourcesFreed}, the counters) and read the other after, all volatile, so
+     * at least one of them sees everything released; the node's removal is idempotent.
+     */
+    private void unlistOnceMessagesReleased() {
+        if (rvOutstanding.get() == 0 && assembledOutstanding.get() == 0) {
+            node.onConnectionFreed(this);
+        }
     }
 
     /**

@@ -385,9 +385,15 @@ public final class RdmaNode implements AutoCloseable {
     }
 
     void onConnectionTerminated(DefaultRdmaConnection c) {
-        // resources stay until every received message is released (see onConnectionFreed)
+        // the rails stay until no receive buffer is held (see onConnectionRailsFreed)
     }
 
+    /** The connection's QPs, CQs and rail buffers are freed: nothing is left for the progress thread to do. */
+    void onConnectionRailsFreed(DefaultRdmaConnection c) {
+        engine.remove(c);
+    }
+
+    /** The connection is freed and every message it delivered released: metrics and close forget it. Any thread. */
     void onConnectionFreed(DefaultRdmaConnection c) {
         connections.remove(c);
         engine.remove(c);
