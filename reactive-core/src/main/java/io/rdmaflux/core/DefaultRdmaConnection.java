@@ -60,7 +60,8 @@ import java.util.function.Consumer;
  *   <li>the receiver delivers a view of the message buffer in PSN order (through the ESN window) once
  *       every FIN arrived; its release returns the buffer to the pool. The sender reports each stripe to
  *       {@code onStripeCompleted} and the message once to {@code onMessageCompleted} (the completion
- *       filter), and counts it delivered only when every WRITE completed.</li>
+ *       filter), and counts it delivered only when every WRITE completed; a message the receiver
+ *       discarded (a CTS with DISCARD) goes to {@code onMessageDiscarded} instead.</li>
  * </ol>
  * Why a staging copy and not a registration cache for the user's memory: most messages live on the
  * Java heap ({@code byte[]}), which cannot be registered because the GC moves it; and a cache keyed by
@@ -1126,13 +1127,32 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
 
     private void finishRendezvousSend(int entry) {
         int psn = rvSends.psn[entry];
+        onMessageDelivered(endRendezvousSend(entry), psn);
+    }
+
+    /**
+     * The receiver discarded the message (a CTS with {@link CtsFrameCodec#DISCARD}): its send op counts it
+     * done, but the scheduler hears of no delivery, so a striping policy counts no bytes for it and sees
+     * no rate (the RTS -> CTS round trip of a message never written would look like a huge one).
+     */
+    private void discardRendezvousSend(int entry) {
+        int psn = rvSends.psn[entry];
+        int length = rvSends.length[entry];
+        RcSubchannel rtsRail = endRendezvousSend(entry);
+        MESSAGES_DELIVERED.lazySet(this, messagesDelivered + 1);
+        scheduler.onMessageDiscarded(rtsRail, psn, length);
+        countDelivered(psn);
+    }
+
+    /** Frees the entry and its staging slot; returns the subchannel that carried the RTS. */
+    private RcSubchannel endRendezvousSend(int entry) {
         int rail = rvSends.rtsRail[entry];
         rvSends.finish(entry);
         MessageBufferPool staging = sendPool;
         if (staging != null) {
             rvSends.releaseSource(entry, staging::release);
         }
-        onMessageDelivered(subchannels[rail], psn);
+        return subchannels[rail];
     }
 
     private void onMessageDelivered(RcSubchannel subchannel, int psn) {
@@ -1213,7 +1233,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if ((flags & CtsFrameCodec.DISCARD) != 0) {
             // the receiver closed its inbound side, or already holds the message: nothing (more) to write
             rvSends.setState(e, RendezvousSends.POSTED);
-            finishRendezvousSend(e);
+            discardRendezvousSend(e);
             return;
         }
         rvSends.remoteAddress[e] = remoteAddress;
