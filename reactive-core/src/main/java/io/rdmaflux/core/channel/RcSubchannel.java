@@ -964,8 +964,15 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
                         + ") on rail " + rail + " without holding a credit"));
                     return;
                 }
+                try {
+                    RtsFrameCodec.validatePayload(recvMemory, off);
+                } catch (FrameFormatException e) {
+                    releaseReceiveBuffer(slot);
+                    fail(e);
+                    return;
+                }
                 int psn = FrameHeader.psn(recvMemory, off);
-                int length = FrameHeader.messageLength(recvMemory, off);
+                int length = RtsFrameCodec.messageLength(recvMemory, off);
                 // the RTS is parsed: its buffer is free again at once (its credit returns with the next grant)
                 releaseReceiveBuffer(slot);
                 if (l != null) {
