@@ -141,6 +141,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private final ReorderWindow<RdmaMessage> reorder;
     private final ArrayDeque<RdmaMessage> ready = new ArrayDeque<>();
     private final AssembledMessage[] partial;
+    /** Entries of {@link #partial} not null: kept where they are set, so granting credits reads no array. */
+    private int partialCount;
     private final Consumer<RdmaMessage> toReady = ready::add;
     private long demand;
     private boolean inboundClosed;
@@ -545,7 +547,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         // a rendezvous in progress holds no receive buffer but is a message ahead of the ESN: it counts
         // as a buffer here, so messages ahead of the ESN stay within the reorder window
         free = Math.max(0, free - rvReceives.pending - rvReceives.granted - packedExtraHeld);
-        messageCredits.grant(free, rvReceives.pending + rvReceives.granted + partialMessages());
+        messageCredits.grant(free, rvReceives.pending + rvReceives.granted + partialCount);
         int work = 0;
         for (RcSubchannel sc : subchannels) {
             work += sc.flushCredits();
@@ -563,15 +565,15 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         return work;
     }
 
-    /** Messages being reassembled from DATA fragments: at most one per rail. */
-    private int partialMessages() {
-        int n = 0;
-        for (AssembledMessage p : partial) {
-            if (p != null) {
-                n++;
-            }
+    /** Sets the message being reassembled on {@code rail} (null: none), keeping {@link #partialCount}. */
+    private void setPartial(int rail, @Nullable AssembledMessage p) {
+        if (partial[rail] != null) {
+            partialCount--;
         }
-        return n;
+        if (p != null) {
+            partialCount++;
+        }
+        partial[rail] = p;
     }
 
     private int drainInputs() {
@@ -727,7 +729,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         for (int i = 0; i < partial.length; i++) {
             AssembledMessage p = partial[i];
             if (p != null) {
-                partial[i] = null;
+                setPartial(i, null);
                 p.release();
             }
         }
@@ -1669,7 +1671,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         for (int r = 0; r < partial.length; r++) {
             AssembledMessage stale = partial[r];
             if (r != rail && stale != null && stale.psn() == psn) {
-                partial[r] = null;
+                setPartial(r, null);
                 stale.release();
                 resent = true;
             }
@@ -1734,7 +1736,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 AssembledMessage stale = partial[r];
                 if (r != rail && stale != null && stale.psn() == psn) {
                     // its first copy was cut off by a failed rail: start again from this one, counted once
-                    partial[r] = null;
+                    setPartial(r, null);
                     stale.release();
                     resent = true;
                 }
@@ -1770,7 +1772,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             }
             p = new AssembledMessage(this, psn, messageLength);
             assembledOutstanding.incrementAndGet();
-            partial[rail] = p;
+            setPartial(rail, p);
         } else if (p == null || p.psn() != psn) {
             sc.releaseReceiveBuffer(slot);
             protocolFailure("rail " + rail + " received a middle fragment of PSN " + psn + " without its first fragment");
@@ -1783,7 +1785,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             return;
         }
         if (last) {
-            partial[rail] = null;
+            setPartial(rail, null);
             offerInOrder(psn, p);
         }
     }
@@ -1952,7 +1954,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         spillOutOfOrder();
         AssembledMessage p = partial[f];
         if (p != null) {
-            partial[f] = null;
+            setPartial(f, null);
             p.release();
         }
         dropping[f] = false;
