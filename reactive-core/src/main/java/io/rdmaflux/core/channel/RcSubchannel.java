@@ -327,7 +327,6 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         return packedFramesSent;
     }
 
-    /** The peer's DATA receive buffers (known after {@link #connect}). */
     /**
      * Frames of {@code type} posted on this rail so far (a frame whose post failed is not counted).
      * Read on any thread the count may be slightly stale.
@@ -343,12 +342,14 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
 
     /**
      * The registered memory of this rail's send buffers: DATA frames are written into it, a
-     * {@link RdmaMessage#write writer} message of one frame fills it in place (tests check the address).
+     * {@link RdmaMessage#write writer} message of one frame fills it in place. Not API: for tests that
+     * check where a writer wrote (reached through the channel package of the tests).
      */
-    public MemoryRegion sendRegion() {
+    MemoryRegion sendRegion() {
         return sendPool.region();
     }
 
+    /** The peer's DATA receive buffers (known after {@link #connect}). */
     public int peerReceiveBuffers() {
         return peerReceiveBuffers;
     }
