@@ -29,6 +29,16 @@ public record ConnectionMetrics(long messagesSent, long messagesDelivered, long 
         framesReceived = complete(framesReceived);
     }
 
+    /**
+     * The snapshot as it was before frames were counted by type: every frame count 0. Kept so that code
+     * built against the seven-counter record (tests, tools making snapshots of their own) still compiles.
+     */
+    public ConnectionMetrics(long messagesSent, long messagesDelivered, long messagesReceived, int receiveBuffersHeld,
+                             long sendCredits, long maxOutstandingRequest, long outOfOrder) {
+        this(messagesSent, messagesDelivered, messagesReceived, receiveBuffersHeld, sendCredits, maxOutstandingRequest, outOfOrder,
+            Map.of(), Map.of());
+    }
+
     /** Frames of {@code type} posted over all rails. */
     public long framesSent(FrameType type) {
         return framesSent.get(type);

@@ -60,7 +60,8 @@ import java.util.function.Consumer;
  *   <li>the receiver delivers a view of the message buffer in PSN order (through the ESN window) once
  *       every FIN arrived; its release returns the buffer to the pool. The sender reports each stripe to
  *       {@code onStripeCompleted} and the message once to {@code onMessageCompleted} (the completion
- *       filter), and counts it delivered only when every WRITE completed.</li>
+ *       filter), and counts it delivered only when every WRITE completed; a message the receiver
+ *       discarded (a CTS with DISCARD) goes to {@code onMessageDiscarded} instead.</li>
  * </ol>
  * Why a staging copy and not a registration cache for the user's memory: most messages live on the
  * Java heap ({@code byte[]}), which cannot be registered because the GC moves it; and a cache keyed by
@@ -140,6 +141,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private final ReorderWindow<RdmaMessage> reorder;
     private final ArrayDeque<RdmaMessage> ready = new ArrayDeque<>();
     private final AssembledMessage[] partial;
+    /** Entries of {@link #partial} not null: kept where they are set, so granting credits reads no array. */
+    private int partialCount;
     private final Consumer<RdmaMessage> toReady = ready::add;
     private long demand;
     private boolean inboundClosed;
@@ -382,7 +385,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             sendCredits.maxOutstandingSeen(), outOfOrder, sent, received);
     }
 
-    /** Whether every resource was freed (after close and the release of every received message). */
+    /**
+     * Whether the rails' resources (QPs, CQs, send and receive buffers) were freed: after close, once no
+     * receive buffer is held and nothing is in flight. Rendezvous and reassembled messages still held do
+     * not delay it; the node lists the connection until they are released too.
+     */
     boolean isFreed() {
         return resourcesFreed;
     }
@@ -397,9 +404,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     void onRendezvousReleased() {
-        if (rvOutstanding.decrementAndGet() == 0 && disposed) {
-            // the closed connection may be waiting for this release to free itself
-            wakeUp();
+        if (rvOutstanding.decrementAndGet() == 0 && resourcesFreed) {
+            unlistOnceMessagesReleased();
         }
     }
 
@@ -482,8 +488,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     }
 
     void onAssembledReleased() {
-        if (assembledOutstanding.decrementAndGet() == 0 && disposed) {
-            wakeUp();
+        if (assembledOutstanding.decrementAndGet() == 0 && resourcesFreed) {
+            unlistOnceMessagesReleased();
         }
     }
 
@@ -541,7 +547,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         // a rendezvous in progress holds no receive buffer but is a message ahead of the ESN: it counts
         // as a buffer here, so messages ahead of the ESN stay within the reorder window
         free = Math.max(0, free - rvReceives.pending - rvReceives.granted - packedExtraHeld);
-        messageCredits.grant(free, rvReceives.pending + rvReceives.granted + partialMessages());
+        messageCredits.grant(free, rvReceives.pending + rvReceives.granted + partialCount);
         int work = 0;
         for (RcSubchannel sc : subchannels) {
             work += sc.flushCredits();
@@ -559,15 +565,15 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         return work;
     }
 
-    /** Messages being reassembled from DATA fragments: at most one per rail. */
-    private int partialMessages() {
-        int n = 0;
-        for (AssembledMessage p : partial) {
-            if (p != null) {
-                n++;
-            }
+    /** Sets the message being reassembled on {@code rail} (null: none), keeping {@link #partialCount}. */
+    private void setPartial(int rail, @Nullable AssembledMessage p) {
+        if (partial[rail] != null) {
+            partialCount--;
         }
-        return n;
+        if (p != null) {
+            partialCount++;
+        }
+        partial[rail] = p;
     }
 
     private int drainInputs() {
@@ -723,7 +729,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         for (int i = 0; i < partial.length; i++) {
             AssembledMessage p = partial[i];
             if (p != null) {
-                partial[i] = null;
+                setPartial(i, null);
                 p.release();
             }
         }
@@ -1122,13 +1128,32 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
 
     private void finishRendezvousSend(int entry) {
         int psn = rvSends.psn[entry];
+        onMessageDelivered(endRendezvousSend(entry), psn);
+    }
+
+    /**
+     * The receiver discarded the message (a CTS with {@link CtsFrameCodec#DISCARD}): its send op counts it
+     * done, but the scheduler hears of no delivery, so a striping policy counts no bytes for it and sees
+     * no rate (the RTS -> CTS round trip of a message never written would look like a huge one).
+     */
+    private void discardRendezvousSend(int entry) {
+        int psn = rvSends.psn[entry];
+        int length = rvSends.length[entry];
+        RcSubchannel rtsRail = endRendezvousSend(entry);
+        MESSAGES_DELIVERED.lazySet(this, messagesDelivered + 1);
+        scheduler.onMessageDiscarded(rtsRail, psn, length);
+        countDelivered(psn);
+    }
+
+    /** Frees the entry and its staging slot; returns the subchannel that carried the RTS. */
+    private RcSubchannel endRendezvousSend(int entry) {
         int rail = rvSends.rtsRail[entry];
         rvSends.finish(entry);
         MessageBufferPool staging = sendPool;
         if (staging != null) {
             rvSends.releaseSource(entry, staging::release);
         }
-        onMessageDelivered(subchannels[rail], psn);
+        return subchannels[rail];
     }
 
     private void onMessageDelivered(RcSubchannel subchannel, int psn) {
@@ -1209,7 +1234,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if ((flags & CtsFrameCodec.DISCARD) != 0) {
             // the receiver closed its inbound side, or already holds the message: nothing (more) to write
             rvSends.setState(e, RendezvousSends.POSTED);
-            finishRendezvousSend(e);
+            discardRendezvousSend(e);
             return;
         }
         rvSends.remoteAddress[e] = remoteAddress;
@@ -1645,7 +1670,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         for (int r = 0; r < partial.length; r++) {
             AssembledMessage stale = partial[r];
             if (r != rail && stale != null && stale.psn() == psn) {
-                partial[r] = null;
+                setPartial(r, null);
                 stale.release();
                 resent = true;
             }
@@ -1710,7 +1735,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 AssembledMessage stale = partial[r];
                 if (r != rail && stale != null && stale.psn() == psn) {
                     // its first copy was cut off by a failed rail: start again from this one, counted once
-                    partial[r] = null;
+                    setPartial(r, null);
                     stale.release();
                     resent = true;
                 }
@@ -1746,7 +1771,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             }
             p = new AssembledMessage(this, psn, messageLength);
             assembledOutstanding.incrementAndGet();
-            partial[rail] = p;
+            setPartial(rail, p);
         } else if (p == null || p.psn() != psn) {
             sc.releaseReceiveBuffer(slot);
             protocolFailure("rail " + rail + " received a middle fragment of PSN " + psn + " without its first fragment");
@@ -1759,7 +1784,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             return;
         }
         if (last) {
-            partial[rail] = null;
+            setPartial(rail, null);
             offerInOrder(psn, p);
         }
     }
@@ -1928,7 +1953,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         spillOutOfOrder();
         AssembledMessage p = partial[f];
         if (p != null) {
-            partial[f] = null;
+            setPartial(f, null);
             p.release();
         }
         dropping[f] = false;
@@ -2230,9 +2255,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
 
     private void maybeFree() {
         drainReleased();
-        // rendezvous and reassembled messages hold no buffer of the rails, but the connection stays listed
-        // by its node until they are released too, so that node metrics and node close account for them
-        if (!resourcesFreed && buffersOutstandingOnRails() == 0 && rvOutstanding.get() == 0 && assembledOutstanding.get() == 0) {
+        // rendezvous and reassembled messages hold nothing of the rails (a node pool slot, their own
+        // buffer): they do not keep the QPs, CQs and rail buffers; see unlistOnceMessagesReleased
+        if (!resourcesFreed && buffersOutstandingOnRails() == 0) {
             for (RcSubchannel sc : subchannels) {
                 if (sc.sendBuffersInUse() > 0 && !sc.isFailed()) {
                     return;
@@ -2269,7 +2294,21 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (pool != null) {
             rvReceives.clear(pool::release);
         }
-        node.onConnectionFreed(this);
+        node.onConnectionRailsFreed(this);
+        unlistOnceMessagesReleased();
+    }
+
+    /**
+     * The node lists a connection whose rails are freed until the rendezvous and reassembled messages it
+     * delivered are released too, so that {@link RdmaNode#metrics()} and node close account for them.
+     * Called after the rails were freed and after each such message's last release, on any thread: both
+     * sides write first ({@link #resourcesFreed}, the counters) and read the other after, all volatile, so
+     * at least one of them sees everything released; the node's removal is idempotent.
+     */
+    private void unlistOnceMessagesReleased() {
+        if (rvOutstanding.get() == 0 && assembledOutstanding.get() == 0) {
+            node.onConnectionFreed(this);
+        }
     }
 
     /**

@@ -24,7 +24,9 @@ import java.util.Objects;
  * <p><b>Concurrency:</b> {@link #onLeak} runs on the thread that called {@link RdmaNode#close()}, after
  * the node's own thread stopped; it may be called from several threads at once when several nodes
  * close at once, so implementations must be thread-safe. It should not block. Whatever it throws
- * propagates from {@code close()}, which has freed everything by then. The installed reporter is a
+ * propagates from {@code close()}, which has freed everything by then and still reports the leaks of
+ * the node's other connections: the first throwable is rethrown after the last call, with later ones
+ * suppressed in it. The installed reporter is a
  * global (per class loader) that {@link #install} swaps atomically: meant for the application's start
  * or for a test harness that records leaks and fails the test that made them.
  */

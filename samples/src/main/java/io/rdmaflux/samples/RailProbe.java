@@ -96,6 +96,11 @@ final class RailProbe implements ChannelFactory {
         }
 
         @Override
+        public void onMessageDiscarded(Subchannel subchannel, int psn, int lengthBytes) {
+            inner.onMessageDiscarded(subchannel, psn, lengthBytes);
+        }
+
+        @Override
         public long stripeThresholdBytes() {
             return inner.stripeThresholdBytes();
         }

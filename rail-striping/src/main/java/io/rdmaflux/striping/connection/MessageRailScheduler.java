@@ -285,15 +285,12 @@ final class MessageRailScheduler implements SubchannelScheduler {
     public void onMessageCompleted(Subchannel subchannel, int psn, int lengthBytes, long elapsedNs) {
         int rail = subchannel.rail();
         countCompleted(rail, psn, lengthBytes);
-        if (postedCount[rail] == 0) {
+        int slot = popPosted(rail);
+        if (slot < 0) {
             return;
         }
-        int slot = postedHead[rail];
         long length = postedLength[rail][slot];
         long backlog = postedBacklog[rail][slot];
-        postedHead[rail] = (slot + 1) % postedLength[rail].length;
-        postedCount[rail]--;
-        inFlightBytes[rail] -= length;
         if (length < switchoverThresholdBytes || elapsedNs <= 0) {
             return;
         }
@@ -320,6 +317,36 @@ final class MessageRailScheduler implements SubchannelScheduler {
     }
 
     /**
+     * The receiver discarded rendezvous message {@code psn} (it closed its inbound side, or already held
+     * the message whose RTS went again after a failover): it leaves the RTS rail's queue of messages in
+     * flight and the completion order like a completed one, so later completions pair with their own
+     * posts and are not taken as out of order, but it counts no bytes, no completed message and gives no
+     * rate (its elapsed time is an RTS -> CTS round trip, no transfer). Stripes of it that completed
+     * before were counted as stripes.
+     */
+    @Override
+    public void onMessageDiscarded(Subchannel subchannel, int psn, int lengthBytes) {
+        int slot = psn & (STRIPED_WINDOW - 1);
+        if (carriedValid[slot] && carriedPsn[slot] == psn) {
+            carriedValid[slot] = false;
+        }
+        leaveCompletionOrder(psn, false);
+        popPosted(subchannel.rail());
+    }
+
+    /** Takes the oldest message posted on {@code rail} off its queue; returns its slot, or -1 if none. */
+    private int popPosted(int rail) {
+        if (postedCount[rail] == 0) {
+            return -1;
+        }
+        int slot = postedHead[rail];
+        postedHead[rail] = (slot + 1) % postedLength[rail].length;
+        postedCount[rail]--;
+        inFlightBytes[rail] -= postedLength[rail][slot];
+        return slot;
+    }
+
+    /**
      * Metrics of a completed message: one whose bytes went as RDMA WRITEs counts once on every rail
      * that completed one (their bytes were counted per stripe); one sent whole as DATA frames counts
      * its bytes, one stripe and one message on {@code rail}.
@@ -337,6 +364,11 @@ final class MessageRailScheduler implements SubchannelScheduler {
             counters.messageCompleted(1L << rail);
         }
         counters.messageReleased();
+        leaveCompletionOrder(psn, true);
+    }
+
+    /** Message {@code psn} is no longer outstanding; {@code completed}: counted out of order if an earlier one is. */
+    private void leaveCompletionOrder(int psn, boolean completed) {
         if (!headKnown) {
             headKnown = true;
             headPsn = psn;
@@ -346,7 +378,9 @@ final class MessageRailScheduler implements SubchannelScheduler {
             return;
         }
         if (ahead > 0) {
-            counters.outOfOrderCompletion();
+            if (completed) {
+                counters.outOfOrderCompletion();
+            }
             while (ahead >= completedAhead.length) {
                 growCompletedAhead();
             }

@@ -97,6 +97,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
      */
     private int deferredSlot = -1;
     private int deferredLength;
+    private FrameType deferredType = FrameType.DATA;
     /** The packed DATA frame being filled ({@link #openPack}): its send slot (-1 if none), first PSN, write position, count. */
     private int packSlot = -1;
     private int packPsn;
@@ -326,7 +327,6 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         return packedFramesSent;
     }
 
-    /** The peer's DATA receive buffers (known after {@link #connect}). */
     /**
      * Frames of {@code type} posted on this rail so far (a frame whose post failed is not counted).
      * Read on any thread the count may be slightly stale.
@@ -342,12 +342,14 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
 
     /**
      * The registered memory of this rail's send buffers: DATA frames are written into it, a
-     * {@link RdmaMessage#write writer} message of one frame fills it in place (tests check the address).
+     * {@link RdmaMessage#write writer} message of one frame fills it in place. Not API: for tests that
+     * check where a writer wrote (reached through the channel package of the tests).
      */
-    public MemoryRegion sendRegion() {
+    MemoryRegion sendRegion() {
         return sendPool.region();
     }
 
+    /** The peer's DATA receive buffers (known after {@link #connect}). */
     public int peerReceiveBuffers() {
         return peerReceiveBuffers;
     }
@@ -398,7 +400,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         if (last) {
             messagesCompleted++;
         }
-        postBatched(slot, FrameHeader.LENGTH + length, token);
+        postBatched(slot, FrameHeader.LENGTH + length, token, FrameType.DATA);
     }
 
     /**
@@ -465,7 +467,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         bytesSent += payload;
         messagesCompleted += packCount;
         packedFramesSent++;
-        postBatched(slot, len, token);
+        postBatched(slot, len, token, FrameType.DATA);
     }
 
     /**
@@ -480,7 +482,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         int len = RtsFrameCodec.encode(sendMemory, off, psn, takeCreditWord(), messageLength);
         sendCredits--;
         framesInFlight++;
-        postBatched(slot, len, token);
+        postBatched(slot, len, token, FrameType.RTS);
     }
 
     /**
@@ -497,7 +499,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         int slot = sendPool.acquire();
         int len = CtsFrameCodec.encode(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
             remoteAddress, rkey, flags);
-        post(slot, len, NO_TOKEN);
+        post(slot, len, NO_TOKEN, FrameType.CTS);
         return !failed;
     }
 
@@ -548,7 +550,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             stripeOffset, length, stripes, stripeIndex);
         // the FIN's completion is the stripe's: RC completes it after the WRITE, and it proves the FIN arrived
         framesInFlight++;
-        post(slot, len, token);
+        post(slot, len, token, FrameType.FIN);
     }
 
     /**
@@ -561,7 +563,8 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             return false;
         }
         int slot = sendPool.acquire();
-        post(slot, RailDownFrameCodec.encode(sendMemory, sendPool.offset(slot), takeCreditWord(), failedRail), NO_TOKEN);
+        post(slot, RailDownFrameCodec.encode(sendMemory, sendPool.offset(slot), takeCreditWord(), failedRail), NO_TOKEN,
+            FrameType.RAIL_DOWN);
         return !failed;
     }
 
@@ -628,7 +631,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         }
         int slot = sendPool.acquire();
         post(slot, CreditFrameCodec.encodeInboundClosed(sendMemory, sendPool.offset(slot), takeCreditWord(), firstUndeliveredPsn),
-            NO_TOKEN);
+            NO_TOKEN, FrameType.CREDIT);
         return !failed;
     }
 
@@ -655,7 +658,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             ? encodeCredit(off)
             : CloseFrameCodec.encode(sendMemory, off, 0, nextPsn, takeCreditWord(), abort, last,
                 reason.length() > maxFramePayloadBytes() ? reason.substring(0, maxFramePayloadBytes()) : reason, closeRailMask);
-        post(slot, len, NO_TOKEN);
+        post(slot, len, NO_TOKEN, type);
     }
 
     private int encodeCredit(int off) {
@@ -663,11 +666,11 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     }
 
     /** Posts a control frame, signaled (it also retires the unsignaled frames posted before it). */
-    private void post(int slot, int length, long token) {
+    private void post(int slot, int length, long token, FrameType type) {
         postDeferredUnsignaled();
         sendTokens[slot] = token;
         unsignaledRun = 0;
-        postNow(slot, length, true);
+        postNow(slot, length, true, type);
     }
 
     /**
@@ -677,11 +680,11 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
      * runs, then posted unsignaled except every {@code signalInterval}-th, and the last of a burst
      * always signaled.
      */
-    private void postBatched(int slot, int length, long token) {
+    private void postBatched(int slot, int length, long token, FrameType type) {
         sendTokens[slot] = token;
         if (failed) {
             // the QP is in ERROR: posted now, it completes flushed like any other
-            postNow(slot, length, true);
+            postNow(slot, length, true, type);
             return;
         }
         if (deferredSlot >= 0) {
@@ -691,21 +694,22 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
                 unsignaledRun = 0;
             }
             deferredSlot = -1;
-            postNow(prev, deferredLength, signal);
+            postNow(prev, deferredLength, signal, deferredType);
             if (failed) {
-                postNow(slot, length, true);
+                postNow(slot, length, true, type);
                 return;
             }
         }
         deferredSlot = slot;
         deferredLength = length;
+        deferredType = type;
     }
 
     private void postDeferredUnsignaled() {
         if (deferredSlot >= 0) {
             int prev = deferredSlot;
             deferredSlot = -1;
-            postNow(prev, deferredLength, false);
+            postNow(prev, deferredLength, false, deferredType);
         }
     }
 
@@ -718,11 +722,12 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             int prev = deferredSlot;
             deferredSlot = -1;
             unsignaledRun = 0;
-            postNow(prev, deferredLength, true);
+            postNow(prev, deferredLength, true, deferredType);
         }
     }
 
-    private void postNow(int slot, int length, boolean signaled) {
+    /** @param type the frame's type, counted once posted (passed in: reading it back from the buffer costs a load per post) */
+    private void postNow(int slot, int length, boolean signaled, FrameType type) {
         long wrId = KIND_SEND | slot;
         sendWr.reset().wrId(wrId).opcode(WrOpcode.SEND).signaled(signaled)
             .sge(sendPool.address(slot), length, sendPool.lkey());
@@ -740,7 +745,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         }
         postedWrIds[(int) (postedTail++ & postedMask)] = wrId;
         sendsPosted++;
-        framesSentByType[sendMemory.getByte(sendPool.offset(slot) + FrameHeader.TYPE_OFFSET)]++;
+        framesSentByType[type.code()]++;
     }
 
     /** Drops the frame held back by selective signaling (never posted, so it never completes). */
@@ -964,8 +969,15 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
                         + ") on rail " + rail + " without holding a credit"));
                     return;
                 }
+                try {
+                    RtsFrameCodec.validatePayload(recvMemory, off);
+                } catch (FrameFormatException e) {
+                    releaseReceiveBuffer(slot);
+                    fail(e);
+                    return;
+                }
                 int psn = FrameHeader.psn(recvMemory, off);
-                int length = FrameHeader.messageLength(recvMemory, off);
+                int length = RtsFrameCodec.messageLength(recvMemory, off);
                 // the RTS is parsed: its buffer is free again at once (its credit returns with the next grant)
                 releaseReceiveBuffer(slot);
                 if (l != null) {

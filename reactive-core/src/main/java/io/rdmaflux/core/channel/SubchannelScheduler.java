@@ -20,7 +20,7 @@ package io.rdmaflux.core.channel;
  * followed by one FIN per subchannel used (seed 000 &sect;4.3, &sect;5.3); a smaller one is written
  * whole on the RTS's subchannel. Each stripe's post and completion times go to
  * {@link #onStripeCompleted}; {@link #onMessageCompleted} comes once, after the last stripe, on the
- * RTS's subchannel.
+ * RTS's subchannel, or {@link #onMessageDiscarded} instead if the receiver discarded the message.
  *
  * <p><b>Rail failure:</b> {@link #onSubchannelFailed} is called once; what was in flight on the
  * subchannel is sent again, with its PSN, on subchannels {@link #select} returns (or, for stripes, on
@@ -45,6 +45,21 @@ public interface SubchannelScheduler {
      * @param elapsedNs from posting its first fragment to the completion of its last, in ns of the node's clock
      */
     default void onMessageCompleted(Subchannel subchannel, int psn, int lengthBytes, long elapsedNs) {
+    }
+
+    /**
+     * A rendezvous message placed with {@link #select} that the receiver discarded: it answered the RTS
+     * with a discarding CTS (it closed its inbound side, or already holds the message, whose RTS was
+     * sent again after a failover), so nothing (more) of it is written and its send is over. Called
+     * instead of {@link #onMessageCompleted}, once, on the subchannel that carried the RTS. The message
+     * carried no bytes and took no measurable time: a policy counts nothing for it and derives no rate
+     * from it, but drops whatever it keeps per message placed (e.g. a per-subchannel queue of messages
+     * in flight, completed in order). Stripes of it that completed before were reported to
+     * {@link #onStripeCompleted} as usual.
+     *
+     * @param lengthBytes the message length announced in the RTS
+     */
+    default void onMessageDiscarded(Subchannel subchannel, int psn, int lengthBytes) {
     }
 
     // ---------------------------------------------------------------- striping hooks (seed 000 §4.4-4.5, seed 004 §II-B)

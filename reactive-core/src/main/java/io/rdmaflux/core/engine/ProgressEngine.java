@@ -12,6 +12,8 @@ import org.jspecify.annotations.Nullable;
 
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Runs {@link ProgressAgent}s in one of three {@link ThreadingMode}s, in the manner of Aeron's
@@ -57,6 +59,15 @@ public final class ProgressEngine implements AutoCloseable {
     /** The DEDICATED thread's strategy wrapping a caller's one. */
     private final @Nullable WakeableIdleStrategy wrappedIdle;
     private volatile boolean closed;
+    /**
+     * SHARED: whether the shared thread is inside this engine's duty cycle. With {@link #closed} it forms
+     * a Dekker pair (both volatile): the thread sets this then reads {@code closed}, {@link #close()} sets
+     * {@code closed} then reads this, so either the cycle sees the close and does nothing, or the close
+     * sees the cycle and waits for it to end.
+     */
+    private volatile boolean inSharedCycle;
+    /** A thread in {@link #close()} waiting for {@link #inSharedCycle} to clear; unparked when it does. */
+    private volatile @Nullable Thread closeWaiter;
 
     /**
      * @param name         used in the thread name
@@ -223,6 +234,50 @@ public final class ProgressEngine implements AutoCloseable {
         progressThread = Thread.currentThread();
     }
 
+    /** One duty cycle on the shared thread, marked so that {@link #close()} can wait for its end. */
+    int sharedDutyCycle() {
+        progressThread = Thread.currentThread();
+        inSharedCycle = true;
+        try {
+            return dutyCycle();
+        } finally {
+            inSharedCycle = false;
+            if (closed) {
+                Thread w = closeWaiter;
+                if (w != null) {
+                    LockSupport.unpark(w);
+                }
+            }
+        }
+    }
+
+    /**
+     * SHARED, an engine that left the shared thread while others still run on it: waits until the thread
+     * is no longer inside this engine's duty cycle, at most {@link #THREAD_END_TIMEOUT_MS} ms (the bound
+     * the other modes give a thread to end). It started the cycle before {@link #closed} was set (a later
+     * cycle sees it and does nothing), so once this returns no agent of this engine runs any more and the
+     * caller may free what they use. Called by {@link SharedProgressThread#leave}, never on the shared
+     * thread itself (that would wait for its own cycle).
+     */
+    void awaitSharedCycleEnd() {
+        if (!inSharedCycle) {
+            return;
+        }
+        closeWaiter = Thread.currentThread();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(THREAD_END_TIMEOUT_MS);
+            while (inSharedCycle) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                LockSupport.parkNanos(this, left);
+            }
+        } finally {
+            closeWaiter = null;
+        }
+    }
+
     /** Whether {@link #close()} was called. */
     public boolean isClosed() {
         return closed;
@@ -231,7 +286,10 @@ public final class ProgressEngine implements AutoCloseable {
     /**
      * Stops the thread (DEDICATED) or leaves the shared thread (SHARED; the last engine to leave stops
      * it) and, unless called on that thread itself, returns only once the thread has ended (waiting at
-     * most {@link #THREAD_END_TIMEOUT_MS} ms after its runner stopped). Idempotent.
+     * most {@link #THREAD_END_TIMEOUT_MS} ms after its runner stopped). A SHARED engine that is not the
+     * last returns only once the shared thread is out of this engine's duty cycle (waiting at most
+     * {@link #THREAD_END_TIMEOUT_MS} ms), so no agent of this engine runs after close returns and the
+     * caller may free what the agents use. Idempotent.
      */
     @Override
     public void close() {

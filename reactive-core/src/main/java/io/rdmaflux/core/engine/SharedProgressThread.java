@@ -9,7 +9,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * The JVM-wide thread of SHARED-mode engines, {@code rdmaflux-progress-shared}: it starts with the
  * first engine that joins and stops when the last one leaves, so no thread outlives the nodes. The
- * last {@link #leave} returns once the thread has ended, unless it runs on that thread.
+ * last {@link #leave} returns once the thread has ended, any other once the thread is out of the
+ * leaving engine's duty cycle; neither waits when it runs on that thread.
  */
 final class SharedProgressThread implements Agent {
     private static final Object LOCK = new Object();
@@ -40,7 +41,9 @@ final class SharedProgressThread implements Agent {
     static void leave(ProgressEngine engine) {
         AgentRunner toClose = null;
         Thread toJoin = null;
+        Thread shared;
         synchronized (LOCK) {
+            shared = thread;
             if (instance != null && instance.engines.remove(engine) && instance.engines.isEmpty()) {
                 toClose = runner;
                 toJoin = thread;
@@ -49,7 +52,14 @@ final class SharedProgressThread implements Agent {
                 instance = null;
             }
         }
-        if (toClose != null) {
+        if (toClose == null) {
+            // the thread goes on with the other engines but may be inside this one's cycle now (or start
+            // it from the list it iterates): the caller frees what the cycle uses once this returns. On the
+            // thread itself no other cycle runs, and its own one goes on by design (a close from a callback)
+            if (Thread.currentThread() != shared) {
+                engine.awaitSharedCycleEnd();
+            }
+        } else {
             if (Thread.currentThread() == toJoin) {
                 // leaving from inside a duty cycle: close from another thread, the runner waits for this one
                 AgentRunner r = toClose;
@@ -74,8 +84,7 @@ final class SharedProgressThread implements Agent {
     public int doWork() {
         int work = 0;
         for (ProgressEngine e : engines) {
-            e.enterThread();
-            work += e.dutyCycle();
+            work += e.sharedDutyCycle();
         }
         return work;
     }
