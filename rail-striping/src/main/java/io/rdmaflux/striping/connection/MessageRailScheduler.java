@@ -2,6 +2,7 @@ package io.rdmaflux.striping.connection;
 
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
+import io.rdmaflux.striping.CommonFinishSplit;
 import io.rdmaflux.striping.MessageTimings;
 import io.rdmaflux.striping.MultiplexingPolicy;
 import io.rdmaflux.striping.RailCounters;
@@ -120,7 +121,7 @@ final class MessageRailScheduler implements SubchannelScheduler {
     private final long[] stripeBacklogBytes;
     /** Per rail: stripes split onto it by {@link #stripe} and not completed (after a failover, still counted on the rail they were split for). */
     private final int[] outstandingStripes;
-    /** Scratch of {@link #fillToCommonFinish}: the policy's split as each rail's relative rate. */
+    /** Scratch of {@link CommonFinishSplit#topUp}. */
     private final double[] fillRate;
     private static final int STRIPED_WINDOW = 1024;
     /** Busy time over which a rail's drain rate is averaged, ns. */
@@ -426,7 +427,7 @@ final class MessageRailScheduler implements SubchannelScheduler {
         }
         striping.split(lengthBytes, usable, nowNs, stripeBytes);
         if (striping.splitsByRate()) {
-            fillToCommonFinish(lengthBytes, usable, stripeBytes);
+            CommonFinishSplit.topUp(lengthBytes, usable, stripeBacklogBytes, 1, stripeBytes, fillRate);
         }
         StripedMessage m = striped[psn & (STRIPED_WINDOW - 1)];
         m.start(psn, lengthBytes);
@@ -440,63 +441,6 @@ final class MessageRailScheduler implements SubchannelScheduler {
                 striping.onStripePosted(rail, stripeBytes[rail], nowNs);
             }
         }
-    }
-
-    /**
-     * Replaces the policy's split {@code stripeBytes} (in proportion to the rails' rates {@code w_i})
-     * by the split that tops every rail up to one finish time: {@code s_i = max(0, T·w_i − B_i)} with
-     * {@code Σ s_i = lengthBytes} (water filling; a rail whose backlog alone outlasts {@code T} gets
-     * nothing). Whole bytes, adding up exactly; no allocation.
-     */
-    private void fillToCommonFinish(long lengthBytes, long usable, long[] stripeBytes) {
-        long active = 0;
-        for (int rail = 0; rail < railCount; rail++) {
-            fillRate[rail] = (double) stripeBytes[rail] / lengthBytes;
-            if (RailMask.contains(usable, rail) && stripeBytes[rail] > 0) {
-                active |= 1L << rail;
-            }
-        }
-        if (RailMask.count(active) < 2) {
-            return;
-        }
-        // level T in bytes per unit of rate: drop rails whose backlog already reaches past it, repeat
-        double level;
-        while (true) {
-            double rates = 0;
-            double bytes = lengthBytes;
-            for (int rail = 0; rail < railCount; rail++) {
-                if (RailMask.contains(active, rail)) {
-                    rates += fillRate[rail];
-                    bytes += stripeBacklogBytes[rail];
-                }
-            }
-            level = bytes / rates;
-            long behind = 0;
-            for (int rail = 0; rail < railCount; rail++) {
-                if (RailMask.contains(active, rail) && level * fillRate[rail] <= stripeBacklogBytes[rail]) {
-                    behind |= 1L << rail;
-                }
-            }
-            if (behind == 0) {
-                break;
-            }
-            active &= ~behind;
-        }
-        long assigned = 0;
-        int largest = -1;
-        for (int rail = 0; rail < railCount; rail++) {
-            long b = 0;
-            if (RailMask.contains(active, rail)) {
-                b = Math.max(0, (long) (level * fillRate[rail] - stripeBacklogBytes[rail]));
-                if (largest < 0 || b > stripeBytes[largest]) {
-                    largest = rail;
-                }
-            }
-            stripeBytes[rail] = b;
-            assigned += b;
-        }
-        // flooring lost at most one byte per rail: it goes to the largest stripe
-        stripeBytes[largest] += lengthBytes - assigned;
     }
 
     /**
