@@ -11,8 +11,9 @@ import org.jspecify.annotations.Nullable;
  * <p><b>Send.</b> {@link #send} gives the message the next PSN and asks a policy where it goes:
  * below the switchover threshold (seed 000 §4.3, seed 002 §3.2) the {@link MultiplexingPolicy}
  * picks one rail for the whole message; at or above it the {@link StripingPolicy} splits it into
- * at most one stripe per usable rail. Each stripe is handed to the {@link StripeSink}, which posts
- * it on that rail's subchannel.
+ * at most one stripe per usable rail; with {@link RailsSpec#commonFinish(boolean)} a split that follows
+ * measured rates is topped up to a common finish time given each rail's queue ({@link CommonFinishSplit}).
+ * Each stripe is handed to the {@link StripeSink}, which posts it on that rail's subchannel.
  *
  * <p><b>Completion filter.</b> The subchannels report every stripe completion through
  * {@link #onStripeCompleted}, in post order per rail as an RC send queue completes. Every
@@ -86,6 +87,10 @@ public final class CommunicationScheduler<T> {
     private final ArrayDeque<Stripe<T>>[] outstanding;
     private final ArrayDeque<Stripe<T>> stripePool = new ArrayDeque<>();
     private final long[] split;
+    /** {@link RailsSpec#commonFinish()}: per rail, bytes posted and not completed, for {@link CommonFinishSplit}. */
+    private final boolean commonFinish;
+    private final long[] backlogBytes;
+    private final double[] rateScratch;
     private final long[] lastCompletionNs;
     private final RailCounters counters;
     private final double[] shareScratch;
@@ -125,6 +130,9 @@ public final class CommunicationScheduler<T> {
             outstanding[i] = new ArrayDeque<>();
         }
         this.split = new long[railCount];
+        this.commonFinish = spec.commonFinish();
+        this.backlogBytes = new long[railCount];
+        this.rateScratch = new double[railCount];
         this.lastCompletionNs = new long[railCount];
         this.shareScratch = new double[railCount];
         this.usableRails = RailMask.all(railCount);
@@ -179,6 +187,9 @@ public final class CommunicationScheduler<T> {
     private void plan(Entry<T> e, long offset, long length, boolean stripe, boolean resent, long nowNs) {
         if (stripe) {
             striping.split(length, usableRails, nowNs, split);
+            if (commonFinish && striping.splitsByRate()) {
+                CommonFinishSplit.topUp(length, usableRails, backlogBytes, granuleBytes, split, rateScratch);
+            }
             long at = offset;
             for (int rail = 0; rail < railCount; rail++) {
                 if (split[rail] > 0) {
@@ -223,6 +234,7 @@ public final class CommunicationScheduler<T> {
         e.outstanding++;
         e.addStripe(rail, length);
         outstanding[rail].add(s);
+        backlogBytes[rail] += length;
         counters.posted(rail);
         striping.onStripePosted(rail, length, nowNs);
         sink.post(s);
@@ -247,6 +259,7 @@ public final class CommunicationScheduler<T> {
                 + "; a subchannel must report completions once each and in post order");
         }
         outstanding[rail].poll();
+        backlogBytes[rail] -= s.lengthBytes;
         Entry<T> e = s.entry;
         if (e == null) {
             throw new IllegalStateException("stripe " + stripeId + " has no message");
@@ -304,6 +317,7 @@ public final class CommunicationScheduler<T> {
         striping.onRailRemoved(rail);
         counters.recordWeights(nowNs, sharesInto(shareScratch));
         ArrayDeque<Stripe<T>> lost = outstanding[rail];
+        backlogBytes[rail] = 0;
         if (usableRails == 0) {
             noRailCause = new NoRailException("every rail of the virtual channel failed; last was rail " + rail, cause);
             drainAll();

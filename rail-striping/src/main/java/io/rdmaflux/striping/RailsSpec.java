@@ -35,6 +35,7 @@ public final class RailsSpec {
     private int maxInFlightMessages = DEFAULT_MAX_IN_FLIGHT_MESSAGES;
     private int weightHistoryCapacity = DEFAULT_WEIGHT_HISTORY_CAPACITY;
     private long commitHorizonNs = DEFAULT_COMMIT_HORIZON_NS;
+    private boolean commonFinish;
 
     private RailsSpec(int railCount) {
         this.railCount = RailMask.checkRailCount(railCount);
@@ -144,6 +145,23 @@ public final class RailsSpec {
 
     public long commitHorizonNs() {
         return commitHorizonNs;
+    }
+
+    /**
+     * Whether the {@link Rails} operators top a rate-following split (adaptive striping) up to a common
+     * finish time given what each rail still has queued ({@link CommonFinishSplit}), as connections built
+     * by {@link io.rdmaflux.striping.connection.RailsChannelFactory} always do. Off by default for the
+     * operators, which then split every message by the weights alone as seed 000 &sect;4.4 prints it
+     * (the virtual-time reproductions of seed 000's figures run that way); on, the backlog of the
+     * messages split before the weights converged drains instead of holding back the window.
+     */
+    public RailsSpec commonFinish(boolean enabled) {
+        this.commonFinish = enabled;
+        return this;
+    }
+
+    public boolean commonFinish() {
+        return commonFinish;
     }
 
     public int railCount() {

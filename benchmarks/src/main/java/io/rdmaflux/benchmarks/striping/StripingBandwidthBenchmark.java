@@ -68,6 +68,7 @@ public class StripingBandwidthBenchmark {
         RailsSpec spec = RailsSpec.rails(2).maxInFlightMessages(inFlight).switchoverThresholdBytes(64 * 1024);
         return switch (policy) {
             case "adaptive" -> spec.striping(StripingPolicies.adaptive());
+            case "adaptive-common-finish" -> spec.striping(StripingPolicies.adaptive()).commonFinish(true);
             case "adaptive-per-message" -> spec.striping(StripingPolicies.adaptive(StripingPolicies.DEFAULT_ALPHA,
                 java.time.Duration.ZERO, StripingPolicies.DEFAULT_MIN_SHARE, 1, 1));
             case "adaptive-0.2" -> spec.striping(StripingPolicies.adaptive(0.2));

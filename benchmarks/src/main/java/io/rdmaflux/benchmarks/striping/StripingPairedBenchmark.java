@@ -79,6 +79,7 @@ public class StripingPairedBenchmark {
     @AuxCounters(AuxCounters.Type.EVENTS)
     public static class Times {
         public long adaptiveNs;
+        public long adaptiveCommonFinishNs;
         public long evenNs;
         public long weightedNs;
         public long rail0Ns;
@@ -89,6 +90,7 @@ public class StripingPairedBenchmark {
         @Setup(Level.Iteration)
         public void clear() {
             adaptiveNs = 0;
+            adaptiveCommonFinishNs = 0;
             evenNs = 0;
             weightedNs = 0;
             rail0Ns = 0;
@@ -99,7 +101,7 @@ public class StripingPairedBenchmark {
     }
 
     /**
-     * Per measured invocation: ns per policy (indices 0-6 as in {@link #policies}), and at index 7
+     * Per measured invocation: ns per policy (indices 0-6 and 8 as in {@link #policies}), and at index 7
      * whether it was the first of its iteration (adaptive's batch from equal weights).
      */
     private final List<long[]> rows = new ArrayList<>();
@@ -108,6 +110,8 @@ public class StripingPairedBenchmark {
 
     private StripingBench bench;
     private CommunicationScheduler<RdmaTransfer> adaptive;
+    /** Adaptive with the common-finish top-up ({@code RailsSpec.commonFinish}), as connections stripe. */
+    private CommunicationScheduler<RdmaTransfer> adaptiveCommonFinish;
     private CommunicationScheduler<RdmaTransfer> even;
     private CommunicationScheduler<RdmaTransfer> weighted;
     private CommunicationScheduler<RdmaTransfer> rail0;
@@ -131,6 +135,7 @@ public class StripingPairedBenchmark {
     public void iteration(IterationParams params) {
         measuring = params.getType() == IterationType.MEASUREMENT;
         adaptive = bench.scheduler(StripingBandwidthBenchmark.spec("adaptive", inFlight));
+        adaptiveCommonFinish = bench.scheduler(StripingBandwidthBenchmark.spec("adaptive-common-finish", inFlight));
         firstOfIteration = true;
     }
 
@@ -156,6 +161,10 @@ public class StripingPairedBenchmark {
             sb.append("4:1 adaptive ").append(median(r -> (1.0 / r[0]) / (1.0 / r[3] + 1.0 / r[4]))).append('\n');
             sb.append("4:1 adaptive first batch of an iteration (from equal weights) ")
                 .append(median(rows.stream().filter(r -> r[7] == 1).toList(), r -> (1.0 / r[0]) / (1.0 / r[3] + 1.0 / r[4])))
+                .append('\n');
+            sb.append("4:1 adaptive with common finish ").append(median(r -> (1.0 / r[8]) / (1.0 / r[3] + 1.0 / r[4]))).append('\n');
+            sb.append("4:1 adaptive with common finish, first batch of an iteration ")
+                .append(median(rows.stream().filter(r -> r[7] == 1).toList(), r -> (1.0 / r[8]) / (1.0 / r[3] + 1.0 / r[4])))
                 .append('\n');
             sb.append("4:1 even ").append(median(r -> (1.0 / r[1]) / (1.0 / r[3] + 1.0 / r[4]))).append('\n');
             sb.append("4:1 weighted ").append(median(r -> (1.0 / r[2]) / (1.0 / r[3] + 1.0 / r[4]))).append('\n');
@@ -186,11 +195,12 @@ public class StripingPairedBenchmark {
 
     @Benchmark
     public void policies(Times t) {
-        long[] row = new long[8];
+        long[] row = new long[9];
         row[7] = firstOfIteration ? 1 : 0;
         firstOfIteration = false;
         if (rails.equals("4:1")) {
             row[0] = timed(adaptive, BATCH, SIZE);
+            row[8] = timed(adaptiveCommonFinish, BATCH, SIZE);
             row[1] = timed(even, BATCH, SIZE);
             row[2] = timed(weighted, BATCH, SIZE);
             row[3] = timed(rail0, BATCH, SIZE);
@@ -202,6 +212,7 @@ public class StripingPairedBenchmark {
             row[6] = timed(rail0OneInFlight, 1, LARGE);
         }
         t.adaptiveNs += row[0];
+        t.adaptiveCommonFinishNs += row[8];
         t.evenNs += row[1];
         t.weightedNs += row[2];
         t.rail0Ns += row[3];

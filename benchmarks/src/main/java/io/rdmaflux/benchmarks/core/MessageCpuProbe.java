@@ -1,0 +1,57 @@
+package io.rdmaflux.benchmarks.core;
+
+import io.rdmaflux.core.*;
+import io.rdmaflux.verbs.*;
+import io.rdmaflux.verbs.soft.*;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import reactor.core.publisher.Flux;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+import java.lang.management.*;
+
+/**
+ * CPU ns of the SHARED progress thread per 32 B message on the full path, configured as
+ * {@link MessageRateBenchmark} SHARED (2560 B buffers, 512 of them, send queue 64): an A/B tool that a
+ * loaded machine disturbs less than a throughput figure (CPU time, not wall time).
+ *
+ * <p>Run: {@code java $(cat .mvn/jvm-flags) -cp benchmarks/target/benchmarks.jar io.rdmaflux.benchmarks.core.MessageCpuProbe}
+ */
+public final class MessageCpuProbe {
+  private MessageCpuProbe() {
+  }
+
+  public static void main(String[] args) throws Exception {
+    SoftFabric fabric = SoftFabric.mem("probe");
+    SoftProvider pa = SoftProvider.builder().name("pa").fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
+    SoftProvider pb = SoftProvider.builder().name("pb").fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
+    RdmaNode a = RdmaNode.builder().provider(pa).name("a").bufferBytes(2560).receiveBuffers(512).sendBuffers(512).sendQueue(64).threadingMode(ThreadingMode.SHARED).idleStrategy(new BackoffIdleStrategy()).build();
+    RdmaNode b = RdmaNode.builder().provider(pb).name("b").bufferBytes(2560).receiveBuffers(512).sendBuffers(512).sendQueue(64).threadingMode(ThreadingMode.SHARED).idleStrategy(new BackoffIdleStrategy()).build();
+    RdmaServer server = b.bind(new PortAddress("mem", pb.devices().get(0).name(), 0));
+    RdmaConnection client = a.connect(server.address(), ConnectionSpec.defaults()).block(Duration.ofSeconds(10));
+    RdmaConnection s = server.accept().blockFirst(Duration.ofSeconds(10));
+    AtomicLong received = new AtomicLong();
+    s.receive().subscribe(m -> { m.release(); received.lazySet(received.get() + 1); });
+    byte[] payload = new byte[32];
+    Flux<RdmaMessage> batch = Flux.range(0, 10_000).map(i -> RdmaMessage.of(payload));
+    ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+    for (int round = 0; round < 12; round++) {
+      long cpu0 = progressCpu(mx);
+      long t0 = System.nanoTime();
+      int batches = 200;
+      for (int k = 0; k < batches; k++) {
+        long target = received.get() + 10_000;
+        client.send(batch).block(Duration.ofSeconds(60));
+        while (received.get() < target) Thread.onSpinWait();
+      }
+      long t = System.nanoTime() - t0;
+      long cpu = progressCpu(mx) - cpu0;
+      if (round >= 4) System.out.printf("%.1f ns cpu/msg  %.2f M msg/s wall%n", (double) cpu / (batches * 10_000L), batches * 10_000L * 1e3 / t);
+    }
+    client.close(); a.close(); b.close(); pa.close(); pb.close();
+  }
+  static long progressCpu(ThreadMXBean mx) {
+    long sum = 0;
+    for (ThreadInfo ti : mx.getThreadInfo(mx.getAllThreadIds())) if (ti != null && ti.getThreadName().contains("progress")) sum += mx.getThreadCpuTime(ti.getThreadId());
+    return sum;
+  }
+}
