@@ -1,12 +1,12 @@
 package io.rdmaflux.striping;
 
+import static io.rdmaflux.striping.TestSubchannels.subchannel;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.striping.connection.RailsChannelFactory;
-import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -49,19 +49,6 @@ class SampledConnectionStripingTest {
         }
     }
 
-    private static Subchannel subchannel(int rail) {
-        return (Subchannel) Proxy.newProxyInstance(Subchannel.class.getClassLoader(), new Class<?>[] {Subchannel.class},
-            (proxy, method, args) -> switch (method.getName()) {
-                case "rail" -> rail;
-                case "canSend", "isUsable" -> true;
-                case "sendCredits" -> 16L;
-                case "freeSendBuffers", "maxFramePayloadBytes" -> 16;
-                case "toString" -> "subchannel " + rail;
-                case "hashCode" -> rail;
-                case "equals" -> proxy == args[0];
-                default -> method.getReturnType() == long.class ? 0L : method.getReturnType() == int.class ? 0 : null;
-            });
-    }
 
     /** Isolated transfer time of {@code size} bytes on {@code rail}: what an idle rail takes. */
     private static long trueTransferNs(int rail, long size) {

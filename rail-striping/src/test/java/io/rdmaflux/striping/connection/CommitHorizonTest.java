@@ -1,12 +1,12 @@
 package io.rdmaflux.striping.connection;
 
+import static io.rdmaflux.striping.TestSubchannels.subchannel;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.striping.RailsSpec;
 import io.rdmaflux.striping.StripingPolicies;
 import io.rdmaflux.striping.TransferTimeModel;
 import org.junit.jupiter.api.Test;
 
-import java.lang.reflect.Proxy;
 import java.util.ArrayDeque;
 import java.util.List;
 
@@ -31,17 +31,6 @@ class CommitHorizonTest {
     private static final long END_NS = 4_500_000_000L;
     private static final long BIN_NS = 50_000_000L;
 
-    private static Subchannel subchannel(int rail) {
-        return (Subchannel) Proxy.newProxyInstance(Subchannel.class.getClassLoader(), new Class<?>[] {Subchannel.class},
-            (proxy, method, args) -> switch (method.getName()) {
-                case "rail" -> rail;
-                case "canSend", "isUsable" -> true;
-                case "toString" -> "subchannel " + rail;
-                case "hashCode" -> rail;
-                case "equals" -> proxy == args[0];
-                default -> method.getReturnType() == long.class ? 0L : method.getReturnType() == int.class ? 0 : null;
-            });
-    }
 
     @Test
     void aThrottledRailHoldsAHorizonOfWorkAndTheAggregateRecoversAtOnce() {

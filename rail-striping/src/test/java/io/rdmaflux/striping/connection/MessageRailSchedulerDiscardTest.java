@@ -1,10 +1,10 @@
 package io.rdmaflux.striping.connection;
 
+import static io.rdmaflux.striping.TestSubchannels.subchannel;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.striping.StripingMetrics;
-import java.lang.reflect.Proxy;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -15,20 +15,6 @@ import org.junit.jupiter.api.Test;
  */
 class MessageRailSchedulerDiscardTest {
 
-    /** A subchannel view that can always send; any other method answers a neutral value. */
-    private static Subchannel subchannel(int rail) {
-        return (Subchannel) Proxy.newProxyInstance(Subchannel.class.getClassLoader(), new Class<?>[] {Subchannel.class},
-            (proxy, method, args) -> switch (method.getName()) {
-                case "rail" -> rail;
-                case "canSend", "isUsable" -> true;
-                case "sendCredits" -> 16L;
-                case "freeSendBuffers", "maxFramePayloadBytes" -> 16;
-                case "toString" -> "subchannel " + rail;
-                case "hashCode" -> rail;
-                case "equals" -> proxy == args[0];
-                default -> method.getReturnType() == long.class ? 0L : method.getReturnType() == int.class ? 0 : null;
-            });
-    }
 
     @Test
     void aDiscardedMessageCountsNothingAndDoesNotHoldBackTheCompletionOrder() {

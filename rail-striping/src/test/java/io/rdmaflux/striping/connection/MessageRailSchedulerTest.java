@@ -1,5 +1,6 @@
 package io.rdmaflux.striping.connection;
 
+import static io.rdmaflux.striping.TestSubchannels.subchannel;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,7 +10,6 @@ import io.rdmaflux.striping.ForwardingStripingPolicy;
 import io.rdmaflux.striping.StripingMetrics;
 import io.rdmaflux.striping.StripingPolicies;
 import io.rdmaflux.striping.StripingPolicy;
-import java.lang.reflect.Proxy;
 import java.util.List;
 import java.util.PriorityQueue;
 import org.junit.jupiter.api.Test;
@@ -20,20 +20,6 @@ import org.junit.jupiter.api.Test;
  */
 class MessageRailSchedulerTest {
 
-    /** A subchannel view that can always send; any method the SPI adds answers a neutral value. */
-    private static Subchannel subchannel(int rail) {
-        return (Subchannel) Proxy.newProxyInstance(Subchannel.class.getClassLoader(), new Class<?>[] {Subchannel.class},
-            (proxy, method, args) -> switch (method.getName()) {
-                case "rail" -> rail;
-                case "canSend", "isUsable" -> true;
-                case "sendCredits" -> 16L;
-                case "freeSendBuffers", "maxFramePayloadBytes" -> 16;
-                case "toString" -> "subchannel " + rail;
-                case "hashCode" -> rail;
-                case "equals" -> proxy == args[0];
-                default -> method.getReturnType() == long.class ? 0L : method.getReturnType() == int.class ? 0 : null;
-            });
-    }
 
     @Test
     void adaptiveStripesOfConnectionMessagesConvergeTo4To1() {
