@@ -16,28 +16,18 @@ final class Sampler implements AutoCloseable {
     }
 
     private final List<Sample> samples = new ArrayList<>();
-    private final Thread thread;
+    private final PeriodicThread thread;
     private final long startNs = System.nanoTime();
-    private volatile boolean running = true;
 
     /**
      * @param received  bytes done so far (the progress)
      * @param railBytes payload bytes completed per rail so far
      */
     Sampler(LongSupplier received, Supplier<long[]> railBytes, long periodMs, LongConsumer onSample) {
-        thread = new Thread(() -> {
-            while (running) {
-                take(received, railBytes);
-                onSample.accept(received.getAsLong());
-                try {
-                    Thread.sleep(periodMs);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        }, "rdmaflux-sampler");
-        thread.setDaemon(true);
-        thread.start();
+        thread = new PeriodicThread("rdmaflux-sampler", periodMs, () -> {
+            take(received, railBytes);
+            onSample.accept(received.getAsLong());
+        });
     }
 
     private void take(LongSupplier received, Supplier<long[]> railBytes) {
@@ -58,12 +48,6 @@ final class Sampler implements AutoCloseable {
 
     @Override
     public void close() {
-        running = false;
-        thread.interrupt();
-        try {
-            thread.join(1_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        thread.close();
     }
 }

@@ -31,8 +31,7 @@ final class WeightLog implements AutoCloseable {
     private final Path file;
     private final BufferedWriter out;
     private final Supplier<double[]> weights;
-    private final Thread thread;
-    private volatile boolean running = true;
+    private final PeriodicThread thread;
     private volatile @Nullable IOException failed;
 
     /**
@@ -55,23 +54,14 @@ final class WeightLog implements AutoCloseable {
         } catch (IOException e) {
             throw new UserError("cannot write --weights-out " + file + ": " + e + "; give a writable file path", e);
         }
-        thread = new Thread(this::loop, "rdmaflux-weights");
-        thread.setDaemon(true);
-        thread.start();
-    }
-
-    private void loop() {
-        while (running) {
-            sample();
-            try {
-                Thread.sleep(PERIOD_MS);
-            } catch (InterruptedException e) {
-                return;
-            }
-        }
+        thread = new PeriodicThread("rdmaflux-weights", PERIOD_MS, this::sample);
     }
 
     private void sample() {
+        if (failed != null) {
+            // a write failed: close() reports it; nothing more is written
+            return;
+        }
         double[] w = weights.get();
         Instant now = Instant.now();
         StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%d.%06d", now.getEpochSecond(), now.getNano() / 1000));
@@ -85,7 +75,6 @@ final class WeightLog implements AutoCloseable {
             }
         } catch (IOException e) {
             failed = e;
-            running = false;
         }
     }
 
@@ -96,13 +85,7 @@ final class WeightLog implements AutoCloseable {
      */
     @Override
     public void close() {
-        running = false;
-        thread.interrupt();
-        try {
-            thread.join(1_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        thread.close();
         if (failed == null) {
             sample();
         }
