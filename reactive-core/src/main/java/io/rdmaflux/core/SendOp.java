@@ -4,6 +4,7 @@ import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
+import reactor.core.Fuseable;
 import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Operators;
 import reactor.util.context.Context;
@@ -21,6 +22,16 @@ import reactor.util.context.Context;
  * in publisher order: everything in the ring is older than anything in the queue. That saves the
  * queue's ordered stores and the wake-up per message on the common path (32 B messages: about 8 of 52 ns
  * of the progress thread's time per message, both ends on one thread).
+ *
+ * <p><b>Synchronous fusion.</b> A publisher that offers Reactor's {@link Fuseable#SYNC} mode
+ * ({@code Flux.range}, {@code fromIterable}, {@code fromArray}, {@code just}, and {@code map},
+ * {@code filter}, {@code doOnNext} over them) is not requested from: where the progress thread would
+ * request {@code n}, it polls up to {@code n} messages with {@link Fuseable.QueueSubscription#poll()}
+ * straight into the ring (so the bounds above hold unchanged), and a {@code null} poll is the
+ * publisher's completion. Such a source emits only inside {@code request}, which the progress thread
+ * calls, so the user's operators run on the same thread either way; fusion only removes the
+ * {@code onNext} chain and its checks per message (the same fusion Reactor's own {@code publishOn} and
+ * {@code flatMap} do). Asynchronous fusion is not asked for: such sources keep the queue.
  */
 final class SendOp implements CoreSubscriber<RdmaMessage> {
     final DefaultRdmaConnection connection;
@@ -33,6 +44,11 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
     private int localTail;
     /** The progress thread while it is inside {@link #request}, else null; only it can see itself here. */
     private @Nullable Thread requester;
+    /**
+     * The publisher's subscription when it agreed to {@link Fuseable#SYNC} fusion, else null; written in
+     * {@link #onSubscribe} before {@link #subscription} is published, polled on the progress thread only.
+     */
+    private Fuseable.@Nullable QueueSubscription<? extends RdmaMessage> fused;
     volatile @Nullable Subscription subscription;
     volatile boolean publisherDone;
     volatile @Nullable Throwable publisherError;
@@ -62,6 +78,15 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
     public void onSubscribe(Subscription s) {
         java.util.Objects.requireNonNull(s, "onSubscribe(null) violates Reactive Streams rule 2.13");
         if (Operators.validate(subscription, s)) {
+            if (s instanceof Fuseable.QueueSubscription<?> qs) {
+                @SuppressWarnings("unchecked")
+                Fuseable.QueueSubscription<? extends RdmaMessage> q = (Fuseable.QueueSubscription<? extends RdmaMessage>) qs;
+                // no THREAD_BARRIER: a SYNC source would run the user's operators inside request(), on the
+                // progress thread, which is where poll() runs them too
+                if (q.requestFusion(Fuseable.SYNC) == Fuseable.SYNC) {
+                    fused = q;
+                }
+            }
             subscription = s;
             if (cancelled) {
                 s.cancel();
@@ -128,8 +153,15 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
         connection.wakeUp();
     }
 
-    /** Requests {@code n} more from the publisher (progress thread). */
+    /** Requests {@code n} more from the publisher (progress thread); fused, polls them. */
     void request(long n) {
+        Fuseable.QueueSubscription<? extends RdmaMessage> q = fused;
+        if (q != null) {
+            if (n > 0 && !publisherDone && !cancelled) {
+                pull(q, n);
+            }
+            return;
+        }
         Subscription s = subscription;
         if (s != null && n > 0) {
             requester = Thread.currentThread();
@@ -139,6 +171,49 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
                 requester = null;
             }
         }
+    }
+
+    /** Whether the publisher agreed to {@link Fuseable#SYNC} fusion. */
+    boolean isFused() {
+        return fused != null;
+    }
+
+    /**
+     * Fused: pulls up to {@code n} messages into the ring, as a {@code request(n)} to a synchronous
+     * source would have emitted them; a {@code null} poll is the completion, a throwing poll the error.
+     */
+    private void pull(Fuseable.QueueSubscription<? extends RdmaMessage> q, long n) {
+        RdmaMessage[] ring = local;
+        int mask = localMask;
+        int tail = localTail;
+        try {
+            for (long k = 0; k < n; k++) {
+                RdmaMessage m = q.poll();
+                if (m == null) {
+                    publisherDone = true;
+                    break;
+                }
+                if (tail - localHead == ring.length) {
+                    // cannot happen while the connection requests within credits plus queue: fails like rule 1.1
+                    overflowed = true;
+                    m.release();
+                    q.cancel();
+                    break;
+                }
+                ring[tail++ & mask] = m;
+            }
+        } catch (Throwable t) {
+            if (t instanceof NullPointerException && t.getMessage() == null) {
+                // a fused map's poll() throws a bare NPE for a null from the user's mapper
+                NullPointerException named = new NullPointerException("the publisher given to send() produced a null message"
+                    + " (Reactive Streams rule 2.13): a map or other operator returned null; return an RdmaMessage, or filter the item out");
+                named.initCause(t);
+                t = named;
+            }
+            publisherError = Operators.onOperatorError(q, t, currentContext());
+            publisherDone = true;
+        }
+        localTail = tail;
     }
 
     /** The oldest message taken and not yet sent, or null (progress thread). */
@@ -175,6 +250,13 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
             if (m.refCnt() > 0) {
                 m.release();
             }
+        }
+        Fuseable.QueueSubscription<? extends RdmaMessage> q = fused;
+        if (q != null && !publisherDone) {
+            // the source discards what was never pulled (its clear() honours the discard hook, even for an endless source)
+            publisherDone = true;
+            q.cancel();
+            q.clear();
         }
         return n;
     }

@@ -14,7 +14,8 @@ import java.lang.management.*;
  * {@link MessageRateBenchmark} SHARED (2560 B buffers, 512 of them, send queue 64): an A/B tool that a
  * loaded machine disturbs less than a throughput figure (CPU time, not wall time).
  *
- * <p>Run: {@code java $(cat .mvn/jvm-flags) -cp benchmarks/target/benchmarks.jar io.rdmaflux.benchmarks.core.MessageCpuProbe}
+ * <p>Run: {@code java $(cat .mvn/jvm-flags) -cp benchmarks/target/benchmarks.jar io.rdmaflux.benchmarks.core.MessageCpuProbe [rounds]}
+ * (default 12 rounds of 2 M messages; the first 4 are warm-up and not printed).
  */
 public final class MessageCpuProbe {
   private MessageCpuProbe() {
@@ -34,7 +35,8 @@ public final class MessageCpuProbe {
     byte[] payload = new byte[32];
     Flux<RdmaMessage> batch = Flux.range(0, 10_000).map(i -> RdmaMessage.of(payload));
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-    for (int round = 0; round < 12; round++) {
+    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 12;
+    for (int round = 0; round < rounds; round++) {
       long cpu0 = progressCpu(mx);
       long t0 = System.nanoTime();
       int batches = 200;

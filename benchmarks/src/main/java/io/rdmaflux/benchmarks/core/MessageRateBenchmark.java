@@ -49,6 +49,7 @@ import reactor.core.publisher.Mono;
 import java.io.File;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -62,6 +63,14 @@ import java.util.concurrent.atomic.AtomicLong;
  *       {@code java.io.tmpdir}, deleted at tear-down), offer and poll on the benchmark thread.</li>
  * </ul>
  * Targets (issue 4): rdmaflux &ge; 10&times; rsocketLocal and &ge; 0.30&times; aeronIpc.
+ *
+ * <p>One op is a batch of {@value #BATCH} messages; {@link #await} says how the benchmark thread waits
+ * for each batch's completion, the same way for rdmaflux and RSocket. {@code spin} busy-waits on the
+ * {@code Mono}'s future, as the Aeron case polls: it measures the libraries. {@code block} parks in
+ * {@code Mono.block()}: the thread completing the batch then wakes the benchmark thread (a futex
+ * wake, about 20 &micro;s on this 2-vCPU VM) and the next batch starts only once the benchmark thread
+ * is running again, a gap per batch that costs rdmaflux about 20% of its rate (both ends of a batch
+ * take about 400 &micro;s) and RSocket about 2%.
  *
  * <p>Run: {@code java -jar benchmarks/target/benchmarks.jar 'core.MessageRateBenchmark' -f 1 -wi 2 -w 1 -i 3 -r 1}
  */
@@ -104,6 +113,9 @@ public class MessageRateBenchmark {
      */
     @Param({"SHARED", "DEDICATED"})
     public String threading;
+    /** How the benchmark thread waits for a batch: {@code spin} on its future, or {@code block} (park). */
+    @Param({"spin", "block"})
+    public String await;
     @Param({"backoff"})
     public String idle;
     /** DATA receive (and send) buffers per node: the message window, since message credits never exceed the buffers. */
@@ -182,7 +194,7 @@ public class MessageRateBenchmark {
     @OperationsPerInvocation(BATCH)
     public long rdmaflux() {
         long target = received.get() + BATCH;
-        client.send(batch).block(Duration.ofSeconds(60));
+        await(client.send(batch));
         while (received.get() < target) {
             Thread.onSpinWait();
         }
@@ -192,7 +204,22 @@ public class MessageRateBenchmark {
     @Benchmark
     @OperationsPerInvocation(BATCH)
     public long rsocketLocal() {
-        return rsocketBatch.block(Duration.ofSeconds(60));
+        return await(rsocketBatch);
+    }
+
+    private <T> T await(Mono<T> batch) {
+        if (!"spin".equals(await)) {
+            return batch.block(Duration.ofSeconds(60));
+        }
+        CompletableFuture<T> f = batch.toFuture();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!f.isDone()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("a batch took longer than 60 s");
+            }
+            Thread.onSpinWait();
+        }
+        return f.join();
     }
 
     @Benchmark
