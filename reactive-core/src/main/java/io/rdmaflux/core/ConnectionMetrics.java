@@ -10,7 +10,8 @@ import java.util.Map;
  * A snapshot of one connection's counters. Read from any thread; values may be slightly stale.
  *
  * @param messagesSent          messages whose last fragment was posted
- * @param messagesDelivered     messages sent and completed (delivered to the peer)
+ * @param messagesDelivered     messages sent and completed (delivered to the peer); a rendezvous message
+ *                              the peer discarded unwritten (its inbound side had closed) is not counted
  * @param messagesReceived      messages handed to the receive subscriber
  * @param receiveBuffersHeld    receive buffers holding messages not yet released
  * @param sendCredits           credits held for sending now, over all rails

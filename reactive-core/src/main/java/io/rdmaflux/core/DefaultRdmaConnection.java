@@ -746,13 +746,15 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 inflightOps.add(op);
                 sendCredits.resetOutstanding();
             }
-            if (op.cancelled || op.overflowed || op.publisherError != null) {
+            if (op.cancelled || op.overflowed) {
                 sendOps.poll();
                 finishOp(op, op.overflowed
                     ? new IllegalStateException("the publisher given to send() emitted more messages than requested (Reactive Streams rule 1.1)")
-                    : op.publisherError);
+                    : null);
                 continue;
             }
+            // a publisher error ends the op like a completion (the messages emitted before it are sent and
+            // delivered first, as Reactive Streams orders onError after them), then fails it with the error
             if (op.publisherDone && op.isEmpty() && currentOp != op) {
                 sendOps.poll();
                 checkOpDone(op);
@@ -1133,14 +1135,13 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
 
     /**
      * The receiver discarded the message (a CTS with {@link CtsFrameCodec#DISCARD}): its send op counts it
-     * done, but the scheduler hears of no delivery, so a striping policy counts no bytes for it and sees
+     * done, but it is not counted in {@code messagesDelivered} and the scheduler hears of no delivery, so a striping policy counts no bytes for it and sees
      * no rate (the RTS -> CTS round trip of a message never written would look like a huge one).
      */
     private void discardRendezvousSend(int entry) {
         int psn = rvSends.psn[entry];
         int length = rvSends.length[entry];
         RcSubchannel rtsRail = endRendezvousSend(entry);
-        MESSAGES_DELIVERED.lazySet(this, messagesDelivered + 1);
         scheduler.onMessageDiscarded(rtsRail, psn, length);
         countDelivered(psn);
     }
@@ -1194,11 +1195,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         }
         if (!op.finished && op.publisherDone && op.isEmpty() && currentOp != op && op.completed == op.taken
             && !sendOps.contains(op)) {
-            finishOp(op, null);
+            finishOp(op, op.publisherError);
         } else if (!op.finished && op.publisherDone && op.isEmpty() && currentOp != op && op.completed == op.taken
             && sendOps.peek() == op) {
             sendOps.poll();
-            finishOp(op, null);
+            finishOp(op, op.publisherError);
         }
     }
 

@@ -35,7 +35,9 @@ import java.util.List;
  * {@code receive()} (a later subscriber gets {@link ConnectionClosedException} "closed before receive()
  * was subscribed"). The peer is told at once, with the first PSN the subscriber did not get.
  *
- * <p><b>Errors:</b> a peer failure or a QP error errors both the active {@code send} Mono and the
+ * <p><b>Errors:</b> a publisher given to {@code send} that signals {@code onError} (or whose fused
+ * {@code map} throws) fails that send with its error once the messages it emitted before were
+ * delivered; the connection stays usable. A peer failure or a QP error errors both the active {@code send} Mono and the
  * {@code receive} Flux with {@link RdmaTransportException}; a close or abort while they are active
  * errors them with {@link ConnectionClosedException}; a message larger than
  * {@link #maxMessageBytes()} errors only its {@code send} with {@link MessageTooLargeException}

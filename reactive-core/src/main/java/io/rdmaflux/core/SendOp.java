@@ -9,6 +9,9 @@ import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Operators;
 import reactor.util.context.Context;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 /**
  * The subscriber one {@code send(publisher)} puts on the user's publisher. It never requests by
  * itself: the connection's progress thread requests what credits plus the send queue allow, so the
@@ -54,6 +57,20 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
     volatile @Nullable Throwable publisherError;
     volatile boolean cancelled;
     volatile boolean overflowed;
+    /** Set once the op ended and its queue was drained: the progress thread no longer polls it outside {@link #reclaim}. */
+    private volatile boolean drained;
+    /** {@link #drained} as the progress thread set it: a plain read on the per-message path. */
+    private boolean drainedHere;
+    private volatile int wip;
+    private static final VarHandle WIP;
+
+    static {
+        try {
+            WIP = MethodHandles.lookup().findVarHandle(SendOp.class, "wip", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     boolean finished;
     /** Set when the peer closed its inbound side: the error the op ends with once its messages in flight completed. */
     @Nullable ConnectionClosedException refusal;
@@ -112,6 +129,12 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
                 return;
             }
         } else if (queue.offer(m)) {
+            // Dekker with drainQueue(): either its last drain sees m, or this sees drained and reclaims m
+            VarHandle.fullFence();
+            if (drained) {
+                reclaim();
+                return;
+            }
             connection.wakeUp();
             return;
         }
@@ -218,11 +241,17 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
 
     /** The oldest message taken and not yet sent, or null (progress thread). */
     @Nullable RdmaMessage peek() {
+        if (drainedHere) {
+            return null;
+        }
         return localHead != localTail ? local[localHead & localMask] : queue.peek();
     }
 
     /** Removes and returns the oldest message taken and not yet sent, or null (progress thread). */
     @Nullable RdmaMessage poll() {
+        if (drainedHere) {
+            return null;
+        }
         if (localHead != localTail) {
             int i = localHead++ & localMask;
             RdmaMessage m = local[i];
@@ -234,7 +263,7 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
 
     /** Whether every message taken from the publisher was handed to the connection (progress thread). */
     boolean isEmpty() {
-        return localHead == localTail && queue.isEmpty();
+        return drainedHere || localHead == localTail && queue.isEmpty();
     }
 
     /**
@@ -243,6 +272,9 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
      * @return how many there were: taken from the publisher and never sent
      */
     int drainQueue() {
+        if (drained) {
+            return reclaim();
+        }
         int n = 0;
         RdmaMessage m;
         while ((m = poll()) != null) {
@@ -258,6 +290,37 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
             q.cancel();
             q.clear();
         }
-        return n;
+        // from now on the queue is drained only under WIP, by this thread or by a late onNext
+        drainedHere = true;
+        drained = true;
+        return n + reclaim();
+    }
+
+    /**
+     * Releases what is in the queue after {@link #drainQueue()}: a message a racing {@code onNext} put
+     * there after the op ended (it passed the checks before the cancel). Whichever thread gets WIP from
+     * 0 drains, until no other asked meanwhile, so the queue keeps one consumer at a time.
+     *
+     * @return messages released by this call
+     */
+    private int reclaim() {
+        if ((int) WIP.getAndAdd(this, 1) != 0) {
+            return 0;
+        }
+        int n = 0;
+        int missed = 1;
+        for (;;) {
+            RdmaMessage m;
+            while ((m = queue.poll()) != null) {
+                n++;
+                if (m.refCnt() > 0) {
+                    m.release();
+                }
+            }
+            missed = (int) WIP.getAndAdd(this, -missed) - missed;
+            if (missed == 0) {
+                return n;
+            }
+        }
     }
 }

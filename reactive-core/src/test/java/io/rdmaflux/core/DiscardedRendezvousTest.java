@@ -90,6 +90,7 @@ class DiscardedRendezvousTest {
                 assertEquals(LARGE_BYTES, r.discardedLengths.get(i));
             }
             assertEquals(r.discarded.stream().distinct().count(), r.discarded.size(), "each discarded once: " + r.discarded);
+            assertEquals(r.completed.size(), p.client.metrics().messagesDelivered(), "a discarded message is not counted delivered");
             assertEquals(0, p.clientNode.rendezvousPool(false).inUse(), "the staging slots of the discarded messages are back");
         }
     }
