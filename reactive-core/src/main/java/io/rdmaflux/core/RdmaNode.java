@@ -143,8 +143,8 @@ public final class RdmaNode implements AutoCloseable {
     /**
      * This node's own idle strategy: a fresh {@link ProgressIdleStrategy} (default
      * {@link ProgressIdleStrategy#backoff()}) that, when the node drives an INVOKER-mode provider,
-     * blocks in the provider's I/O wait, so a frame arriving on a socket of the IP fabric wakes the
-     * node at once; any other strategy as given.
+     * blocks in the provider's I/O wait, so a frame arriving on a socket of the IP fabric, or pushed
+     * by another NIC of the in-JVM fabric, wakes the node at once; any other strategy as given.
      */
     private IdleStrategy idleStrategy(@Nullable IdleStrategy configured, boolean drive) {
         IdleStrategy s = configured != null ? configured : ProgressIdleStrategy.backoff();

@@ -57,7 +57,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * 32-byte message rate, in messages per second (one JMH op = one message), three ways in one run:
  * <ul>
  *   <li>{@code rdmaflux}: reactive-core's full path on the in-JVM soft fabric, send Flux on one
- *       node to the receive Flux of another, with credits and release, SHARED (one progress thread for both nodes) or DEDICATED (one per node), Agrona backoff idling ended by a wake-up when work is handed in;</li>
+ *       node to the receive Flux of another, with credits and release, SHARED (one progress thread for both nodes) or DEDICATED (one per node), idling as the node does by default ({@link #idle});</li>
  *   <li>{@code rsocketLocal}: RSocket-java 1.1.5 request-stream over its local transport;</li>
  *   <li>{@code aeronIpc}: Aeron 1.50 IPC through an embedded media driver (its directory under
  *       {@code java.io.tmpdir}, deleted at tear-down), offer and poll on the benchmark thread.</li>
@@ -116,7 +116,12 @@ public class MessageRateBenchmark {
     /** How the benchmark thread waits for a batch: {@code spin} on its future, or {@code block} (park). */
     @Param({"spin", "block"})
     public String await;
-    @Param({"backoff"})
+    /**
+     * How a DEDICATED progress thread idles: {@code default} is the node's own (spin, yield, then wait in
+     * the provider: a frame pushed to the node's NIC wakes it), {@code backoff} Agrona's
+     * {@code BackoffIdleStrategy} (parks up to 1 ms, only a send or release from outside wakes it).
+     */
+    @Param({"default"})
     public String idle;
     /** DATA receive (and send) buffers per node: the message window, since message credits never exceed the buffers. */
     @Param({"512"})
@@ -127,14 +132,16 @@ public class MessageRateBenchmark {
 
     private RdmaNode node(SoftProvider p, String name) {
         IdleStrategy is = switch (idle) {
+            case "default" -> null;
             case "backoff" -> new BackoffIdleStrategy();
             case "spin" -> new BackoffIdleStrategy(1000, 100, 1000, 50_000);
             case "busy" -> new BusySpinIdleStrategy();
             case "yield" -> new YieldingIdleStrategy();
             default -> throw new IllegalArgumentException(idle);
         };
-        return RdmaNode.builder().provider(p).name(name).bufferBytes(bufferBytes).receiveBuffers(receiveBuffers)
-            .sendBuffers(receiveBuffers).sendQueue(64).threadingMode(ThreadingMode.valueOf(threading)).idleStrategy(is).build();
+        RdmaNode.Builder b = RdmaNode.builder().provider(p).name(name).bufferBytes(bufferBytes).receiveBuffers(receiveBuffers)
+            .sendBuffers(receiveBuffers).sendQueue(64).threadingMode(ThreadingMode.valueOf(threading));
+        return (is == null ? b : b.idleStrategy(is)).build();
     }
 
     @Setup(Level.Trial)

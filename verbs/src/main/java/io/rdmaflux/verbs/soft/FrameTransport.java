@@ -97,7 +97,7 @@ public interface FrameTransport {
          * Blocks the NIC's engine thread until a frame may have arrived, {@link #wakeup()} is called, or
          * about {@code timeoutNs} passed (see {@link io.rdmaflux.verbs.RdmaProvider#awaitWork(long)}).
          * Called only after an engine pass that did no work. The default cannot wait: it returns false
-         * at once (an in-JVM transport has no socket to wait on).
+         * at once (the in-JVM and IP transports override it).
          *
          * @return true if it waited (possibly cut short), false if it returned at once without waiting
          */

@@ -4,6 +4,7 @@ import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.VerbsException;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -13,7 +14,8 @@ import org.jspecify.annotations.Nullable;
  * registered memory until the responder copies them into the target region, so an RDMA WRITE or
  * SEND costs exactly one memory copy, as a NIC's DMA does.
  *
- * <p>Frames for a NIC that has closed are released on the spot (dropped).
+ * <p>Frames for a NIC that has closed are released on the spot (dropped). An idle engine thread waits
+ * for frames in {@link Attachment#awaitWork}: the thread that pushes frames to its inbox unparks it.
  */
 public final class MemTransport implements FrameTransport {
     /** The fabric name in addresses. */
@@ -51,6 +53,10 @@ public final class MemTransport implements FrameTransport {
         private final SoftDevice nic;
         private final FrameInbox inbox = new FrameInbox();
         private volatile boolean closed;
+        /** The engine thread while it waits in {@link #awaitWork}, else null. */
+        private volatile @Nullable Thread waiter;
+        /** A {@link #wakeup()} came while no wait was in progress: the next one returns at once. */
+        private volatile boolean wakeupPending;
         private @Nullable SoftFrame backlog;
         private @Nullable MemAttachment pendingTarget;
         private @Nullable SoftFrame pendingNewest;
@@ -107,6 +113,12 @@ public final class MemTransport implements FrameTransport {
             MemAttachment target = pendingTarget;
             if (target != null) {
                 target.inbox.pushChain(pendingNewest, pendingOldest);
+                // the push is a CAS (a full fence) before this read, the waiter's store a volatile one before
+                // its emptiness check: either it sees the frames or this sees it waiting
+                Thread w = target.waiter;
+                if (w != null) {
+                    LockSupport.unpark(w);
+                }
                 pendingTarget = null;
                 pendingNewest = null;
                 pendingOldest = null;
@@ -153,12 +165,47 @@ public final class MemTransport implements FrameTransport {
             return n;
         }
 
+        /**
+         * Parks the NIC's engine thread until frames are pushed to this NIC's inbox (the pushing
+         * thread unparks it), {@link #wakeup()}, or {@code timeoutNs}: an idle node driving an
+         * INVOKER provider on the mem fabric then takes a frame at once instead of after its park
+         * period. A {@code wakeup()} with no wait in progress makes the next one return at once (as
+         * {@code Selector.wakeup()} does). Returns false at once while frames are held back or when closed.
+         */
+        @Override
+        public boolean awaitWork(long timeoutNs) {
+            if (closed || backlog != null || timeoutNs <= 0) {
+                return false;
+            }
+            waiter = Thread.currentThread();
+            try {
+                if (wakeupPending) {
+                    wakeupPending = false;
+                } else if (inbox.isEmpty()) {
+                    LockSupport.parkNanos(this, timeoutNs);
+                }
+            } finally {
+                waiter = null;
+            }
+            return true;
+        }
+
+        @Override
+        public void wakeup() {
+            wakeupPending = true;
+            Thread w = waiter;
+            if (w != null) {
+                LockSupport.unpark(w);
+            }
+        }
+
         @Override
         public void close() {
             if (closed) {
                 return;
             }
             closed = true;
+            wakeup();
             nics.remove(nic.name(), this);
             flush();
             SoftFrame f = backlog;

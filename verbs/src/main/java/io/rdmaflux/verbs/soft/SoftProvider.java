@@ -189,7 +189,8 @@ public final class SoftProvider implements RdmaProvider {
      * <p>The soft provider waits when it runs in INVOKER mode with one device whose transport can
      * wait (the IP fabric: its {@code Selector}, with a timeout of whole milliseconds, so a
      * {@code timeoutNs} under 1 ms, or a frame held for a rail's latency that is due sooner, returns
-     * false). The in-JVM fabric never waits. The connection manager's own sockets do not end a wait:
+     * false); on the in-JVM fabric it parks until another NIC pushes frames to this one (that thread
+     * unparks it) or {@code timeoutNs} passes. The connection manager's own sockets do not end a wait:
      * a connection being set up advances at least once per {@code timeoutNs}.
      */
     @Override

@@ -117,10 +117,9 @@ class NetAwaitWorkTest {
     void providersThatCannotWaitReturnFalseAtOnce() {
         SoftProvider net = hosts.host("n");
         assertFalse(net.awaitWork(999_999), "a wait under 1 ms cannot be timed by a Selector: the caller parks instead");
-        try (SoftProvider mem = SoftProvider.builder().name("await-mem").fabric(SoftFabric.mem("await-work-test"))
-                 .threadingMode(ThreadingMode.INVOKER).build();
+        try (SoftProvider mem = SoftProvider.builder().name("await-mem").fabric(SoftFabric.mem("await-work-test")).build();
              SoftProvider dedicated = NetProviders.builder(NetTransportConfig.loopback()).name("await-dedicated").build()) {
-            assertFalse(mem.awaitWork(HOUR_NS), "the in-JVM fabric has no socket to wait on");
+            assertFalse(mem.awaitWork(HOUR_NS), "a DEDICATED provider's own thread drives it (in-JVM fabric)");
             assertFalse(dedicated.awaitWork(HOUR_NS), "a DEDICATED provider's own thread drives it; nobody else may block in it");
             mem.wakeup();
             dedicated.wakeup();

@@ -1,0 +1,119 @@
+package io.rdmaflux.verbs.soft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmaflux.verbs.Access;
+import io.rdmaflux.verbs.CompletionQueue;
+import io.rdmaflux.verbs.MemoryRegion;
+import io.rdmaflux.verbs.ProtectionDomain;
+import io.rdmaflux.verbs.QpInitAttributes;
+import io.rdmaflux.verbs.QpType;
+import io.rdmaflux.verbs.QueuePair;
+import io.rdmaflux.verbs.ReceiveWorkRequest;
+import io.rdmaflux.verbs.SendWorkRequest;
+import io.rdmaflux.verbs.WcStatus;
+import io.rdmaflux.verbs.WrOpcode;
+import io.rdmaflux.verbs.testing.NoLeaksExtension;
+import io.rdmaflux.verbs.testing.SoftTwoNodes;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * {@code RdmaProvider.awaitWork}/{@code wakeup} on the in-JVM fabric: an INVOKER provider with
+ * nothing to do parks, and frames pushed to its NIC by another thread, or a wakeup, end the park.
+ * Every wait here is an hour long, so a wake-up that does not happen fails the test (by the join
+ * bound) instead of passing late; no test depends on how fast anything is.
+ */
+@ExtendWith(NoLeaksExtension.class)
+class MemAwaitWorkTest {
+    private static final long HOUR_NS = TimeUnit.HOURS.toNanos(1);
+    private static final long JOIN_BOUND_MS = 30_000;
+
+    private final SoftTwoNodes soft = SoftTwoNodes.create();
+
+    @AfterEach
+    void close() {
+        soft.close();
+    }
+
+    @Test
+    void anIdleProviderParkedInAwaitWorkWakesWhenAFrameIsPushedToIt() throws InterruptedException {
+        SoftProvider a = soft.a();
+        SoftProvider b = soft.b();
+        ProtectionDomain pa = a.devices().get(0).allocateProtectionDomain();
+        ProtectionDomain pb = b.devices().get(0).allocateProtectionDomain();
+        CompletionQueue ca = a.devices().get(0).createCompletionQueue(16);
+        CompletionQueue cb = b.devices().get(0).createCompletionQueue(16);
+        QueuePair qa = pa.createQueuePair(QpInitAttributes.builder(QpType.RC, a.devices().get(0).port(1)).cq(ca).build());
+        QueuePair qb = pb.createQueuePair(QpInitAttributes.builder(QpType.RC, b.devices().get(0).port(1)).cq(cb).build());
+        qa.connect(qb.localEndpoint());
+        qb.connect(qa.localEndpoint());
+        MemoryRegion ma = pa.allocateMemory(64, Access.LOCAL_WRITE);
+        MemoryRegion mb = pb.allocateMemory(64, Access.LOCAL_WRITE);
+        assertTrue(qb.postReceive(new ReceiveWorkRequest().wrId(1).sge(mb, 0, 64)));
+
+        // b is driven by its own thread, which parks for up to an hour whenever a pass finds nothing
+        AtomicReference<WcStatus> received = new AtomicReference<>();
+        AtomicInteger waitsEntered = new AtomicInteger();
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        Thread driver = new Thread(() -> {
+            try {
+                while (received.get() == null) {
+                    if (b.progress(soft.clock().nanoTime()) == 0) {
+                        waitsEntered.incrementAndGet();
+                        assertTrue(b.awaitWork(HOUR_NS), "an INVOKER provider on the mem fabric waits");
+                    }
+                    cb.poll(1, wc -> received.set(wc.status()));
+                }
+            } catch (Throwable t) {
+                failed.set(t);
+            }
+        }, "mem-await-work-test-b");
+        driver.start();
+        long enteredBy = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(JOIN_BOUND_MS);
+        while (waitsEntered.get() == 0 && driver.isAlive()) {
+            assertTrue(System.nanoTime() - enteredBy < 0, "b's driver never found itself idle");
+            Thread.onSpinWait();
+        }
+        // a's pass pushes the frame to b's inbox: only that can end b's hour-long park
+        assertTrue(qa.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND).sge(ma, 0, 8)));
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(JOIN_BOUND_MS);
+        while (driver.isAlive() && System.nanoTime() - end < 0) {
+            a.progress(soft.clock().nanoTime());
+        }
+        driver.join(JOIN_BOUND_MS);
+        assertFalse(driver.isAlive(), "b's driver stayed parked although a frame was pushed to it");
+        assertNull(failed.get());
+        assertEquals(WcStatus.SUCCESS, received.get());
+        soft.runUntil(() -> ca.poll(1, wc -> assertEquals(WcStatus.SUCCESS, wc.status())) == 1, 1_000, 100_000);
+    }
+
+    @Test
+    void wakeupFromAnotherThreadEndsTheWaitEvenIfItCameFirst() throws InterruptedException {
+        SoftProvider b = soft.b();
+        // wakeup before the wait: the next wait returns at once
+        b.wakeup();
+        assertTrue(b.awaitWork(HOUR_NS));
+        AtomicReference<Boolean> waited = new AtomicReference<>();
+        Thread t = new Thread(() -> waited.set(b.awaitWork(HOUR_NS)), "mem-await-work-test-wakeup");
+        t.start();
+        b.wakeup();
+        t.join(JOIN_BOUND_MS);
+        assertFalse(t.isAlive(), "wakeup() did not end the wait");
+        assertEquals(Boolean.TRUE, waited.get());
+    }
+
+    @Test
+    void aClosedProviderDoesNotWait() {
+        SoftProvider b = soft.b();
+        b.close();
+        assertFalse(b.awaitWork(HOUR_NS));
+    }
+}
