@@ -582,7 +582,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         while ((op = newSends.poll()) != null) {
             if (terminated || localCloseSent) {
                 // after the CLOSE no rail carries messages: a send that raced with close() is refused
-                op.sink.error(closedError());
+                op.sink.error(withPublisherError(closedError(), op));
                 op.cancelFromUser();
                 op.drainQueue();
             } else if (!peerInboundClosed || !refuseUndelivered(op)) {
@@ -700,7 +700,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             int delivered = peerFirstUndelivered - op.firstPsn;
             sentNotDelivered = delivered <= 0 ? op.taken : Math.max(0, op.taken - delivered);
         }
-        if (sentNotDelivered == 0 && op.publisherDone && op.publisherError == null && op.isEmpty()) {
+        if (sentNotDelivered == 0 && op.publisherDone && op.isEmpty()) {
+            // the subscriber got all of them: the op ends as its publisher did (completed, or with its error)
             return false;
         }
         boolean publisherDone = op.publisherDone;
@@ -1212,10 +1213,23 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         sendOps.remove(op);
         op.drainQueue();
         if (error != null) {
-            op.sink.error(error);
+            op.sink.error(withPublisherError(error, op));
         } else {
             op.sink.success();
         }
+    }
+
+    /**
+     * {@code error}, carrying the op's publisher error as a suppressed exception when the send fails for
+     * a reason of the connection (a close, the peer, the rail) after its publisher had failed too, so
+     * the user's own error is not lost.
+     */
+    private static Throwable withPublisherError(Throwable error, SendOp op) {
+        Throwable pe = op.publisherError;
+        if (pe != null && pe != error && java.util.Arrays.stream(error.getSuppressed()).noneMatch(x -> x == pe)) {
+            error.addSuppressed(pe);
+        }
+        return error;
     }
 
     // ---------------------------------------------------------------- rendezvous, send side
@@ -2247,7 +2261,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         SendOp op;
         while ((op = newSends.poll()) != null) {
             op.cancelFromUser();
-            op.sink.error(sendError);
+            op.sink.error(withPublisherError(sendError, op));
             op.drainQueue();
         }
         node.onConnectionTerminated(this);

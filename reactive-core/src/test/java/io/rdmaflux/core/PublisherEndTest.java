@@ -54,6 +54,44 @@ class PublisherEndTest {
     }
 
     @Test
+    void aPublisherErrorIsKeptWhenThePeersSubscriberTookEveryMessageAndThenCancelled() {
+        try (InvokerPair p = InvokerPair.open()) {
+            List<String> got = new ArrayList<>();
+            p.server.receive().take(3).subscribe(m -> {
+                got.add(new String(m.toByteArray(), StandardCharsets.UTF_8));
+                m.release();
+            });
+            IllegalStateException boom = new IllegalStateException("upstream failed after 3");
+            AtomicReference<Throwable> error = new AtomicReference<>();
+            p.client.send(Flux.range(0, 3).map(i -> RdmaMessage.of("m" + i)).concatWith(Mono.error(boom)))
+                .subscribe(null, error::set);
+            p.runUntil(() -> error.get() != null);
+            p.drive();
+            assertEquals(List.of("m0", "m1", "m2"), got);
+            assertSame(boom, error.get(), "the subscriber got every message: the send ends with the publisher's error, not a refusal");
+        }
+    }
+
+    @Test
+    void aPublisherErrorRidesAlongWhenTheConnectionFailsTheSendForItsOwnReason() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(2).sendQueue(1))) {
+            List<RdmaMessage> held = new ArrayList<>();
+            p.server.receive().subscribe(held::add);
+            IllegalStateException boom = new IllegalStateException("upstream failed");
+            AtomicReference<Throwable> error = new AtomicReference<>();
+            p.client.send(Flux.range(0, 3).map(i -> RdmaMessage.of("m" + i)).concatWith(Mono.error(boom)))
+                .subscribe(null, error::set);
+            p.drive();
+            assertEquals(null, error.get(), "one message waits for credit: the send is still under way");
+            p.client.abort();
+            p.drive();
+            ConnectionClosedException e = org.junit.jupiter.api.Assertions.assertInstanceOf(ConnectionClosedException.class, error.get());
+            assertEquals(List.of(boom), List.of(e.getSuppressed()), "the publisher's own error is kept: " + e);
+            held.forEach(RdmaMessage::release);
+        }
+    }
+
+    @Test
     void anErrorBeforeAnyMessageFailsTheSendAtOnce() {
         try (InvokerPair p = InvokerPair.open()) {
             p.server.receive().subscribe(RdmaMessage::release);

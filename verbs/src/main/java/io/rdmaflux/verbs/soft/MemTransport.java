@@ -185,6 +185,8 @@ public final class MemTransport implements FrameTransport {
                     LockSupport.parkNanos(this, timeoutNs);
                 }
             } finally {
+                // cleared while still published as the waiter: a wakeup racing this unparks, leaving a permit
+                wakeupPending = false;
                 waiter = null;
             }
             return true;
