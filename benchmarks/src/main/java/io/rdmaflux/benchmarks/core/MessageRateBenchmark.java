@@ -68,9 +68,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * for each batch's completion, the same way for rdmaflux and RSocket. {@code spin} busy-waits on the
  * {@code Mono}'s future, as the Aeron case polls: it measures the libraries. {@code block} parks in
  * {@code Mono.block()}: the thread completing the batch then wakes the benchmark thread (a futex
- * wake, about 20 &micro;s on this 2-vCPU VM) and the next batch starts only once the benchmark thread
- * is running again, a gap per batch that costs rdmaflux about 20% of its rate (both ends of a batch
- * take about 400 &micro;s) and RSocket about 2%.
+ * wake) and the next batch starts only once the benchmark thread is running again, a gap of about
+ * 60 &micro;s per batch on the 2-vCPU development VM that costs rdmaflux some 15% of its rate (a batch
+ * takes about 400 &micro;s) and RSocket 2&ndash;3%.
  *
  * <p>Run: {@code java -jar benchmarks/target/benchmarks.jar 'core.MessageRateBenchmark' -f 1 -wi 2 -w 1 -i 3 -r 1}
  */
