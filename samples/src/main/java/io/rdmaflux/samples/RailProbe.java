@@ -106,6 +106,11 @@ final class RailProbe implements ChannelFactory {
         }
 
         @Override
+        public boolean stripeNow(long nowNs) {
+            return inner.stripeNow(nowNs);
+        }
+
+        @Override
         public void stripe(int psn, int lengthBytes, Subchannel[] subchannels, long nowNs, long[] stripeBytes) {
             inner.stripe(psn, lengthBytes, subchannels, nowNs, stripeBytes);
             publish(subchannels);
