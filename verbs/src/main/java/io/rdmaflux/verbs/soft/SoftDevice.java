@@ -431,7 +431,8 @@ public final class SoftDevice implements Device, ProgressAgent {
 
     /**
      * After a pass that did no work (engine thread): waits in the transport for frames, for at most
-     * {@code timeoutNs} and never past the arrival time of the first held-back frame (see
+     * {@code timeoutNs} and never past the arrival time of the first held-back frame or a QP's next
+     * retransmission or RNR timer (see
      * {@link io.rdmaflux.verbs.RdmaProvider#awaitWork(long)}).
      *
      * @return true if it waited, false if it returned at once (cannot wait, or a held frame is due sooner
@@ -445,6 +446,14 @@ public final class SoftDevice implements Device, ProgressAgent {
         SoftFrame next = delayed.peek();
         if (next != null) {
             long dueInNs = next.deliverAtNs - nowNs;
+            if (dueInNs <= 0) {
+                return false;
+            }
+            waitNs = Math.min(waitNs, dueInNs);
+        }
+        for (SoftQueuePair qp : qpList) {
+            // a retransmission or RNR timer due sooner ends the wait in time for its pass
+            long dueInNs = qp.timerDueInNs(nowNs);
             if (dueInNs <= 0) {
                 return false;
             }

@@ -476,6 +476,24 @@ final class SoftQueuePair implements QueuePair {
         return type == QpType.UD ? doUdSends(nowNs) : doRcSends(nowNs);
     }
 
+    /**
+     * Ns until this QP's next timer (the ACK retry deadline of frames sent and not acknowledged, or the
+     * end of an RNR wait) needs an engine pass; {@link Long#MAX_VALUE} when none runs. Engine thread.
+     */
+    long timerDueInNs(long nowNs) {
+        if (type == QpType.UD || state != QpState.RTS) {
+            return Long.MAX_VALUE;
+        }
+        long due = Long.MAX_VALUE;
+        if (txIndex > ackedIndex) {
+            due = ackDeadlineNs - nowNs;
+        }
+        if (rnrWaiting) {
+            due = Math.min(due, rnrWaitUntilNs - nowNs);
+        }
+        return due;
+    }
+
     private int doRcSends(long nowNs) {
         int work = completeAcked();
         if (state == QpState.ERROR) {

@@ -111,6 +111,37 @@ class MemAwaitWorkTest {
     }
 
     @Test
+    void aWaitEndsInTimeForTheRetransmissionTimerOfAnUnacknowledgedFrame() throws InterruptedException {
+        SoftProvider a = soft.a();
+        SoftProvider b = soft.b();
+        ProtectionDomain pa = a.devices().get(0).allocateProtectionDomain();
+        ProtectionDomain pb = b.devices().get(0).allocateProtectionDomain();
+        CompletionQueue ca = a.devices().get(0).createCompletionQueue(16);
+        CompletionQueue cb = b.devices().get(0).createCompletionQueue(16);
+        QueuePair qa = pa.createQueuePair(QpInitAttributes.builder(QpType.RC, a.devices().get(0).port(1)).cq(ca).build());
+        QueuePair qb = pb.createQueuePair(QpInitAttributes.builder(QpType.RC, b.devices().get(0).port(1)).cq(cb).build());
+        qa.connect(qb.localEndpoint());
+        qb.connect(qa.localEndpoint());
+        MemoryRegion ma = pa.allocateMemory(64, Access.LOCAL_WRITE);
+        MemoryRegion mb = pb.allocateMemory(64, Access.LOCAL_WRITE);
+        assertTrue(qb.postReceive(new ReceiveWorkRequest().wrId(1).sge(mb, 0, 64)));
+        assertTrue(qa.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND).sge(ma, 0, 8)));
+        // a sends; b is never driven here, so no ACK comes and a's retransmission timer is armed
+        for (int i = 0; i < 10 && a.progress(soft.clock().nanoTime()) > 0; i++) {
+            Thread.onSpinWait();
+        }
+        AtomicReference<Boolean> waited = new AtomicReference<>();
+        Thread t = new Thread(() -> waited.set(a.awaitWork(HOUR_NS)), "mem-await-work-test-timer");
+        t.start();
+        t.join(JOIN_BOUND_MS);
+        assertFalse(t.isAlive(), "the wait ignored the ACK retry deadline of the unacknowledged frame");
+        assertEquals(Boolean.TRUE, waited.get());
+        // let the exchange finish so that nothing is left in flight at close
+        soft.runUntil(() -> ca.poll(1, wc -> assertEquals(WcStatus.SUCCESS, wc.status())) == 1, 1_000, 100_000);
+        assertEquals(1, cb.poll(1, wc -> assertEquals(WcStatus.SUCCESS, wc.status())));
+    }
+
+    @Test
     void aClosedProviderDoesNotWait() {
         SoftProvider b = soft.b();
         b.close();
