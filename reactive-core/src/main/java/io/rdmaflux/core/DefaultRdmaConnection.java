@@ -152,6 +152,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private volatile @Nullable Throwable receiveError;
     private int peerCloseMask;
     private int peerCloseExpected;
+    /** Rails probed while the peer's CLOSE was missing on them ({@link #probeSilentRails}). */
+    private int closeProbed;
     /** Rails the peer's last frame (FINAL or abort CLOSE) came on, and the rails it sends it on. */
     private int peerFinalMask;
     private int peerFinalExpected;
@@ -1334,6 +1336,20 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         return null;
     }
 
+    /**
+     * Whether a rail can still do what this side has left to do: carry messages before its CLOSE; after
+     * it, only control frames (credits for the peer's last messages, RAIL_DOWN); after its last frame,
+     * only receive the peer's. A rail failing during a graceful close fails over like any other.
+     */
+    private boolean railLeft() {
+        for (RcSubchannel s : subchannels) {
+            if (localFinalSent ? !s.isFailed() : localCloseSent ? s.carriesControl() : s.isUsable()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private int firstUsableRail() {
         for (RcSubchannel s : subchannels) {
             if (s.isUsable()) {
@@ -1957,7 +1973,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             return;
         }
         scheduler.onSubchannelFailed(subchannel);
-        if (firstUsableRail() < 0 || closeRequest.get() == CLOSE_ABORT) {
+        if (!railLeft() || closeRequest.get() == CLOSE_ABORT) {
             terminate(error);
             return;
         }
@@ -2136,7 +2152,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         if (closeRequest.get() != CLOSE_GRACEFUL) {
             return 0;
         }
-        int work = 0;
+        int work = probeSilentRails();
         if (!localCloseSent) {
             if (!receiveSubscribed.get() && !receiveTerminated) {
                 terminateReceive(new ConnectionClosedException(name + " closed before receive() was subscribed", false));
@@ -2192,6 +2208,30 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             }
             terminate(null);
             return work + 1;
+        }
+        return work;
+    }
+
+    /**
+     * The peer's CLOSE arrived on some rails but not yet on others: sends one CREDIT frame on each of
+     * those others. A rail whose path died after it last carried anything from here has a QP that saw
+     * nothing wrong; the peer's CLOSE lost on it would be waited for forever, and the peer, having sent
+     * its last frame, cannot say the rail failed. The probe makes this side's QP retry on a dead path
+     * until it fails, and the rail then counts as failed here (so its CLOSE is not waited for); on a
+     * live path it is one credit frame, which carries nothing new.
+     */
+    private int probeSilentRails() {
+        if (peerCloseMask == 0 || localFinalSent || peerClosed()) {
+            return 0;
+        }
+        int work = 0;
+        for (RcSubchannel sc : subchannels) {
+            int bit = 1 << sc.rail();
+            if ((peerCloseExpected & bit) != 0 && (peerCloseMask & bit) == 0 && (closeProbed & bit) == 0
+                && (sc.isFailed() || sc.finalSent() || sc.sendCreditFrame())) {
+                closeProbed |= bit;
+                work++;
+            }
         }
         return work;
     }
