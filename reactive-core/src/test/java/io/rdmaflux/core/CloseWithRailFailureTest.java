@@ -31,7 +31,7 @@ class CloseWithRailFailureTest {
         List<Arguments> c = new ArrayList<>();
         for (String side : List.of("client", "server")) {
             for (int rail = 0; rail < 2; rail++) {
-                for (int passes : new int[] {0, 1, 2, 3, 5, 8, 13, 20}) {
+                for (int passes : new int[] {0, 1, 2, 3, 5, 8, 13, 20, 30, 45, 70}) {
                     c.add(Arguments.of(side, rail, passes));
                 }
             }
