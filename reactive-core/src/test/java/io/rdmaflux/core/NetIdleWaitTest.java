@@ -9,7 +9,6 @@ import io.rdmaflux.verbs.soft.SoftFabric;
 import io.rdmaflux.verbs.soft.SoftProvider;
 import io.rdmaflux.verbs.soft.net.NetProviders;
 import io.rdmaflux.verbs.soft.net.NetTransportConfig;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.junit.jupiter.api.Test;
@@ -40,7 +39,6 @@ class NetIdleWaitTest {
 
     @Test
     void aNodeDrivingAnInvokerProviderWaitsInItAndOthersPark() {
-        VerbsLeakCheck leaks = VerbsLeakCheck.begin();
         try (RdmaProvider invoker = netProvider("wait-invoker");
              RdmaProvider dedicated = NetProviders.builder(NetTransportConfig.loopback()).name("wait-dedicated").build();
              RdmaNode driving = RdmaNode.builder().provider(invoker).name("driving").build();
@@ -50,12 +48,10 @@ class NetIdleWaitTest {
             ProgressIdleStrategy parks = assertInstanceOf(ProgressIdleStrategy.class, onDedicated.engine().idleStrategy());
             assertNull(parks.idleWait(), "the provider's own thread drives it; the node parks");
         }
-        leaks.assertClean();
     }
 
     @Test
     void aConfiguredProgressStrategyIsATemplateAndOtherStrategiesAreKept() {
-        VerbsLeakCheck leaks = VerbsLeakCheck.begin();
         ProgressIdleStrategy template = ProgressIdleStrategy.lowLatency();
         IdleStrategy busy = new BusySpinIdleStrategy();
         try (RdmaProvider p = netProvider("wait-template");
@@ -70,22 +66,18 @@ class NetIdleWaitTest {
             assertNull(b.idleWait(), "a node that does not drive the provider must not block in it");
             assertSame(busy, spinning.engine().idleStrategy());
         }
-        leaks.assertClean();
     }
 
     @Test
     void theIdleWaitOfAProviderWithItsOwnThreadIsRefused() {
-        VerbsLeakCheck leaks = VerbsLeakCheck.begin();
         try (RdmaProvider dedicated = NetProviders.builder(NetTransportConfig.loopback()).name("wait-refused").build()) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IdleWait.of(dedicated));
             assertTrue(e.getMessage().contains("DEDICATED") && e.getMessage().contains("INVOKER"), e.getMessage());
         }
-        leaks.assertClean();
     }
 
     @Test
     void aPingPongBetweenTwoBlockingNodesCompletesEveryRoundTrip() {
-        VerbsLeakCheck leaks = VerbsLeakCheck.begin();
         int rounds = 300;
         try (RdmaProvider pa = netProvider("pp-a");
              RdmaProvider pb = netProvider("pp-b");
@@ -128,6 +120,5 @@ class NetIdleWaitTest {
             client.onClose().block(Duration.ofSeconds(30));
             echo.onClose().block(Duration.ofSeconds(30));
         }
-        leaks.assertClean();
     }
 }
