@@ -270,8 +270,8 @@ class RendezvousTest {
                 assertEquals(m.psn() % 2 == 0 ? 50_000 : 10, m.lengthBytes());
                 m.release();
             });
-            p.client.send(Flux.range(0, 40).map(i -> RdmaMessage.of(new byte[i % 2 == 0 ? 50_000 : 10]))).subscribe();
-            p.runUntil(() -> psns.size() == 40);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 40).map(i -> RdmaMessage.of(new byte[i % 2 == 0 ? 50_000 : 10]))));
+            p.runUntil(() -> sent.completed() && psns.size() == 40);
             for (int i = 0; i < 40; i++) {
                 assertEquals(i, psns.get(i));
             }
@@ -329,8 +329,8 @@ class RendezvousTest {
                 assertArrayEquals(pattern(m.lengthBytes(), m.psn()), m.toByteArray());
                 m.release();
             });
-            p.client.send(Flux.range(0, 30).map(i -> RdmaMessage.of(pattern(2000 + 997 * i, i)))).subscribe();
-            p.runUntil(() -> psns.size() == 30);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 30).map(i -> RdmaMessage.of(pattern(2000 + 997 * i, i)))));
+            p.runUntil(() -> sent.completed() && psns.size() == 30);
             for (int i = 0; i < 30; i++) {
                 assertEquals(i, psns.get(i));
             }
@@ -392,8 +392,8 @@ class RendezvousTest {
                 got.set(m.toByteArray());
                 m.release();
             });
-            p.client.send(Flux.just(RdmaMessage.of(pattern(100_000, 3)))).subscribe();
-            p.runUntil(() -> got.get() != null);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.just(RdmaMessage.of(pattern(100_000, 3)))));
+            p.runUntil(() -> sent.completed() && got.get() != null);
             assertArrayEquals(pattern(100_000, 3), got.get());
         }
     }
@@ -488,10 +488,11 @@ class RendezvousTest {
                 got.set(m.toByteArray());
                 m.release();
             });
-            connected.get().send(Flux.just(RdmaMessage.of(pattern(50_000, 1)))).subscribe();
-            for (int i = 0; i < 100_000 && got.get() == null; i++) {
+            SendOutcome sent = SendOutcome.of(connected.get().send(Flux.just(RdmaMessage.of(pattern(50_000, 1)))));
+            for (int i = 0; i < 100_000 && !(sent.completed() && got.get() != null); i++) {
                 pass.run();
             }
+            assertTrue(sent.completed(), "send completed");
             assertArrayEquals(pattern(50_000, 1), got.get());
             connected.get().close();
             accepted.get().close();
