@@ -12,6 +12,7 @@ import io.rdmaflux.verbs.soft.net.NetTransportConfig;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
 import java.time.Duration;
@@ -35,6 +36,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class NetIdleWaitTest {
     private static RdmaProvider netProvider(String name) {
         return NetProviders.builder(NetTransportConfig.loopback()).name(name).threadingMode(ThreadingMode.INVOKER).build();
+    }
+
+    /** Subscribes to {@code send} now; its error also fails {@code wait}, so a wait on that ends at once with the send's error as cause. */
+    private static CompletableFuture<Void> sendFailing(Mono<Void> send, CompletableFuture<?> wait) {
+        CompletableFuture<Void> sent = send.toFuture();
+        sent.whenComplete((ignored, e) -> {
+            if (e != null) {
+                wait.completeExceptionally(e);
+            }
+        });
+        return sent;
     }
 
     @Test
@@ -77,7 +89,7 @@ class NetIdleWaitTest {
     }
 
     @Test
-    void aPingPongBetweenTwoBlockingNodesCompletesEveryRoundTrip() {
+    void aPingPongBetweenTwoBlockingNodesCompletesEveryRoundTrip() throws Exception {
         int rounds = 300;
         try (RdmaProvider pa = netProvider("pp-a");
              RdmaProvider pb = netProvider("pp-b");
@@ -88,13 +100,13 @@ class NetIdleWaitTest {
             RdmaConnection echo = server.accept().blockFirst(Duration.ofSeconds(30));
             assertNotNull(client);
             assertNotNull(echo);
+            CompletableFuture<Void> done = new CompletableFuture<>();
             Sinks.Many<RdmaMessage> back = Sinks.many().unicast().onBackpressureBuffer();
-            echo.send(back.asFlux()).subscribe();
+            CompletableFuture<Void> echoSent = sendFailing(echo.send(back.asFlux()), done);
             echo.receive().subscribe(back::tryEmitNext);
 
             Sinks.Many<RdmaMessage> out = Sinks.many().unicast().onBackpressureBuffer();
             AtomicInteger returned = new AtomicInteger();
-            CompletableFuture<Void> done = new CompletableFuture<>();
             client.receive().subscribe(m -> {
                 int v = m.content().getInt(0);
                 m.release();
@@ -109,13 +121,15 @@ class NetIdleWaitTest {
                     out.tryEmitNext(RdmaMessage.write(4, (buf, off, len) -> buf.putInt(off, next)));
                 }
             });
-            client.send(out.asFlux()).subscribe();
+            CompletableFuture<Void> clientSent = sendFailing(client.send(out.asFlux()), done);
             // handed in from this (non-progress) thread: the wake must reach a node blocked in its selector
             out.tryEmitNext(RdmaMessage.write(4, (buf, off, len) -> buf.putInt(off, 0)));
             done.orTimeout(60, TimeUnit.SECONDS).join();
             assertEquals(rounds, returned.get());
             out.tryEmitComplete();
             back.tryEmitComplete();
+            clientSent.get(30, TimeUnit.SECONDS);
+            echoSent.get(30, TimeUnit.SECONDS);
             client.close();
             client.onClose().block(Duration.ofSeconds(30));
             echo.onClose().block(Duration.ofSeconds(30));

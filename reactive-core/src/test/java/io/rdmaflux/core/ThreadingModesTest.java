@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 import java.time.Duration;
 import java.util.List;
@@ -42,8 +43,10 @@ class ThreadingModesTest {
                 m.release();
                 return v;
             }).take(1000);
-            c.send(Flux.range(0, 1000).map(i -> RdmaMessage.write(4, (buf, off, len) -> buf.putInt(off, i)))).subscribe();
-            assertEquals(1000, received.count().block(Duration.ofSeconds(30)));
+            Mono<Boolean> sent = c.send(Flux.range(0, 1000).map(i -> RdmaMessage.write(4, (buf, off, len) -> buf.putInt(off, i))))
+                .thenReturn(true);
+            // zipped with the send: a send error ends the wait at once, with its cause
+            assertEquals(1000, Mono.zip(received.count(), sent, (count, done) -> count).block(Duration.ofSeconds(30)));
             String expected = mode == ThreadingMode.SHARED ? "rdmaflux-progress-shared" : "rdmaflux-progress-b";
             assertEquals(Set.of(expected), threads);
             c.close();
@@ -134,8 +137,10 @@ class ThreadingModesTest {
                     m.release();
                     return same;
                 }).take(200);
-            c.send(Flux.range(0, 200).map(i -> RdmaMessage.of(big))).subscribe();
-            assertEquals(java.util.List.of(true), received.distinct().collectList().block(Duration.ofSeconds(60)));
+            Mono<Boolean> sent = c.send(Flux.range(0, 200).map(i -> RdmaMessage.of(big))).thenReturn(true);
+            // zipped with the send: a send error ends the wait at once, with its cause
+            assertEquals(java.util.List.of(true),
+                Mono.zip(received.distinct().collectList(), sent, (same, done) -> same).block(Duration.ofSeconds(60)));
             assertEquals(0, b.rendezvousPool(true).inUse());
             c.close();
             c.onClose().block(Duration.ofSeconds(10));
