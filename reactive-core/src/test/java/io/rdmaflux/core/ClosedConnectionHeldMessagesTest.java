@@ -8,7 +8,6 @@ import reactor.core.publisher.Flux;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -31,9 +30,8 @@ class ClosedConnectionHeldMessagesTest {
         List<RdmaMessage> held = new ArrayList<>();
         try {
             p.server.receive().subscribe(held::add);
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, 2).map(i -> RdmaMessage.of(new byte[LARGE_BYTES]))).subscribe(null, null, () -> sent.set(true));
-            p.runUntil(() -> sent.get() && held.size() == 2);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 2).map(i -> RdmaMessage.of(new byte[LARGE_BYTES]))));
+            p.runUntil(() -> sent.completed() && held.size() == 2);
             assertEquals(List.of(LARGE_BYTES, LARGE_BYTES), List.of(held.get(0).lengthBytes(), held.get(1).lengthBytes()));
 
             p.client.close();

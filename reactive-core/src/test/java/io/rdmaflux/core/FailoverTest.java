@@ -4,9 +4,6 @@ import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.verbs.PortState;
 import io.rdmaflux.verbs.soft.SoftPort;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -31,18 +28,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * messages, fragmented ones and striped rendezvous messages interleaved, in virtual time.
  */
 class FailoverTest {
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
-
     private static int size(int i) {
         return switch (i % 5) {
             case 0 -> 40_000 + 13 * i;   // rendezvous, striped (>= 8 KiB)

@@ -3,9 +3,6 @@ package io.rdmaflux.core;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.verbs.PortState;
 import io.rdmaflux.verbs.soft.SoftPort;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
@@ -24,18 +21,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class FailureAndCancelTest {
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
-
     @Test
     void peerPortDownErrorsBothTheSendMonoAndTheReceiveFlux() {
         try (InvokerPair p = InvokerPair.open()) {

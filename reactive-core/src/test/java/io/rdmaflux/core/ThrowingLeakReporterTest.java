@@ -6,7 +6,6 @@ import reactor.core.publisher.Flux;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -24,9 +23,8 @@ class ThrowingLeakReporterTest {
     private static List<RdmaMessage> receiveAndHold(InvokerPair p, RdmaConnection client, RdmaConnection server, int n) {
         List<RdmaMessage> held = new ArrayList<>();
         server.receive().subscribe(held::add);
-        AtomicBoolean sent = new AtomicBoolean();
-        client.send(Flux.range(0, n).map(i -> RdmaMessage.of(new byte[BYTES]))).subscribe(null, null, () -> sent.set(true));
-        p.runUntil(() -> sent.get() && held.size() == n);
+        SendOutcome sent = SendOutcome.of(client.send(Flux.range(0, n).map(i -> RdmaMessage.of(new byte[BYTES]))));
+        p.runUntil(() -> sent.completed() && held.size() == n);
         return held;
     }
 
