@@ -9,8 +9,6 @@ import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.CompletionQueue;
 import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.ProtectionDomain;
-import io.rdmaflux.verbs.QpInitAttributes;
-import io.rdmaflux.verbs.QpType;
 import io.rdmaflux.verbs.QueuePair;
 import io.rdmaflux.verbs.ReceiveWorkRequest;
 import io.rdmaflux.verbs.SendWorkRequest;
@@ -43,21 +41,31 @@ class MemAwaitWorkTest {
         soft.close();
     }
 
+    /** An RC QP on each host's first port, connected, b with one receive posted into 64 bytes. */
+    private record Pair(CompletionQueue ca, CompletionQueue cb, QueuePair qa, MemoryRegion ma) {
+        static Pair connect(SoftProvider a, SoftProvider b) {
+            ProtectionDomain pa = a.devices().get(0).allocateProtectionDomain();
+            ProtectionDomain pb = b.devices().get(0).allocateProtectionDomain();
+            CompletionQueue ca = a.devices().get(0).createCompletionQueue(16);
+            CompletionQueue cb = b.devices().get(0).createCompletionQueue(16);
+            QueuePair qa = pa.createQueuePair(SoftTwoNodes.rc(a, ca).build());
+            QueuePair qb = pb.createQueuePair(SoftTwoNodes.rc(b, cb).build());
+            SoftTwoNodes.connectRc(qa, qb);
+            MemoryRegion mb = pb.allocateMemory(64, Access.LOCAL_WRITE);
+            assertTrue(qb.postReceive(new ReceiveWorkRequest().wrId(1).sge(mb, 0, 64)));
+            return new Pair(ca, cb, qa, pa.allocateMemory(64, Access.LOCAL_WRITE));
+        }
+    }
+
     @Test
     void anIdleProviderParkedInAwaitWorkWakesWhenAFrameIsPushedToIt() throws InterruptedException {
         SoftProvider a = soft.a();
         SoftProvider b = soft.b();
-        ProtectionDomain pa = a.devices().get(0).allocateProtectionDomain();
-        ProtectionDomain pb = b.devices().get(0).allocateProtectionDomain();
-        CompletionQueue ca = a.devices().get(0).createCompletionQueue(16);
-        CompletionQueue cb = b.devices().get(0).createCompletionQueue(16);
-        QueuePair qa = pa.createQueuePair(QpInitAttributes.builder(QpType.RC, a.devices().get(0).port(1)).cq(ca).build());
-        QueuePair qb = pb.createQueuePair(QpInitAttributes.builder(QpType.RC, b.devices().get(0).port(1)).cq(cb).build());
-        qa.connect(qb.localEndpoint());
-        qb.connect(qa.localEndpoint());
-        MemoryRegion ma = pa.allocateMemory(64, Access.LOCAL_WRITE);
-        MemoryRegion mb = pb.allocateMemory(64, Access.LOCAL_WRITE);
-        assertTrue(qb.postReceive(new ReceiveWorkRequest().wrId(1).sge(mb, 0, 64)));
+        Pair rc = Pair.connect(a, b);
+        CompletionQueue ca = rc.ca;
+        CompletionQueue cb = rc.cb;
+        QueuePair qa = rc.qa;
+        MemoryRegion ma = rc.ma;
 
         // b is driven by its own thread, which parks for up to an hour whenever a pass finds nothing
         AtomicReference<WcStatus> received = new AtomicReference<>();
@@ -114,17 +122,11 @@ class MemAwaitWorkTest {
     void aWaitEndsInTimeForTheRetransmissionTimerOfAnUnacknowledgedFrame() throws InterruptedException {
         SoftProvider a = soft.a();
         SoftProvider b = soft.b();
-        ProtectionDomain pa = a.devices().get(0).allocateProtectionDomain();
-        ProtectionDomain pb = b.devices().get(0).allocateProtectionDomain();
-        CompletionQueue ca = a.devices().get(0).createCompletionQueue(16);
-        CompletionQueue cb = b.devices().get(0).createCompletionQueue(16);
-        QueuePair qa = pa.createQueuePair(QpInitAttributes.builder(QpType.RC, a.devices().get(0).port(1)).cq(ca).build());
-        QueuePair qb = pb.createQueuePair(QpInitAttributes.builder(QpType.RC, b.devices().get(0).port(1)).cq(cb).build());
-        qa.connect(qb.localEndpoint());
-        qb.connect(qa.localEndpoint());
-        MemoryRegion ma = pa.allocateMemory(64, Access.LOCAL_WRITE);
-        MemoryRegion mb = pb.allocateMemory(64, Access.LOCAL_WRITE);
-        assertTrue(qb.postReceive(new ReceiveWorkRequest().wrId(1).sge(mb, 0, 64)));
+        Pair rc = Pair.connect(a, b);
+        CompletionQueue ca = rc.ca;
+        CompletionQueue cb = rc.cb;
+        QueuePair qa = rc.qa;
+        MemoryRegion ma = rc.ma;
         assertTrue(qa.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND).sge(ma, 0, 8)));
         // a sends; b is never driven here, so no ACK comes and a's retransmission timer is armed
         for (int i = 0; i < 10 && a.progress(soft.clock().nanoTime()) > 0; i++) {
