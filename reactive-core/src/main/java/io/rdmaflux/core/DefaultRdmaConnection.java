@@ -1138,8 +1138,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
 
     /**
      * The receiver discarded the message (a CTS with {@link CtsFrameCodec#DISCARD}): its send op counts it
-     * done, but it is not counted in {@code messagesDelivered} and the scheduler hears of no delivery, so a striping policy counts no bytes for it and sees
-     * no rate (the RTS -> CTS round trip of a message never written would look like a huge one).
+     * done, but it is not counted in {@code messagesDelivered} and the scheduler hears of no delivery, so
+     * a striping policy counts no bytes for it and sees no rate (the RTS -> CTS round trip of a message
+     * never written would look like a huge one).
      */
     private void discardRendezvousSend(int entry) {
         int psn = rvSends.psn[entry];

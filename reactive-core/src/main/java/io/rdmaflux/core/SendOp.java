@@ -37,6 +37,16 @@ import java.lang.invoke.VarHandle;
  * {@code flatMap} do). Asynchronous fusion is not asked for: such sources keep the queue.
  */
 final class SendOp implements CoreSubscriber<RdmaMessage> {
+    private static final VarHandle WIP;
+
+    static {
+        try {
+            WIP = MethodHandles.lookup().findVarHandle(SendOp.class, "wip", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     final DefaultRdmaConnection connection;
     final MonoSink<Void> sink;
     private final OneToOneConcurrentArrayQueue<RdmaMessage> queue;
@@ -62,15 +72,6 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
     /** {@link #drained} as the progress thread set it: a plain read on the per-message path. */
     private boolean drainedHere;
     private volatile int wip;
-    private static final VarHandle WIP;
-
-    static {
-        try {
-            WIP = MethodHandles.lookup().findVarHandle(SendOp.class, "wip", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
     boolean finished;
     /** Set when the peer closed its inbound side: the error the op ends with once its messages in flight completed. */
     @Nullable ConnectionClosedException refusal;
@@ -194,11 +195,6 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
                 requester = null;
             }
         }
-    }
-
-    /** Whether the publisher agreed to {@link Fuseable#SYNC} fusion. */
-    boolean isFused() {
-        return fused != null;
     }
 
     /**
