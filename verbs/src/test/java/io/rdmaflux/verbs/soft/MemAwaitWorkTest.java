@@ -14,6 +14,7 @@ import io.rdmaflux.verbs.ReceiveWorkRequest;
 import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.WcStatus;
 import io.rdmaflux.verbs.WrOpcode;
+import io.rdmaflux.verbs.testing.AwaitWorkChecks;
 import io.rdmaflux.verbs.testing.NoLeaksExtension;
 import io.rdmaflux.verbs.testing.SoftTwoNodes;
 import java.util.concurrent.TimeUnit;
@@ -31,8 +32,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(NoLeaksExtension.class)
 class MemAwaitWorkTest {
-    private static final long HOUR_NS = TimeUnit.HOURS.toNanos(1);
-    private static final long JOIN_BOUND_MS = 30_000;
+    private static final long HOUR_NS = AwaitWorkChecks.HOUR_NS;
+    private static final long JOIN_BOUND_MS = AwaitWorkChecks.JOIN_BOUND_MS;
 
     private final SoftTwoNodes soft = SoftTwoNodes.create();
 
@@ -62,10 +63,6 @@ class MemAwaitWorkTest {
         SoftProvider a = soft.a();
         SoftProvider b = soft.b();
         Pair rc = Pair.connect(a, b);
-        CompletionQueue ca = rc.ca;
-        CompletionQueue cb = rc.cb;
-        QueuePair qa = rc.qa;
-        MemoryRegion ma = rc.ma;
 
         // b is driven by its own thread, which parks for up to an hour whenever a pass finds nothing
         AtomicReference<WcStatus> received = new AtomicReference<>();
@@ -78,7 +75,7 @@ class MemAwaitWorkTest {
                         waitsEntered.incrementAndGet();
                         assertTrue(b.awaitWork(HOUR_NS), "an INVOKER provider on the mem fabric waits");
                     }
-                    cb.poll(1, wc -> received.set(wc.status()));
+                    rc.cb().poll(1, wc -> received.set(wc.status()));
                 }
             } catch (Throwable t) {
                 failed.set(t);
@@ -91,7 +88,7 @@ class MemAwaitWorkTest {
             Thread.onSpinWait();
         }
         // a's pass pushes the frame to b's inbox: only that can end b's hour-long park
-        assertTrue(qa.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND).sge(ma, 0, 8)));
+        assertTrue(rc.qa().postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND).sge(rc.ma(), 0, 8)));
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(JOIN_BOUND_MS);
         while (driver.isAlive() && System.nanoTime() - end < 0) {
             a.progress(soft.clock().nanoTime());
@@ -100,22 +97,12 @@ class MemAwaitWorkTest {
         assertFalse(driver.isAlive(), "b's driver stayed parked although a frame was pushed to it");
         assertNull(failed.get());
         assertEquals(WcStatus.SUCCESS, received.get());
-        soft.runUntil(() -> ca.poll(1, wc -> assertEquals(WcStatus.SUCCESS, wc.status())) == 1, 1_000, 100_000);
+        soft.runUntil(() -> rc.ca().poll(1, wc -> assertEquals(WcStatus.SUCCESS, wc.status())) == 1, 1_000, 100_000);
     }
 
     @Test
     void wakeupFromAnotherThreadEndsTheWaitEvenIfItCameFirst() throws InterruptedException {
-        SoftProvider b = soft.b();
-        // wakeup before the wait: the next wait returns at once
-        b.wakeup();
-        assertTrue(b.awaitWork(HOUR_NS));
-        AtomicReference<Boolean> waited = new AtomicReference<>();
-        Thread t = new Thread(() -> waited.set(b.awaitWork(HOUR_NS)), "mem-await-work-test-wakeup");
-        t.start();
-        b.wakeup();
-        t.join(JOIN_BOUND_MS);
-        assertFalse(t.isAlive(), "wakeup() did not end the wait");
-        assertEquals(Boolean.TRUE, waited.get());
+        AwaitWorkChecks.wakeupEndsTheWaitEvenIfItCameFirst(soft.b(), "mem-await-work-test-wakeup");
     }
 
     @Test
@@ -123,11 +110,7 @@ class MemAwaitWorkTest {
         SoftProvider a = soft.a();
         SoftProvider b = soft.b();
         Pair rc = Pair.connect(a, b);
-        CompletionQueue ca = rc.ca;
-        CompletionQueue cb = rc.cb;
-        QueuePair qa = rc.qa;
-        MemoryRegion ma = rc.ma;
-        assertTrue(qa.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND).sge(ma, 0, 8)));
+        assertTrue(rc.qa().postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND).sge(rc.ma(), 0, 8)));
         // a sends; b is never driven here, so no ACK comes and a's retransmission timer is armed
         for (int i = 0; i < 10 && a.progress(soft.clock().nanoTime()) > 0; i++) {
             Thread.onSpinWait();
@@ -139,8 +122,8 @@ class MemAwaitWorkTest {
         assertFalse(t.isAlive(), "the wait ignored the ACK retry deadline of the unacknowledged frame");
         assertEquals(Boolean.TRUE, waited.get());
         // let the exchange finish so that nothing is left in flight at close
-        soft.runUntil(() -> ca.poll(1, wc -> assertEquals(WcStatus.SUCCESS, wc.status())) == 1, 1_000, 100_000);
-        assertEquals(1, cb.poll(1, wc -> assertEquals(WcStatus.SUCCESS, wc.status())));
+        soft.runUntil(() -> rc.ca().poll(1, wc -> assertEquals(WcStatus.SUCCESS, wc.status())) == 1, 1_000, 100_000);
+        assertEquals(1, rc.cb().poll(1, wc -> assertEquals(WcStatus.SUCCESS, wc.status())));
     }
 
     @Test

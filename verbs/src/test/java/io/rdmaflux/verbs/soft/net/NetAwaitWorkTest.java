@@ -19,6 +19,7 @@ import io.rdmaflux.verbs.WcStatus;
 import io.rdmaflux.verbs.WrOpcode;
 import io.rdmaflux.verbs.soft.SoftFabric;
 import io.rdmaflux.verbs.soft.SoftProvider;
+import io.rdmaflux.verbs.testing.AwaitWorkChecks;
 import io.rdmaflux.verbs.testing.NoLeaksExtension;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -100,17 +101,8 @@ class NetAwaitWorkTest {
 
     @Test
     void wakeupFromAnotherThreadEndsTheWaitEvenIfItCameFirst() throws InterruptedException {
-        SoftProvider b = hosts.host("b");
-        // wakeup before the wait: the next wait returns at once (Selector.wakeup's permit)
-        b.wakeup();
-        assertTrue(b.awaitWork(HOUR_NS));
-        AtomicReference<Boolean> waited = new AtomicReference<>();
-        Thread t = new Thread(() -> waited.set(b.awaitWork(HOUR_NS)), "await-work-test-wakeup");
-        t.start();
-        b.wakeup();
-        t.join(JOIN_BOUND_MS);
-        assertFalse(t.isAlive(), "wakeup() did not end the wait");
-        assertEquals(Boolean.TRUE, waited.get());
+        // a wakeup before the wait leaves a permit, as Selector.wakeup does
+        AwaitWorkChecks.wakeupEndsTheWaitEvenIfItCameFirst(hosts.host("b"), "await-work-test-wakeup");
     }
 
     @Test
