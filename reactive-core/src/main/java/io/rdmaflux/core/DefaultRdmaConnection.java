@@ -1923,6 +1923,23 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         signalReceiveTerminal();
     }
 
+    /**
+     * Ends a receive side that has no subscriber yet, for the one that may still come. If the peer began
+     * its close and every message it numbered arrived and was handed on, its stream is whole: completion
+     * (a peer that connects and closes without sending is an empty stream). Otherwise, when this side
+     * closed first or the peer's messages are not all in, what it meant for the subscriber is lost:
+     * {@link ConnectionClosedException}.
+     */
+    private void endUnsubscribedReceive() {
+        if (peerCloseMask != 0 && ready.isEmpty() && reorder.esn() == peerNextPsn) {
+            receiveTerminated = true;
+            inboundClosed = true;
+            signalReceiveTerminal();
+        } else {
+            terminateReceive(new ConnectionClosedException(name + " closed before receive() was subscribed", false));
+        }
+    }
+
     private void signalReceiveTerminal() {
         receiveTerminalReady = true;
         CoreSubscriber<? super RdmaMessage> r = receiver;
@@ -2156,7 +2173,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         int work = probeSilentRails();
         if (!localCloseSent) {
             if (!receiveSubscribed.get() && !receiveTerminated) {
-                terminateReceive(new ConnectionClosedException(name + " closed before receive() was subscribed", false));
+                endUnsubscribedReceive();
                 work++;
             }
             SendOp op = sendOps.peek();
@@ -2297,7 +2314,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 }
             }
         } else if (!receiveTerminated) {
-            terminateReceive(new ConnectionClosedException(name + " closed before receive() was subscribed", false));
+            endUnsubscribedReceive();
         }
         SendOp op;
         while ((op = newSends.poll()) != null) {

@@ -135,6 +135,51 @@ class GracefulCloseTest {
         }
     }
 
+    /**
+     * A peer that connects and closes without sending is an empty stream: the subscriber that comes after
+     * the peer's CLOSE, or after both closed, gets completion, not an error. Before, a listener
+     * subscribing a moment late saw "closed before receive() was subscribed" (samples' BenchTest, in CI).
+     */
+    @ParameterizedTest(name = "rails: {0}, subscribe after both closed: {1}")
+    @org.junit.jupiter.params.provider.CsvSource({"1, true", "1, false", "2, true", "2, false"})
+    void aPeerClosingWithoutSendingIsAnEmptyCompleteStreamForALateSubscriber(int rails, boolean afterBothClosed) {
+        try (InvokerPair p = InvokerPair.open(rails, ConnectionSpec.defaults(), b -> { })) {
+            Watch w = new Watch(p);
+            p.client.close();
+            AtomicBoolean completed = new AtomicBoolean();
+            AtomicReference<Throwable> error = new AtomicReference<>();
+            if (afterBothClosed) {
+                passesUntilBothClosed(p, w);
+            } else {
+                // the peer's CLOSE is in: this side's answering close is under way
+                for (int i = 0; i < MAX_PASSES && p.server.metrics().framesReceived(FrameType.CLOSE) == 0; i++) {
+                    p.pass();
+                }
+                assertTrue(p.server.metrics().framesReceived(FrameType.CLOSE) > 0 && !w.serverClosed.get(),
+                    "subscribing between the peer's CLOSE and the end of the close");
+            }
+            p.server.receive().subscribe(m -> m.release(), error::set, () -> completed.set(true));
+            passesUntilBothClosed(p, w);
+            p.drive();
+            assertNull(error.get(), () -> "the peer sent nothing and closed: " + error.get());
+            assertTrue(completed.get(), "the late subscriber is told the stream is complete");
+        }
+    }
+
+    @Test
+    void closingFirstWithoutSubscribingStillFailsALateSubscriberThoughThePeerSentNothing() {
+        try (InvokerPair p = InvokerPair.open()) {
+            Watch w = new Watch(p);
+            p.server.close();
+            passesUntilBothClosed(p, w);
+            AtomicReference<Throwable> late = new AtomicReference<>();
+            p.server.receive().subscribe(null, late::set);
+            p.drive();
+            ConnectionClosedException e = assertInstanceOf(ConnectionClosedException.class, late.get());
+            assertTrue(e.getMessage().contains(name(p.server) + " closed before receive() was subscribed"), e.getMessage());
+        }
+    }
+
     @ParameterizedTest(name = "receiver closes first: {0}")
     @ValueSource(booleans = {true, false})
     void cancellingReceiveFailsTheWaitingSendAtOnceAndLeavesDeliveredMessagesIntact(boolean receiverFirst) {
