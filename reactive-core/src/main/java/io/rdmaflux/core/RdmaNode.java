@@ -431,7 +431,9 @@ public final class RdmaNode implements AutoCloseable {
 
     /**
      * Aborts every connection, stops listening, frees every buffer, closes the protection domain
-     * and stops the node's thread. Idempotent. Call it from outside the progress thread. Received
+     * and stops the node's thread. Idempotent. Call it from outside the progress thread. It frees
+     * nothing while the progress thread is still inside the node's duty cycle: a callback blocking on
+     * that thread holds close up for as long as it blocks, with a warning every 5 s. Received
      * messages the application still holds are freed too and reported, one
      * {@link RdmaLeakReporter.Leak} per connection, to the {@linkplain RdmaLeakReporter#installed()
      * installed} {@link RdmaLeakReporter} on this thread once everything is freed. Every leak is

@@ -43,6 +43,7 @@ public final class ProgressEngine implements AutoCloseable {
      * the thread only has to return from {@code run()} by then.
      */
     static final long THREAD_END_TIMEOUT_MS = 5_000;
+    private static final System.Logger LOG = System.getLogger(ProgressEngine.class.getName());
 
     private final String name;
     private final ThreadingMode mode;
@@ -68,6 +69,8 @@ public final class ProgressEngine implements AutoCloseable {
     private volatile boolean inSharedCycle;
     /** A thread in {@link #close()} waiting for {@link #inSharedCycle} to clear; unparked when it does. */
     private volatile @Nullable Thread closeWaiter;
+    /** How often, in ms, a close waiting for the shared thread's duty cycle logs that it still waits. */
+    private volatile long closeWarningMs = THREAD_END_TIMEOUT_MS;
 
     /**
      * @param name         used in the thread name
@@ -253,29 +256,51 @@ public final class ProgressEngine implements AutoCloseable {
 
     /**
      * SHARED, an engine that left the shared thread while others still run on it: waits until the thread
-     * is no longer inside this engine's duty cycle, at most {@link #THREAD_END_TIMEOUT_MS} ms (the bound
-     * the other modes give a thread to end). It started the cycle before {@link #closed} was set (a later
-     * cycle sees it and does nothing), so once this returns no agent of this engine runs any more and the
-     * caller may free what they use. Called by {@link SharedProgressThread#leave}, never on the shared
-     * thread itself (that would wait for its own cycle).
+     * is no longer inside this engine's duty cycle. It started the cycle before {@link #closed} was set (a
+     * later cycle sees it and does nothing), so once this returns no agent of this engine runs any more
+     * and the caller may free what they use. The wait has no bound, as Agrona's {@code AgentRunner.close()}
+     * has none for a DEDICATED thread: returning while a callback still runs in the cycle would let the
+     * caller free memory the agents then touch. Every {@link #THREAD_END_TIMEOUT_MS} ms it logs a
+     * WARNING naming the engine and the shared thread's top frames. Called by
+     * {@link SharedProgressThread#leave}, never on the shared thread itself (that would wait for its own
+     * cycle).
+     *
+     * @param shared the shared thread, for the warning's stack frames; null when unknown
      */
-    void awaitSharedCycleEnd() {
+    void awaitSharedCycleEnd(@Nullable Thread shared) {
         if (!inSharedCycle) {
             return;
         }
         closeWaiter = Thread.currentThread();
         try {
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(THREAD_END_TIMEOUT_MS);
+            long waitedMs = 0;
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(closeWarningMs);
             while (inSharedCycle) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    return;
+                    waitedMs += closeWarningMs;
+                    LOG.log(System.Logger.Level.WARNING, stuckCycleWarning(shared, waitedMs));
+                    deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(closeWarningMs);
+                    continue;
                 }
                 LockSupport.parkNanos(this, left);
             }
         } finally {
             closeWaiter = null;
         }
+    }
+
+    private String stuckCycleWarning(@Nullable Thread shared, long waitedMs) {
+        StringBuilder sb = new StringBuilder("rdmaflux: close() of engine '").append(name).append("' has waited ").append(waitedMs)
+            .append(" ms for the shared progress thread to leave the engine's duty cycle and goes on waiting: a callback on that")
+            .append(" thread blocks (Reactor signals run on it; move blocking work off it with publishOn)");
+        if (shared != null) {
+            StackTraceElement[] frames = shared.getStackTrace();
+            for (int i = 0; i < Math.min(frames.length, 8); i++) {
+                sb.append("\n\tat ").append(frames[i]);
+            }
+        }
+        return sb.toString();
     }
 
     /** Whether {@link #close()} was called. */
@@ -285,11 +310,13 @@ public final class ProgressEngine implements AutoCloseable {
 
     /**
      * Stops the thread (DEDICATED) or leaves the shared thread (SHARED; the last engine to leave stops
-     * it) and, unless called on that thread itself, returns only once the thread has ended (waiting at
-     * most {@link #THREAD_END_TIMEOUT_MS} ms after its runner stopped). A SHARED engine that is not the
-     * last returns only once the shared thread is out of this engine's duty cycle (waiting at most
-     * {@link #THREAD_END_TIMEOUT_MS} ms), so no agent of this engine runs after close returns and the
-     * caller may free what the agents use. Idempotent.
+     * it) and, unless called on that thread itself, returns only once no agent of this engine runs any
+     * more, so the caller may free what the agents use: once the thread has ended (DEDICATED, or the last
+     * SHARED engine), or once the shared thread is out of this engine's duty cycle (a SHARED engine that
+     * is not the last). A callback that blocks on the progress thread holds close up for as long as it
+     * blocks: Agrona's runner interrupts a DEDICATED thread and prints a line to
+     * {@code System.err} every 5 s, a SHARED engine logs a
+     * WARNING with the thread's frames every {@link #THREAD_END_TIMEOUT_MS} ms. Idempotent.
      */
     @Override
     public void close() {
@@ -326,6 +353,11 @@ public final class ProgressEngine implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Tests: how often a close waiting for the shared thread's duty cycle warns, in ms (default {@value #THREAD_END_TIMEOUT_MS}). */
+    void closeWarningMs(long ms) {
+        closeWarningMs = ms;
     }
 
     @Override

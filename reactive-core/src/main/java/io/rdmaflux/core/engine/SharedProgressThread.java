@@ -57,7 +57,7 @@ final class SharedProgressThread implements Agent {
             // it from the list it iterates): the caller frees what the cycle uses once this returns. On the
             // thread itself no other cycle runs, and its own one goes on by design (a close from a callback)
             if (Thread.currentThread() != shared) {
-                engine.awaitSharedCycleEnd();
+                engine.awaitSharedCycleEnd(shared);
             }
         } else {
             if (Thread.currentThread() == toJoin) {

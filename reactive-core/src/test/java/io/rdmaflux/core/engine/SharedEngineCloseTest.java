@@ -96,6 +96,95 @@ class SharedEngineCloseTest {
         assertNull(errors.get());
     }
 
+    /**
+     * A callback blocking in the cycle past the warning period: close keeps waiting (returning would let
+     * the node free memory the agent then touches) and logs a WARNING naming the engine and the blocking
+     * frames; it returns once the callback does. Before, it gave up after 5 s.
+     */
+    @Test
+    void closeOutwaitsACallbackBlockingInTheCycleAndWarnsWhileItWaits() throws Exception {
+        AtomicReference<Throwable> errors = new AtomicReference<>();
+        ProgressEngine keeper = new ProgressEngine("keeper-blocked", ThreadingMode.SHARED, SystemNanoClock.INSTANCE,
+            ProgressIdleStrategy.backoff(), errors::set);
+        ProgressEngine closing = new ProgressEngine("closing-blocked", ThreadingMode.SHARED, SystemNanoClock.INSTANCE,
+            ProgressIdleStrategy.backoff(), errors::set);
+        closing.closeWarningMs(1);
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch unblock = new CountDownLatch(1);
+        AtomicBoolean closeReturned = new AtomicBoolean();
+        AtomicBoolean returnedWhileBlocked = new AtomicBoolean();
+        closing.add(new ProgressAgent() {
+            @Override
+            public int doWork(long nowNs) {
+                if (entered.getCount() == 0) {
+                    return 0;
+                }
+                entered.countDown();
+                try {
+                    if (!unblock.await(20, TimeUnit.SECONDS)) {
+                        throw new IllegalStateException("never unblocked");
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                returnedWhileBlocked.set(closeReturned.get());
+                return 1;
+            }
+
+            @Override
+            public String roleName() {
+                return "blocks-in-a-callback";
+            }
+        });
+        java.util.logging.Logger jul = java.util.logging.Logger.getLogger(ProgressEngine.class.getName());
+        CompletableFuture<String> warning = new CompletableFuture<>();
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                if (r.getLevel() == java.util.logging.Level.WARNING) {
+                    warning.complete(r.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        boolean parentHandlers = jul.getUseParentHandlers();
+        jul.setUseParentHandlers(false);
+        jul.addHandler(capture);
+        Thread t = new Thread(() -> {
+            closing.close();
+            closeReturned.set(true);
+        }, "closer-blocked");
+        try {
+            closing.wake();
+            assertTrue(entered.await(20, TimeUnit.SECONDS), "the shared thread never ran the engine's agent");
+            t.start();
+            String w = warning.get(20, TimeUnit.SECONDS);
+            assertTrue(w.contains("close() of engine 'closing-blocked' has waited") && w.contains("goes on waiting"), w);
+            assertTrue(w.contains("CountDownLatch.await"), "the warning shows where the shared thread blocks: " + w);
+            assertFalse(closeReturned.get(), "close returned while a callback still ran in the engine's duty cycle");
+            assertTrue(t.isAlive());
+            unblock.countDown();
+            t.join(20_000);
+            assertFalse(t.isAlive(), "close never returned after the callback did");
+            assertFalse(returnedWhileBlocked.get(), "close returned before the cycle ended");
+        } finally {
+            unblock.countDown();
+            t.join(20_000);
+            jul.removeHandler(capture);
+            jul.setUseParentHandlers(parentHandlers);
+            closing.close();
+            keeper.close();
+        }
+        assertNull(errors.get());
+    }
+
     @Test
     void anEngineClosedFromTheSharedThreadInItsOwnCycleDoesNotWaitForItself() throws Exception {
         AtomicReference<Throwable> errors = new AtomicReference<>();
