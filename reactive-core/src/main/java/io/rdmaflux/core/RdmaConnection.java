@@ -33,7 +33,9 @@ import java.util.List;
  * <p><b>The inbound side:</b> it closes when the {@code receive()} subscriber cancels (or its
  * {@code onNext} throws), or when this side closes while nobody ever subscribed to
  * {@code receive()} (a later subscriber gets {@link ConnectionClosedException} "closed before receive()
- * was subscribed"). The peer is told at once, with the first PSN the subscriber did not get.
+ * was subscribed"). The peer is told at once, with the first PSN the subscriber did not get. A peer
+ * that closes having sent every message it numbered ends the stream with completion, a subscriber
+ * that comes later included (a peer that closes without sending is an empty stream).
  *
  * <p><b>Errors:</b> a publisher given to {@code send} that signals {@code onError} (or whose fused
  * {@code map} throws) fails that send with its error once the messages it emitted before were
@@ -63,7 +65,11 @@ import java.util.List;
 public interface RdmaConnection {
     /**
      * Sends the messages of {@code messages} in order, handing one reference of each to the
-     * connection (it releases them once their bytes are in a send buffer).
+     * connection (it releases them once their bytes are in a send buffer). A message taken from
+     * {@code messages} that will not be sent (the send was cancelled, failed or closed first) goes to
+     * the discard hook of the returned Mono's subscriber, if any
+     * ({@code send(..).doOnDiscard(RdmaMessage.class, ..)}), and is then released unless the hook
+     * released it.
      *
      * @return completes when every message was delivered; errors as described above
      */

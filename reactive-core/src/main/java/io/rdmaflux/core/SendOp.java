@@ -117,10 +117,7 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
     public void onNext(RdmaMessage m) {
         java.util.Objects.requireNonNull(m, "onNext(null) violates Reactive Streams rule 2.13");
         if (cancelled || publisherDone) {
-            Operators.onDiscard(m, currentContext());
-            if (m.refCnt() > 0) {
-                m.release();
-            }
+            discard(m);
             return;
         }
         if (requester == Thread.currentThread() && queue.isEmpty()) {
@@ -141,7 +138,7 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
         }
         // more than was requested: a publisher bug, the send fails (the connection sees overflowed)
         overflowed = true;
-        m.release();
+        discard(m);
         Subscription s = subscription;
         if (s != null) {
             s.cancel();
@@ -215,7 +212,7 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
                 if (tail - localHead == ring.length) {
                     // cannot happen while the connection requests within credits plus queue: fails like rule 1.1
                     overflowed = true;
-                    m.release();
+                    discard(m);
                     q.cancel();
                     break;
                 }
@@ -263,6 +260,18 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
     }
 
     /**
+     * A message taken from the publisher that will not be sent: offered to the subscriber context's
+     * discard hook ({@code doOnDiscard}, as Reactor's operators do), then released unless the hook
+     * released it.
+     */
+    private void discard(RdmaMessage m) {
+        Operators.onDiscard(m, currentContext());
+        if (m.refCnt() > 0) {
+            m.release();
+        }
+    }
+
+    /**
      * Releases the queued messages (progress thread, at the end of the op).
      *
      * @return how many there were: taken from the publisher and never sent
@@ -275,9 +284,7 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
         RdmaMessage m;
         while ((m = poll()) != null) {
             n++;
-            if (m.refCnt() > 0) {
-                m.release();
-            }
+            discard(m);
         }
         Fuseable.QueueSubscription<? extends RdmaMessage> q = fused;
         if (q != null && !publisherDone) {
@@ -309,9 +316,7 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
             RdmaMessage m;
             while ((m = queue.poll()) != null) {
                 n++;
-                if (m.refCnt() > 0) {
-                    m.release();
-                }
+                discard(m);
             }
             missed = (int) WIP.getAndAdd(this, -missed) - missed;
             if (missed == 0) {

@@ -1,0 +1,72 @@
+package io.rdmaflux.core;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import reactor.core.Disposable;
+import reactor.core.publisher.BaseSubscriber;
+import reactor.core.publisher.Flux;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Messages a send took from its publisher and will never transmit go through the send subscriber's
+ * discard hook ({@code send(..).doOnDiscard(RdmaMessage.class, ..)}), as Reactor's own operators do, and
+ * are then released unless the hook released them: no message is released twice or stranded (the leak
+ * check of {@code RdmaLeakCheckExtension} runs after every test). Fused ({@code Flux.range().map()}) and
+ * unfused ({@code hide()}) publishers; INVOKER mode.
+ */
+class SendDiscardTest {
+
+    @ParameterizedTest(name = "fused: {0}, the hook releases: {1}")
+    @CsvSource({"true, false", "true, true", "false, false", "false, true"})
+    void messagesQueuedWhenTheSendIsCancelledGoThroughTheDiscardHookOnce(boolean fused, boolean hookReleases) {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(4).sendQueue(4))) {
+            List<String> got = new ArrayList<>();
+            // takes 2 and holds on: the sender fills its credits and its queue, then waits
+            p.server.receive().subscribe(new BaseSubscriber<>() {
+                @Override
+                protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
+                    s.request(2);
+                }
+
+                @Override
+                protected void hookOnNext(RdmaMessage m) {
+                    got.add(m.asString());
+                    m.release();
+                }
+            });
+            AtomicInteger emitted = new AtomicInteger();
+            List<String> discarded = new ArrayList<>();
+            Flux<RdmaMessage> source = Flux.range(0, 1_000).map(i -> RdmaMessage.of("m" + i));
+            Flux<RdmaMessage> messages = (fused ? source : source.hide()).doOnNext(m -> emitted.incrementAndGet());
+            Disposable send = p.client.send(messages)
+                .doOnDiscard(RdmaMessage.class, m -> {
+                    discarded.add(m.asString());
+                    if (hookReleases) {
+                        m.release();
+                    }
+                })
+                .subscribe();
+            p.drive();
+            assertEquals(List.of("m0", "m1"), got);
+            int taken = emitted.get();
+            assertTrue(taken > 2 && taken < 1_000, "the sender took credits plus its queue, not the whole publisher: " + taken);
+            long transmitted = p.client.metrics().messagesSent();
+            assertTrue(transmitted < taken, "some messages wait in the send queue: sent " + transmitted + " of " + taken);
+
+            send.dispose();
+            p.drive();
+            List<String> expected = new ArrayList<>();
+            for (long i = transmitted; i < taken; i++) {
+                expected.add("m" + i);
+            }
+            assertEquals(expected, discarded, "each message taken and never transmitted, once, in order");
+            assertEquals(taken, emitted.get(), "nothing more was taken after the cancel");
+        }
+    }
+}
