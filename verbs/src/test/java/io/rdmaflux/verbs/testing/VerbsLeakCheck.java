@@ -19,20 +19,68 @@ import java.util.Set;
  * stay open.
  *
  * <p>Threads: every thread rdmaflux starts is named {@code rdmaflux-*}; any such thread alive at the
- * end, or any other new non-daemon thread, is a stray.
+ * end, or any other new non-daemon thread, is a stray. A thread that is still ending gets a grace
+ * ({@link #graceMs()}): {@value #GRACE_MS} ms unless the system property {@value #GRACE_PROPERTY}
+ * (milliseconds, 0 to {@value #MAX_GRACE_MS}) was set when the check began. The grace is fixed at
+ * {@link #begin()}, so a test that must see a stray thread fail a check (the checks of a test class it
+ * launches in-process) sets the property around that launch and restores it, and the checks already
+ * running around it keep the default. A real leak costs the whole grace; a thread that ends costs only
+ * its ending.
+ *
+ * <p>Thread-safety: a check is immutable once begun; the counts and threads it compares against are
+ * global, so the checks of tests running in parallel would see each other's work.
  */
 public final class VerbsLeakCheck {
+    /** How long a stray-thread check waits for finishing threads unless {@value #GRACE_PROPERTY} says otherwise, in ms. */
+    public static final long GRACE_MS = 10_000;
+
+    /** System property (milliseconds) that replaces {@link #GRACE_MS} for the checks begun while it is set. */
+    public static final String GRACE_PROPERTY = "rdmaflux.test.threadGraceMs";
+
+    /** The largest grace {@value #GRACE_PROPERTY} accepts, in ms (a day): beyond it a leaking build just hangs. */
+    public static final long MAX_GRACE_MS = 86_400_000;
+
     private final Set<Thread> threadsBefore;
     private final long[] softBefore;
+    private final long graceMs;
 
-    private VerbsLeakCheck(Set<Thread> threadsBefore, long[] softBefore) {
+    private VerbsLeakCheck(Set<Thread> threadsBefore, long[] softBefore, long graceMs) {
         this.threadsBefore = threadsBefore;
         this.softBefore = softBefore;
+        this.graceMs = graceMs;
     }
 
-    /** Snapshots the live threads and the soft-provider resources. */
+    /**
+     * Snapshots the live threads and the soft-provider resources, and reads the grace.
+     *
+     * @throws IllegalArgumentException if {@value #GRACE_PROPERTY} is set but is not a whole number of
+     *     milliseconds from 0 to {@value #MAX_GRACE_MS}
+     */
     public static VerbsLeakCheck begin() {
-        return new VerbsLeakCheck(new HashSet<>(Thread.getAllStackTraces().keySet()), softCounts());
+        long graceMs = graceMs(System.getProperty(GRACE_PROPERTY));
+        return new VerbsLeakCheck(new HashSet<>(Thread.getAllStackTraces().keySet()), softCounts(), graceMs);
+    }
+
+    /** How long this check's stray-thread assertions wait for finishing threads, in ms. */
+    public long graceMs() {
+        return graceMs;
+    }
+
+    private static long graceMs(String property) {
+        if (property == null) {
+            return GRACE_MS;
+        }
+        long ms;
+        try {
+            ms = Long.parseLong(property.trim());
+        } catch (NumberFormatException e) {
+            ms = -1;
+        }
+        if (ms < 0 || ms > MAX_GRACE_MS) {
+            throw new IllegalArgumentException(GRACE_PROPERTY + " must be a whole number of milliseconds from 0 to " + MAX_GRACE_MS
+                + " but it was '" + property + "'; set it to e.g. 200, or clear it for the default " + GRACE_MS);
+        }
+        return ms;
     }
 
     /** Asserts nothing leaked: soft resources all released and no stray threads. */
@@ -95,14 +143,14 @@ public final class VerbsLeakCheck {
     /**
      * Asserts no thread named {@code rdmaflux-*} and no new non-daemon thread is alive. A thread that
      * is still finishing (its owner was closed, or it completed a future as its last act) gets up to
-     * {@value #GRACE_MS} ms to end; a real leak never ends and fails the check.
+     * {@link #graceMs()} ms to end; a real leak never ends and fails the check.
      */
     public void assertNoStrayThreads() {
         awaitNoStrays(false);
     }
 
     private void awaitNoStrays(boolean onlyNew) {
-        long deadlineNs = System.nanoTime() + GRACE_MS * 1_000_000L;
+        long deadlineNs = System.nanoTime() + graceMs * 1_000_000L;
         List<Thread> stray = strays(onlyNew);
         for (Thread t : stray) {
             long leftMs = (deadlineNs - System.nanoTime()) / 1_000_000L;
@@ -122,12 +170,9 @@ public final class VerbsLeakCheck {
             for (Thread t : stray) {
                 names.add(t.getName() + (t.isDaemon() ? " (daemon)" : ""));
             }
-            throw new AssertionError("stray threads still running after " + GRACE_MS + " ms: " + names);
+            throw new AssertionError("stray threads still running after " + graceMs + " ms: " + names);
         }
     }
-
-    /** How long {@link #assertNoStrayThreads()} waits for finishing threads, in ms. */
-    public static final long GRACE_MS = 10_000;
 
     /** {@code onlyNew}: threads alive at {@link #begin()} are not strays, rdmaflux's own included. */
     private List<Thread> strays(boolean onlyNew) {
