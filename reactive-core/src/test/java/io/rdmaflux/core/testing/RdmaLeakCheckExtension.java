@@ -24,7 +24,7 @@ import java.util.List;
  * the previous one put back after the class. After each test, run after the test's own
  * {@code @AfterEach} methods: no leak reported during the test, and nothing added since the test
  * began ({@link VerbsLeakCheck#assertNothingAdded()}: a thread that is still ending gets a bounded
- * grace). When the test began with soft-provider resources open that its class opened before it (nodes
+ * grace, {@link VerbsLeakCheck#graceMs()}). When the test began with soft-provider resources open that its class opened before it (nodes
  * shared by all its tests, which allocate and free some resources lazily and on their own threads),
  * only its threads are checked then. After the class: no leak reported outside its tests (in
  * {@code @BeforeAll} or {@code @AfterAll}) and nothing added since the class began, so resources a
