@@ -88,6 +88,16 @@ class NetIdleWaitTest {
         }
     }
 
+    /**
+     * Emits {@code m} into {@code sink}, retrying while another thread is inside an emit of its own: the
+     * first ping comes from the test thread, which may still be in the sink's drain (handing the ping to
+     * the send) when the echo has come back and the progress thread emits the next one, and a unicast
+     * sink refuses such an overlapping emit (FAIL_NON_SERIALIZED) instead of queueing it.
+     */
+    private static void emitSerialized(Sinks.Many<RdmaMessage> sink, RdmaMessage m) {
+        sink.emitNext(m, Sinks.EmitFailureHandler.busyLooping(Duration.ofSeconds(30)));
+    }
+
     @Test
     void aPingPongBetweenTwoBlockingNodesCompletesEveryRoundTrip() throws Exception {
         int rounds = 300;
@@ -118,12 +128,16 @@ class NetIdleWaitTest {
                     done.complete(null);
                 } else {
                     int next = returned.get();
-                    out.tryEmitNext(RdmaMessage.write(4, (buf, off, len) -> buf.putInt(off, next)));
+                    try {
+                        emitSerialized(out, RdmaMessage.write(4, (buf, off, len) -> buf.putInt(off, next)));
+                    } catch (RuntimeException e) {
+                        done.completeExceptionally(e);
+                    }
                 }
             });
             CompletableFuture<Void> clientSent = sendFailing(client.send(out.asFlux()), done);
             // handed in from this (non-progress) thread: the wake must reach a node blocked in its selector
-            out.tryEmitNext(RdmaMessage.write(4, (buf, off, len) -> buf.putInt(off, 0)));
+            emitSerialized(out, RdmaMessage.write(4, (buf, off, len) -> buf.putInt(off, 0)));
             done.orTimeout(60, TimeUnit.SECONDS).join();
             assertEquals(rounds, returned.get());
             out.tryEmitComplete();

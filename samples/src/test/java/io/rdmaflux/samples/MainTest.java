@@ -97,8 +97,9 @@ class MainTest {
         assertTrue(out.lines().anyMatch(l -> l.matches(" +policy weights +0\\.\\d\\d / 0\\.\\d\\d .*")), out);
         List<String> lines = Files.readAllLines(weights);
         assertTrue(lines.get(0).startsWith("# striping weights of pipeline (in-JVM), policy adaptive, every 20 ms"), lines.get(0));
-        // one sample when the log starts, one when it closes: the shaped transfer lasts over 0.1 s in between
-        assertTrue(lines.size() >= 3, "a sample at the start and the last one: " + lines);
+        // close() writes the last sample, whatever happened before; the periodic ones come only once the
+        // sampling thread gets the CPU, which on a loaded machine can be after this ~0.15 s transfer ended
+        assertTrue(lines.size() >= 2, "the header and at least the last sample: " + lines);
         double previous = before;
         for (String l : lines.subList(1, lines.size())) {
             assertTrue(l.matches("\\d+\\.\\d{6} \\d\\.\\d{4} \\d\\.\\d{4}"), "epoch seconds and one share per rail: " + l);

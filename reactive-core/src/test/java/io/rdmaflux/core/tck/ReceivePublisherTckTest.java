@@ -45,7 +45,7 @@ class ReceivePublisherTckTest {
 
     @TestFactory
     Stream<DynamicTest> receiveIsAReactiveStreamsPublisher() {
-        TestEnvironment env = new TestEnvironment(2000, 500);
+        TestEnvironment env = TckNodes.environment();
         PublisherVerification<RdmaMessage> v = new PublisherVerification<>(env) {
             /**
              * Rule 3.13 with "eventually" given up to {@link #GC_PATIENCE_MS}: the TCK's own version runs one

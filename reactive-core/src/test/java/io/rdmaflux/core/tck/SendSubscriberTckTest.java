@@ -9,7 +9,6 @@ import org.junit.jupiter.api.TestFactory;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.tck.SubscriberBlackboxVerification;
-import org.reactivestreams.tck.TestEnvironment;
 
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
@@ -36,7 +35,7 @@ class SendSubscriberTckTest {
 
     @TestFactory
     Stream<DynamicTest> sendSideIsAReactiveStreamsSubscriber() {
-        SubscriberBlackboxVerification<RdmaMessage> v = new SubscriberBlackboxVerification<>(new TestEnvironment(2000, 500)) {
+        SubscriberBlackboxVerification<RdmaMessage> v = new SubscriberBlackboxVerification<>(TckNodes.environment()) {
             @Override
             public Subscriber<RdmaMessage> createSubscriber() {
                 TckNodes.Pair p = nodes.open();

@@ -8,6 +8,7 @@ import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.soft.SoftFabric;
 import io.rdmaflux.verbs.soft.SoftProvider;
+import org.reactivestreams.tck.TestEnvironment;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -60,6 +61,18 @@ final class TckNodes implements AutoCloseable {
         b = RdmaNode.builder().provider(pb).name("tckb" + id).receiveBuffers(64).bufferBytes(256).build();
         listener = b.bind(new PortAddress("mem", pb.devices().get(0).name(), 0));
         listener.accept().subscribe(accepted::add);
+    }
+
+    /**
+     * The TCK environment for rules run on these nodes: up to 10 s for each signal a rule expects (it
+     * crosses both progress threads, which a loaded 2-core machine can keep off the CPU for a good part
+     * of the 2 s used before), 500 ms where a rule checks that nothing more arrives (a short wait there
+     * can miss a late signal but never fails a correct publisher or subscriber), and a look for an
+     * expected error every 10 ms (the TCK's two-argument constructor polls at the full 10 s, so each
+     * rule that expects an error would sleep that long however early the error came).
+     */
+    static TestEnvironment environment() {
+        return new TestEnvironment(10_000, 500, 10);
     }
 
     /** Opens a new connection between the two nodes. */

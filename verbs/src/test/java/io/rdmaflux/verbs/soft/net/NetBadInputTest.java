@@ -24,6 +24,7 @@ import io.rdmaflux.verbs.WorkCompletion;
 import io.rdmaflux.verbs.WrOpcode;
 import io.rdmaflux.verbs.soft.SoftDevice;
 import io.rdmaflux.verbs.soft.SoftProvider;
+import io.rdmaflux.verbs.testing.AwaitWorkChecks;
 import io.rdmaflux.verbs.testing.NoLeaksExtension;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -41,6 +42,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /** Bad input on the IP fabric: foreign senders, dead peers, bad keys, oversized messages, bad addresses. */
 @ExtendWith(NoLeaksExtension.class)
 class NetBadInputTest {
+    private static final long HOUR_NS = AwaitWorkChecks.HOUR_NS;
+
     private final NetHosts hosts = new NetHosts();
 
     @AfterEach
@@ -144,14 +147,19 @@ class NetBadInputTest {
         assertEquals(4, tb.framesRejected(), "bad magic, bad length (UDP), runt, bad length (TCP)");
     }
 
+    /**
+     * The peer's death shows as its RC stream breaking (NetTransport, "Broken streams"), which fails the
+     * work in the NIC's next pass: with an hour between retries nothing else can fail it within the
+     * wait's bound, so the test needs no wall-clock limit of its own (it had one, 1.15 s after the kill,
+     * which a loaded machine can overrun by keeping the one thread that drives every host off the CPU).
+     */
     @Test
-    void aPeerThatDiesMidTransferFailsOutstandingWorkWithinTheRetryBoundAndSparesOtherPeers() {
+    void aPeerThatDiesMidTransferFailsOutstandingWorkWhenItsStreamBreaksAndSparesOtherPeers() {
         Side a = new Side(hosts.host("a"));
         Side b = new Side(hosts.host("b"));
         Side c = new Side(hosts.host("c"));
-        long retryTimeoutNs = 50_000_000L;
-        QueuePair[] ab = rc(a, b, x -> x.retryCount(2).retryTimeoutNs(retryTimeoutNs).maxSendWr(64));
-        QueuePair[] ac = rc(a, c, x -> x.retryCount(2).retryTimeoutNs(retryTimeoutNs));
+        QueuePair[] ab = rc(a, b, x -> x.retryCount(2).retryTimeoutNs(HOUR_NS).maxSendWr(64));
+        QueuePair[] ac = rc(a, c, x -> x.retryCount(2).retryTimeoutNs(HOUR_NS));
         MemoryRegion src = a.pd.allocateMemory(256 << 10, Access.LOCAL_WRITE);
         MemoryRegion dstB = b.pd.allocateMemory(256 << 10, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
         MemoryRegion dstC = c.pd.allocateMemory(4096, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
@@ -162,14 +170,11 @@ class NetBadInputTest {
         }
         hosts.progress();
         hosts.kill(b.provider);
-        long killedAt = hosts.clock.nanoTime();
         List<WorkCompletion> wcs = new ArrayList<>();
         hosts.runUntil(() -> {
             a.cq.poll(64, wc -> wcs.add(wc.copy()));
             return wcs.size() >= 40;
-        }, 5_000_000_000L);
-        long tookNs = hosts.clock.nanoTime() - killedAt;
-        assertTrue(tookNs < 3 * retryTimeoutNs + 1_000_000_000L, "failed after " + tookNs / 1_000_000 + " ms");
+        });
         assertEquals(QpState.ERROR, ab[0].state());
         List<WcStatus> statuses = wcs.stream().map(WorkCompletion::status).toList();
         int firstError = 0;
@@ -178,7 +183,8 @@ class NetBadInputTest {
         }
         assertEquals(WcStatus.RETRY_EXC_ERR, statuses.get(firstError), statuses::toString);
         assertTrue(statuses.subList(firstError + 1, statuses.size()).stream().allMatch(s -> s == WcStatus.WR_FLUSH_ERR), statuses::toString);
-        assertTrue(wcs.stream().filter(w -> w.status() == WcStatus.RETRY_EXC_ERR).findFirst().orElseThrow().toString().contains("127.0.0.1"));
+        String failed = wcs.stream().filter(w -> w.status() == WcStatus.RETRY_EXC_ERR).findFirst().orElseThrow().toString();
+        assertTrue(failed.contains("127.0.0.1") && failed.contains("broke"), failed);
         src.buffer().put(0, pattern(100, 9));
         assertTrue(ac[0].postSend(write(src, 100, dstC, 99)));
         WorkCompletion other = await(a.cq, 1).get(0);
@@ -189,13 +195,12 @@ class NetBadInputTest {
         assertTrue(hosts.transportOf(a.provider).streamsBroken() >= 1);
     }
 
+    /** As above: an hour between retries, so only the broken stream can flush the receives within the wait's bound. */
     @Test
     void aReceiveOnlyQueuePairGoesToErrorAndFlushesItsReceivesWhenThePeerDies() {
         Side a = new Side(hosts.host("a"));
         Side b = new Side(hosts.host("b"));
-        long retryTimeoutNs = 200_000_000L;
-        int retryCount = 2;
-        QueuePair[] qp = rc(a, b, x -> x.retryCount(retryCount).retryTimeoutNs(retryTimeoutNs));
+        QueuePair[] qp = rc(a, b, x -> x.retryCount(2).retryTimeoutNs(HOUR_NS));
         QueuePair receiver = qp[0];
         MemoryRegion src = b.pd.allocateMemory(64, Access.LOCAL_WRITE);
         MemoryRegion dst = a.pd.allocateMemory(64 * 4, Access.LOCAL_WRITE);
@@ -207,15 +212,11 @@ class NetBadInputTest {
         assertEquals(WcStatus.SUCCESS, await(b.cq, 1).get(0).status());
 
         hosts.kill(b.provider);
-        long killedAt = hosts.clock.nanoTime();
         List<WorkCompletion> flushed = new ArrayList<>();
         hosts.runUntil(() -> {
             a.cq.poll(8, wc -> flushed.add(wc.copy()));
             return flushed.size() >= 3;
-        }, (retryCount + 1) * retryTimeoutNs);
-
-        long tookNs = hosts.clock.nanoTime() - killedAt;
-        assertTrue(tookNs < (retryCount + 1) * retryTimeoutNs, "flushed after " + tookNs / 1_000_000 + " ms");
+        });
         assertEquals(QpState.ERROR, receiver.state());
         assertEquals(List.of(101L, 102L, 103L), flushed.stream().map(WorkCompletion::wrId).toList());
         assertTrue(flushed.stream().allMatch(w -> w.status() == WcStatus.WR_FLUSH_ERR), flushed::toString);

@@ -26,9 +26,13 @@ class TwoRailLoopbackTest {
         }
         String[] common = {"--addresses", "127.0.0.1,127.0.0.1", "--bytes-per-rail", String.valueOf(2 << 20), "--sends-per-rail", "16",
             "--timeout-s", "30"};
+        // UD may drop: each rail's 256 datagrams of 2 KiB leave in one burst, and how many the receiver's
+        // socket holds until its NIC thread gets the CPU is up to the kernel. With Linux's default
+        // net.core.rmem_max (208 KiB, so 416 KiB of queue) 97 of them fit even if that thread never runs
+        // during the burst; 25 % stays below that, so only broken UD (not a loaded machine) fails it
+        String[] receiverOnly = {"--listen", "127.0.0.1:" + port, "--ud-min-fraction", "0.25"};
         AtomicInteger receiverExit = new AtomicInteger(-1);
-        Thread receiver = new Thread(() -> receiverExit.set(TwoRailReceiver.run(concat(new String[] {"--listen", "127.0.0.1:" + port}, common))),
-            "it-receiver");
+        Thread receiver = new Thread(() -> receiverExit.set(TwoRailReceiver.run(concat(receiverOnly, common))), "it-receiver");
         receiver.start();
         int senderExit = TwoRailSender.run(concat(new String[] {"--connect", "127.0.0.1:" + port}, common));
         receiver.join(40_000);
