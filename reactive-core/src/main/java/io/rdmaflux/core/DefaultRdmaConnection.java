@@ -317,7 +317,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             sink.onCancel(op::cancelFromUser);
             if (disposed) {
                 sink.error(new ConnectionClosedException("send on " + name + " which is closed", false));
-                Flux.from(messages).subscribe(m -> m.release(), e -> { }, () -> { }, s -> s.request(Long.MAX_VALUE));
+                reactor.util.context.Context context = reactor.util.context.Context.of(sink.contextView());
+                Flux.from(messages).contextWrite(context)
+                    .subscribe(m -> SendOp.discard(m, context), e -> { }, () -> { }, s -> s.request(Long.MAX_VALUE));
                 return;
             }
             messages.subscribe(op);
@@ -795,7 +797,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
                 if (len > peerMaxMessageBytes) {
                     op.poll();
                     sendCredits.onTaken();
-                    next.release();
+                    op.discard(next);
                     sendOps.poll();
                     op.cancelFromUser();
                     finishOp(op, new MessageTooLargeException(len, peerMaxMessageBytes));

@@ -259,14 +259,21 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
         return drainedHere || localHead == localTail && queue.isEmpty();
     }
 
+    /** {@link #discard(RdmaMessage, Context)} with this send's subscriber context (progress thread, or the emitting one). */
+    void discard(RdmaMessage m) {
+        discard(m, currentContext());
+    }
+
     /**
-     * A message taken from the publisher that will not be sent: offered to the subscriber context's
-     * discard hook ({@code doOnDiscard}, as Reactor's operators do), then released unless the hook
-     * released it.
+     * A message taken from a send's publisher that will not be sent: offered to the discard hook of
+     * {@code context} ({@code doOnDiscard}, as Reactor's operators do), then released unless the hook
+     * released the send's reference. The hook counts as having released it when the reference count
+     * dropped, so a reference the caller kept ({@code retain()}) is never released here.
      */
-    private void discard(RdmaMessage m) {
-        Operators.onDiscard(m, currentContext());
-        if (m.refCnt() > 0) {
+    static void discard(RdmaMessage m, Context context) {
+        int before = m.refCnt();
+        Operators.onDiscard(m, context);
+        if (before > 0 && m.refCnt() == before) {
             m.release();
         }
     }

@@ -16,15 +16,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Messages a send took from its publisher and will never transmit go through the send subscriber's
  * discard hook ({@code send(..).doOnDiscard(RdmaMessage.class, ..)}), as Reactor's own operators do, and
- * are then released unless the hook released them: no message is released twice or stranded (the leak
+ * are then released unless the hook released them: no message is released twice or stranded, and a
+ * reference the caller kept ({@code retain()}) survives a hook that releases (the leak
  * check of {@code RdmaLeakCheckExtension} runs after every test). Fused ({@code Flux.range().map()}) and
  * unfused ({@code hide()}) publishers; INVOKER mode.
  */
 class SendDiscardTest {
 
-    @ParameterizedTest(name = "fused: {0}, the hook releases: {1}")
-    @CsvSource({"true, false", "true, true", "false, false", "false, true"})
-    void messagesQueuedWhenTheSendIsCancelledGoThroughTheDiscardHookOnce(boolean fused, boolean hookReleases) {
+    @ParameterizedTest(name = "fused: {0}, the hook releases: {1}, the caller kept a reference: {2}")
+    @CsvSource({"true, false, false", "true, true, false", "false, false, false", "false, true, false",
+        "true, true, true", "false, true, true", "false, false, true"})
+    void messagesQueuedWhenTheSendIsCancelledGoThroughTheDiscardHookOnce(boolean fused, boolean hookReleases, boolean retained) {
         try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(4).sendQueue(4))) {
             List<String> got = new ArrayList<>();
             // takes 2 and holds on: the sender fills its credits and its queue, then waits
@@ -42,7 +44,14 @@ class SendDiscardTest {
             });
             AtomicInteger emitted = new AtomicInteger();
             List<String> discarded = new ArrayList<>();
-            Flux<RdmaMessage> source = Flux.range(0, 1_000).map(i -> RdmaMessage.of("m" + i));
+            List<RdmaMessage> created = new ArrayList<>();
+            Flux<RdmaMessage> source = Flux.range(0, 1_000).map(i -> {
+                RdmaMessage m = RdmaMessage.of("m" + i);
+                if (retained) {
+                    created.add(m.retain());
+                }
+                return m;
+            });
             Flux<RdmaMessage> messages = (fused ? source : source.hide()).doOnNext(m -> emitted.incrementAndGet());
             Disposable send = p.client.send(messages)
                 .doOnDiscard(RdmaMessage.class, m -> {
@@ -67,6 +76,35 @@ class SendDiscardTest {
             }
             assertEquals(expected, discarded, "each message taken and never transmitted, once, in order");
             assertEquals(taken, emitted.get(), "nothing more was taken after the cancel");
+            for (RdmaMessage m : created) {
+                // the send's reference is gone, sent or discarded; the caller's is intact
+                assertEquals(1, m.refCnt(), () -> m.asString() + " lost the reference the caller kept");
+                m.release();
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "the hook releases: {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void aSendOnAClosedConnectionDiscardsEachMessageThroughTheHookAndFails(boolean hookReleases) {
+        try (InvokerPair p = InvokerPair.open()) {
+            p.client.close();
+            p.drive();
+            List<String> discarded = new ArrayList<>();
+            RdmaMessage a = RdmaMessage.of("a");
+            RdmaMessage b = RdmaMessage.of("b");
+            java.util.concurrent.atomic.AtomicReference<Throwable> error = new java.util.concurrent.atomic.AtomicReference<>();
+            p.client.send(Flux.just(a, b))
+                .doOnDiscard(RdmaMessage.class, m -> {
+                    discarded.add(m.asString());
+                    if (hookReleases) {
+                        m.release();
+                    }
+                })
+                .subscribe(null, error::set);
+            assertTrue(error.get() instanceof ConnectionClosedException, String.valueOf(error.get()));
+            assertEquals(List.of("a", "b"), discarded);
+            assertEquals(0, a.refCnt() + b.refCnt(), "each message released once");
         }
     }
 }

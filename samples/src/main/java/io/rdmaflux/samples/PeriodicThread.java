@@ -9,7 +9,8 @@ import java.util.concurrent.TimeUnit;
  * of a {@link ScheduledExecutorService} until {@link #close()}. The sampling threads of the samples
  * (progress, striping weights) share it.
  *
- * <p>{@link #close()} returns only once a run in progress has finished, so what the caller does after
+ * <p>A run that throws is reported on {@code System.err} and the next runs go on.
+ * {@link #close()} returns only once a run in progress has finished, so what the caller does after
  * it (a last sample) comes after every periodic one. Not thread-safe: one owner starts and closes it.
  */
 final class PeriodicThread implements AutoCloseable {
@@ -27,7 +28,14 @@ final class PeriodicThread implements AutoCloseable {
             return t;
         });
         executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-        executor.scheduleWithFixedDelay(task, 0, periodMs, TimeUnit.MILLISECONDS);
+        executor.scheduleWithFixedDelay(() -> {
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                // a periodic task that throws would be cancelled silently: say so and keep sampling
+                System.err.println("rdmaflux: the " + name + " thread's run failed: " + e);
+            }
+        }, 0, periodMs, TimeUnit.MILLISECONDS);
     }
 
     /**

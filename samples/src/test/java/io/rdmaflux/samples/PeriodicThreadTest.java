@@ -65,4 +65,22 @@ class PeriodicThreadTest {
         assertEquals(1, after, "one run: the one in progress when close was called");
         assertEquals(after, runs.get(), "no run after close");
     }
+
+    @Test
+    void aRunThatThrowsDoesNotStopTheNextRuns() throws Exception {
+        CountDownLatch threeRuns = new CountDownLatch(3);
+        java.io.PrintStream err = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+        try (PeriodicThread periodic = new PeriodicThread("rdmaflux-periodic-throws", 1, () -> {
+            threeRuns.countDown();
+            throw new IllegalStateException("sampler broke");
+        })) {
+            assertTrue(threeRuns.await(20, TimeUnit.SECONDS), "runs stopped after the first one threw");
+        } finally {
+            System.setErr(err);
+        }
+        assertTrue(captured.toString(java.nio.charset.StandardCharsets.UTF_8)
+            .contains("rdmaflux: the rdmaflux-periodic-throws thread's run failed: java.lang.IllegalStateException: sampler broke"), captured::toString);
+    }
 }

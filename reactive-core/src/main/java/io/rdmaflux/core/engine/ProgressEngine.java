@@ -39,8 +39,9 @@ import java.util.concurrent.locks.LockSupport;
 public final class ProgressEngine implements AutoCloseable {
     private static final ProgressAgent[] NONE = new ProgressAgent[0];
     /**
-     * How long, in ms, {@link #close()} waits for a progress thread to end after its runner stopped:
-     * the thread only has to return from {@code run()} by then.
+     * How long, in ms, {@link #close()} waits for a progress thread to end after its runner stopped (the
+     * thread only has to return from {@code run()} by then), and how often a SHARED engine's close that
+     * waits for a blocked duty cycle logs that it still waits.
      */
     static final long THREAD_END_TIMEOUT_MS = 5_000;
     private static final System.Logger LOG = System.getLogger(ProgressEngine.class.getName());
@@ -60,6 +61,8 @@ public final class ProgressEngine implements AutoCloseable {
     /** The DEDICATED thread's strategy wrapping a caller's one. */
     private final @Nullable WakeableIdleStrategy wrappedIdle;
     private volatile boolean closed;
+    /** Claimed by the one {@link #close()} call that stops the engine. */
+    private final java.util.concurrent.atomic.AtomicBoolean closeCalled = new java.util.concurrent.atomic.AtomicBoolean();
     /**
      * SHARED: whether the shared thread is inside this engine's duty cycle. With {@link #closed} it forms
      * a Dekker pair (both volatile): the thread sets this then reads {@code closed}, {@link #close()} sets
@@ -272,6 +275,7 @@ public final class ProgressEngine implements AutoCloseable {
             return;
         }
         closeWaiter = Thread.currentThread();
+        boolean interrupted = false;
         try {
             long waitedMs = 0;
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(closeWarningMs);
@@ -284,9 +288,17 @@ public final class ProgressEngine implements AutoCloseable {
                     continue;
                 }
                 LockSupport.parkNanos(this, left);
+                if (Thread.interrupted()) {
+                    // an interrupt must not end the wait (the caller would free what the cycle uses) nor
+                    // turn it into a spin (park returns at once while the flag is set): kept for the end
+                    interrupted = true;
+                }
             }
         } finally {
             closeWaiter = null;
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -316,11 +328,14 @@ public final class ProgressEngine implements AutoCloseable {
      * is not the last). A callback that blocks on the progress thread holds close up for as long as it
      * blocks: Agrona's runner interrupts a DEDICATED thread and prints a line to
      * {@code System.err} every 5 s, a SHARED engine logs a
-     * WARNING with the thread's frames every {@link #THREAD_END_TIMEOUT_MS} ms. Idempotent.
+     * WARNING with the thread's frames every {@link #THREAD_END_TIMEOUT_MS} ms; an interrupt of the
+     * closing thread does not end that wait (its flag is set again on return). Idempotent: only the
+     * first call waits, a later or concurrent one returns at once.
      */
     @Override
     public void close() {
-        if (closed) {
+        if (!closeCalled.compareAndSet(false, true)) {
+            // one close does the waiting; a concurrent one must not take over its closeWaiter slot
             return;
         }
         closed = true;

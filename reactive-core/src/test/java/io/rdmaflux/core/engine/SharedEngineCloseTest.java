@@ -157,8 +157,10 @@ class SharedEngineCloseTest {
         boolean parentHandlers = jul.getUseParentHandlers();
         jul.setUseParentHandlers(false);
         jul.addHandler(capture);
+        AtomicBoolean closerInterruptedAfter = new AtomicBoolean();
         Thread t = new Thread(() -> {
             closing.close();
+            closerInterruptedAfter.set(Thread.currentThread().isInterrupted());
             closeReturned.set(true);
         }, "closer-blocked");
         try {
@@ -170,10 +172,21 @@ class SharedEngineCloseTest {
             assertTrue(w.contains("CountDownLatch.await"), "the warning shows where the shared thread blocks: " + w);
             assertFalse(closeReturned.get(), "close returned while a callback still ran in the engine's duty cycle");
             assertTrue(t.isAlive());
+            // an interrupt neither ends the wait nor turns it into a spin (park returns at once while the
+            // flag is set): over 300 ms the parked closer uses next to no CPU, a spinning one most of it
+            closing.closeWarningMs(60_000);
+            java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+            t.interrupt();
+            long cpuBefore = mx.getThreadCpuTime(t.getId());
+            t.join(300);
+            long cpuNs = mx.getThreadCpuTime(t.getId()) - cpuBefore;
+            assertFalse(closeReturned.get(), "an interrupt ended close's wait while the callback still ran");
+            assertTrue(cpuNs < 100_000_000L, "the interrupted closer spun: " + cpuNs / 1_000_000 + " ms of CPU in 300 ms");
             unblock.countDown();
             t.join(20_000);
             assertFalse(t.isAlive(), "close never returned after the callback did");
             assertFalse(returnedWhileBlocked.get(), "close returned before the cycle ended");
+            assertTrue(closerInterruptedAfter.get(), "close sets the closing thread's interrupt flag again");
         } finally {
             unblock.countDown();
             t.join(20_000);
