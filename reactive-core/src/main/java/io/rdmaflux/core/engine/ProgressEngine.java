@@ -303,16 +303,9 @@ public final class ProgressEngine implements AutoCloseable {
     }
 
     private String stuckCycleWarning(@Nullable Thread shared, long waitedMs) {
-        StringBuilder sb = new StringBuilder("rdmaflux: close() of engine '").append(name).append("' has waited ").append(waitedMs)
-            .append(" ms for the shared progress thread to leave the engine's duty cycle and goes on waiting: a callback on that")
-            .append(" thread blocks (Reactor signals run on it; move blocking work off it with publishOn)");
-        if (shared != null) {
-            StackTraceElement[] frames = shared.getStackTrace();
-            for (int i = 0; i < Math.min(frames.length, 8); i++) {
-                sb.append("\n\tat ").append(frames[i]);
-            }
-        }
-        return sb.toString();
+        return "rdmaflux: close() of engine '" + name + "' has waited " + waitedMs
+            + " ms for the shared progress thread to leave the engine's duty cycle and goes on waiting: a callback on that"
+            + " thread blocks (Reactor signals run on it; move blocking work off it with publishOn)" + frames(shared);
     }
 
     /** Whether {@link #close()} was called. */
@@ -327,7 +320,7 @@ public final class ProgressEngine implements AutoCloseable {
      * SHARED engine), or once the shared thread is out of this engine's duty cycle (a SHARED engine that
      * is not the last). A callback that blocks on the progress thread holds close up for as long as it
      * blocks: Agrona's runner interrupts a DEDICATED thread and prints a line to
-     * {@code System.err} every 5 s, a SHARED engine logs a
+     * {@code System.err} every 5 s, and this engine logs a
      * WARNING with the thread's frames every {@link #THREAD_END_TIMEOUT_MS} ms; an interrupt of the
      * closing thread does not end that wait (its flag is set again on return). Idempotent: only the
      * first call waits, a later or concurrent one returns at once.
@@ -356,18 +349,52 @@ public final class ProgressEngine implements AutoCloseable {
 
     /**
      * Waits for a progress thread whose runner was closed to end. {@code AgentRunner.close()} returns as
-     * soon as the runner says it is closed, which it does just before {@code run()} returns: without
-     * this the thread may still be alive when close returns.
+     * soon as the runner says it is closed, which it does just before {@code run()} returns, or when the
+     * closing thread is interrupted: without this the thread may still be alive when close returns. The
+     * wait has no bound and outlasts interrupts (the flag is set again on return); every
+     * {@link #THREAD_END_TIMEOUT_MS} ms it logs a WARNING with the thread's top frames.
      */
     static void awaitEnd(@Nullable Thread t) {
         if (t == null || t == Thread.currentThread()) {
             return;
         }
+        boolean interrupted = false;
+        long waitedMs = 0;
         try {
-            t.join(THREAD_END_TIMEOUT_MS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            while (true) {
+                try {
+                    t.join(THREAD_END_TIMEOUT_MS);
+                } catch (InterruptedException e) {
+                    // Agrona's runner returns from close() when the closer is interrupted; this wait must not,
+                    // or the caller frees what a callback still running on that thread uses
+                    interrupted = true;
+                    continue;
+                }
+                if (!t.isAlive()) {
+                    return;
+                }
+                waitedMs += THREAD_END_TIMEOUT_MS;
+                LOG.log(System.Logger.Level.WARNING, "rdmaflux: close() has waited " + waitedMs + " ms for progress thread '" + t.getName()
+                    + "' to end and goes on waiting: a callback on that thread blocks (Reactor signals run on it; move blocking work"
+                    + " off it with publishOn)" + frames(t));
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
+    }
+
+    /** The top stack frames of {@code t}, one per line, for a warning. */
+    private static String frames(@Nullable Thread t) {
+        StringBuilder sb = new StringBuilder();
+        if (t != null) {
+            StackTraceElement[] frames = t.getStackTrace();
+            for (int i = 0; i < Math.min(frames.length, 8); i++) {
+                sb.append("\n\tat ").append(frames[i]);
+            }
+        }
+        return sb.toString();
     }
 
     /** Tests: how often a close waiting for the shared thread's duty cycle warns, in ms (default {@value #THREAD_END_TIMEOUT_MS}). */
