@@ -78,6 +78,13 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
     private static final long PACKED_TOKEN = 1L << 62;
     private static final int CLOSE_GRACEFUL = 1;
     private static final int CLOSE_ABORT = 2;
+    /**
+     * The most messages a {@code send} on a closed connection takes from its publisher (and releases) before
+     * cancelling it: enough for any array or list of messages built beforehand (which a cancel alone would
+     * strand), and an end for a publisher that never completes, which would otherwise hold the caller's
+     * thread for good.
+     */
+    static final long CLOSED_SEND_DRAIN_LIMIT = 1 << 16;
 
     private final RdmaNode node;
     private final String name;
@@ -318,7 +325,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
             if (disposed) {
                 sink.error(new ConnectionClosedException("send on " + name + " which is closed", false));
                 reactor.util.context.Context context = reactor.util.context.Context.of(sink.contextView());
-                Flux.from(messages).contextWrite(context)
+                Flux.from(messages).contextWrite(context).take(CLOSED_SEND_DRAIN_LIMIT, true)
                     .subscribe(m -> SendOp.discard(m, context), e -> { }, () -> { }, s -> s.request(Long.MAX_VALUE));
                 return;
             }

@@ -69,7 +69,8 @@ public interface RdmaConnection {
      * {@code messages} that will not be sent (the send was cancelled, failed or closed first) goes to
      * the discard hook of the returned Mono's subscriber, if any
      * ({@code send(..).doOnDiscard(RdmaMessage.class, ..)}), and is then released unless the hook
-     * released it.
+     * released it. On a connection already closed the send errors at once and takes (and so discards)
+     * at most 65 536 messages from {@code messages} before cancelling it.
      *
      * @return completes when every message was delivered; errors as described above
      */

@@ -107,4 +107,22 @@ class SendDiscardTest {
             assertEquals(0, a.refCnt() + b.refCnt(), "each message released once");
         }
     }
+
+    @org.junit.jupiter.api.Test
+    void aSendOnAClosedConnectionEndsAnEndlessPublisherAfterTheDrainLimit() {
+        try (InvokerPair p = InvokerPair.open()) {
+            p.client.close();
+            p.drive();
+            AtomicInteger emitted = new AtomicInteger();
+            java.util.concurrent.atomic.AtomicBoolean cancelled = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicReference<Throwable> error = new java.util.concurrent.atomic.AtomicReference<>();
+            // before, the drain requested Long.MAX_VALUE and this never returned
+            p.client.send(Flux.<RdmaMessage>generate(sink -> sink.next(RdmaMessage.of("x" + emitted.incrementAndGet())))
+                    .doOnCancel(() -> cancelled.set(true)))
+                .subscribe(null, error::set);
+            assertTrue(error.get() instanceof ConnectionClosedException, String.valueOf(error.get()));
+            assertEquals(DefaultRdmaConnection.CLOSED_SEND_DRAIN_LIMIT, emitted.get(), "taken up to the limit, then cancelled");
+            assertTrue(cancelled.get());
+        }
+    }
 }
