@@ -28,10 +28,8 @@ class SharedEngineCloseTest {
     @Test
     void closeOfAnEngineThatIsNotTheLastWaitsForTheSharedThreadToLeaveItsDutyCycle() throws Exception {
         AtomicReference<Throwable> errors = new AtomicReference<>();
-        ProgressEngine keeper = new ProgressEngine("keeper", ThreadingMode.SHARED, SystemNanoClock.INSTANCE,
-            ProgressIdleStrategy.backoff(), errors::set);
-        ProgressEngine closing = new ProgressEngine("closing", ThreadingMode.SHARED, SystemNanoClock.INSTANCE,
-            ProgressIdleStrategy.backoff(), errors::set);
+        ProgressEngine keeper = shared("keeper", errors);
+        ProgressEngine closing = shared("closing", errors);
         CountDownLatch entered = new CountDownLatch(1);
         AtomicReference<Thread> closer = new AtomicReference<>();
         AtomicBoolean closeReturned = new AtomicBoolean();
@@ -104,38 +102,12 @@ class SharedEngineCloseTest {
     @Test
     void closeOutwaitsACallbackBlockingInTheCycleAndWarnsWhileItWaits() throws Exception {
         AtomicReference<Throwable> errors = new AtomicReference<>();
-        ProgressEngine keeper = new ProgressEngine("keeper-blocked", ThreadingMode.SHARED, SystemNanoClock.INSTANCE,
-            ProgressIdleStrategy.backoff(), errors::set);
-        ProgressEngine closing = new ProgressEngine("closing-blocked", ThreadingMode.SHARED, SystemNanoClock.INSTANCE,
-            ProgressIdleStrategy.backoff(), errors::set);
+        ProgressEngine keeper = shared("keeper-blocked", errors);
+        ProgressEngine closing = shared("closing-blocked", errors);
         closing.closeWarningMs(1);
-        CountDownLatch entered = new CountDownLatch(1);
-        CountDownLatch unblock = new CountDownLatch(1);
         AtomicBoolean closeReturned = new AtomicBoolean();
-        AtomicBoolean returnedWhileBlocked = new AtomicBoolean();
-        closing.add(new ProgressAgent() {
-            @Override
-            public int doWork(long nowNs) {
-                if (entered.getCount() == 0) {
-                    return 0;
-                }
-                entered.countDown();
-                try {
-                    if (!unblock.await(20, TimeUnit.SECONDS)) {
-                        throw new IllegalStateException("never unblocked");
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                returnedWhileBlocked.set(closeReturned.get());
-                return 1;
-            }
-
-            @Override
-            public String roleName() {
-                return "blocks-in-a-callback";
-            }
-        });
+        BlockingAgent agent = new BlockingAgent(closeReturned::get);
+        closing.add(agent);
         java.util.logging.Logger jul = java.util.logging.Logger.getLogger(ProgressEngine.class.getName());
         CompletableFuture<String> warning = new CompletableFuture<>();
         java.util.logging.Handler capture = new java.util.logging.Handler() {
@@ -165,7 +137,7 @@ class SharedEngineCloseTest {
         }, "closer-blocked");
         try {
             closing.wake();
-            assertTrue(entered.await(20, TimeUnit.SECONDS), "the shared thread never ran the engine's agent");
+            assertTrue(agent.awaitBlocked(), "the shared thread never ran the engine's agent");
             t.start();
             String w = warning.get(20, TimeUnit.SECONDS);
             assertTrue(w.contains("close() of engine 'closing-blocked' has waited") && w.contains("goes on waiting"), w);
@@ -182,13 +154,13 @@ class SharedEngineCloseTest {
             long cpuNs = mx.getThreadCpuTime(t.getId()) - cpuBefore;
             assertFalse(closeReturned.get(), "an interrupt ended close's wait while the callback still ran");
             assertTrue(cpuNs < 100_000_000L, "the interrupted closer spun: " + cpuNs / 1_000_000 + " ms of CPU in 300 ms");
-            unblock.countDown();
+            agent.unblock();
             t.join(20_000);
             assertFalse(t.isAlive(), "close never returned after the callback did");
-            assertFalse(returnedWhileBlocked.get(), "close returned before the cycle ended");
+            assertFalse(agent.leftAfterClose(), "close returned before the cycle ended");
             assertTrue(closerInterruptedAfter.get(), "close sets the closing thread's interrupt flag again");
         } finally {
-            unblock.countDown();
+            agent.unblock();
             t.join(20_000);
             jul.removeHandler(capture);
             jul.setUseParentHandlers(parentHandlers);
@@ -201,10 +173,8 @@ class SharedEngineCloseTest {
     @Test
     void anEngineClosedFromTheSharedThreadInItsOwnCycleDoesNotWaitForItself() throws Exception {
         AtomicReference<Throwable> errors = new AtomicReference<>();
-        ProgressEngine keeper = new ProgressEngine("keeper-self", ThreadingMode.SHARED, SystemNanoClock.INSTANCE,
-            ProgressIdleStrategy.backoff(), errors::set);
-        ProgressEngine closing = new ProgressEngine("closing-self", ThreadingMode.SHARED, SystemNanoClock.INSTANCE,
-            ProgressIdleStrategy.backoff(), errors::set);
+        ProgressEngine keeper = shared("keeper-self", errors);
+        ProgressEngine closing = shared("closing-self", errors);
         CountDownLatch inTask = new CountDownLatch(1);
         CompletableFuture<Void> closed = new CompletableFuture<>();
         AtomicReference<Thread> shared = new AtomicReference<>();
@@ -235,5 +205,9 @@ class SharedEngineCloseTest {
             keeper.close();
         }
         assertNull(errors.get());
+    }
+
+    private static ProgressEngine shared(String name, AtomicReference<Throwable> errors) {
+        return new ProgressEngine(name, ThreadingMode.SHARED, SystemNanoClock.INSTANCE, ProgressIdleStrategy.backoff(), errors::set);
     }
 }
