@@ -289,9 +289,13 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
         }
         int n = 0;
         RdmaMessage m;
+        Context context = null;
         while ((m = poll()) != null) {
             n++;
-            discard(m);
+            if (context == null) {
+                context = currentContext();
+            }
+            discard(m, context);
         }
         Fuseable.QueueSubscription<? extends RdmaMessage> q = fused;
         if (q != null && !publisherDone) {
@@ -319,11 +323,15 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
         }
         int n = 0;
         int missed = 1;
+        Context context = null;
         for (;;) {
             RdmaMessage m;
             while ((m = queue.poll()) != null) {
                 n++;
-                discard(m);
+                if (context == null) {
+                    context = currentContext();
+                }
+                discard(m, context);
             }
             missed = (int) WIP.getAndAdd(this, -missed) - missed;
             if (missed == 0) {
