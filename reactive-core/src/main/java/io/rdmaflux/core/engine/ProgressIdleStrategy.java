@@ -3,6 +3,7 @@ package io.rdmaflux.core.engine;
 import org.agrona.concurrent.IdleStrategy;
 import org.jspecify.annotations.Nullable;
 
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -27,12 +28,14 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <h2>Why the extra duty cycle: no lost wake-ups</h2>
  * A thread handing work in first publishes it (a queue offer) and then calls {@link #wake()}, which
- * does something only while the strategy is armed. If it sees the strategy unarmed, its work was
+ * does something only while the strategy is armed; it fences first, so that the publication is
+ * visible before it reads the flag even when it was an ordered (release) store, which the CPU could
+ * otherwise let that read overtake. If it sees the strategy unarmed, its work was
  * published before the progress thread armed, so the duty cycle that runs between arming and the
  * first block sees the work. If it sees the strategy armed, it unparks the thread and calls
  * {@link IdleWait#wakeup()}; both leave a permit when the thread is not blocked yet, so the next
  * block returns at once. Either way no hand-off waits for a timeout. While the thread spins or
- * yields, {@code wake()} costs one volatile read.
+ * yields, {@code wake()} costs a fence and one volatile read.
  *
  * <h2>CPU when idle</h2>
  * A node with nothing to do blocks after {@code maxSpins + maxYields + 1} empty duty cycles, so it
@@ -179,9 +182,19 @@ public final class ProgressIdleStrategy implements IdleStrategy {
 
     /**
      * Ends the progress thread's block, or makes its next block return at once, if it is armed; does
-     * nothing (one volatile read) while it works, spins or yields. Call it after publishing the work.
+     * nothing (a full fence and two volatile reads; on the progress thread itself no fence) while it
+     * works, spins or yields. Call it after
+     * publishing the work, by any means (a queue offer, an ordered or volatile store).
      */
     public void wake() {
+        if (Thread.currentThread() != idleThread) {
+            // The hand-off may have been published with a release store (Agrona's queues link a node or set
+            // a slot with an ordered put after their CAS), which the CPU may let this read of armed pass (a
+            // store-load reordering): the progress thread could then arm, miss the work in its last duty
+            // cycle and block, while this reads armed as false. The fence closes the Dekker pair. The
+            // progress thread's own hand-offs need none: it reads what it stored in program order.
+            VarHandle.fullFence();
+        }
         if (armed) {
             IdleWait w = wait;
             if (w != null) {
