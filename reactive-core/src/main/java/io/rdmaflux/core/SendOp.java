@@ -217,6 +217,11 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
                     break;
                 }
                 ring[tail++ & mask] = m;
+                if (k == n - 1 && q.isEmpty()) {
+                    // the last message asked for was the source's last: a SYNC source is done when it is
+                    // empty (as Reactor's own SYNC consumers read it), without waiting for the next poll
+                    publisherDone = true;
+                }
             }
         } catch (Throwable t) {
             if (t instanceof NullPointerException && t.getMessage() == null) {

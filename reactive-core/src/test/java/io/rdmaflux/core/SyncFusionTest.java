@@ -149,4 +149,39 @@ class SyncFusionTest {
             assertTrue(after - delivered.get() <= RECEIVE_BUFFERS + SEND_QUEUE, "pulled " + after + ", delivered " + delivered.get());
         }
     }
+
+    /**
+     * A fused source whose last message is the last one the connection asked for is done then (its queue
+     * is empty), not only at the next poll: a refusal after it says the messages were not delivered
+     * without "its publisher was cancelled" (seen in CloseSemanticsPropertyTest).
+     */
+    @Test
+    void aFusedSourceTakenToItsLastMessageIsDoneWithoutAnotherPoll() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(2).sendQueue(2))) {
+            List<RdmaMessage> held = new ArrayList<>();
+            reactor.core.publisher.BaseSubscriber<RdmaMessage> sub = new reactor.core.publisher.BaseSubscriber<>() {
+                @Override
+                protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
+                    s.request(2);
+                }
+
+                @Override
+                protected void hookOnNext(RdmaMessage m) {
+                    held.add(m);
+                }
+            };
+            p.server.receive().subscribe(sub);
+            java.util.concurrent.atomic.AtomicReference<Throwable> error = new java.util.concurrent.atomic.AtomicReference<>();
+            // credits 2 + queue 2: the connection asks for exactly the source's 4 messages
+            p.client.send(Flux.range(0, 4).map(i -> RdmaMessage.of("m" + i))).subscribe(null, error::set);
+            p.drive();
+            assertEquals(2, held.size());
+            sub.cancel();
+            p.drive();
+            String m = String.valueOf(error.get());
+            assertTrue(m.contains("2 messages of this send() were not delivered: the peer closed its inbound side")
+                && m.contains("after its subscriber got 2 of them"), m);
+            held.forEach(RdmaMessage::release);
+        }
+    }
 }
