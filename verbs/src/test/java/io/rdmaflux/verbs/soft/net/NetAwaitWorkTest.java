@@ -64,6 +64,7 @@ class NetAwaitWorkTest {
 
         // b is driven by its own thread, which blocks for up to an hour whenever a pass finds nothing
         AtomicReference<WcStatus> received = new AtomicReference<>();
+        AtomicReference<String> receivedDetail = new AtomicReference<>();
         AtomicInteger waitsEntered = new AtomicInteger();
         AtomicReference<Throwable> failed = new AtomicReference<>();
         Thread driver = new Thread(() -> {
@@ -73,7 +74,10 @@ class NetAwaitWorkTest {
                         waitsEntered.incrementAndGet();
                         b.awaitWork(HOUR_NS);
                     }
-                    cb.poll(1, wc -> received.set(wc.status()));
+                    cb.poll(1, wc -> {
+                        receivedDetail.set(wc.toString());
+                        received.set(wc.status());
+                    });
                 }
             } catch (Throwable t) {
                 failed.set(t);
@@ -94,9 +98,9 @@ class NetAwaitWorkTest {
         driver.join(JOIN_BOUND_MS);
         assertFalse(driver.isAlive(), "b's driver stayed blocked in its selector although a frame arrived");
         assertNull(failed.get());
-        assertEquals(WcStatus.SUCCESS, received.get());
+        assertEquals(WcStatus.SUCCESS, received.get(), receivedDetail::get);
         // a's send completes once b's ACK arrives, which b sends from the pass that received the frame
-        hosts.runUntil(() -> ca.poll(1, wc -> assertEquals(WcStatus.SUCCESS, wc.status())) == 1);
+        hosts.runUntil(() -> ca.poll(1, wc -> assertEquals(WcStatus.SUCCESS, wc.status(), () -> "a's send: " + wc)) == 1);
     }
 
     @Test
