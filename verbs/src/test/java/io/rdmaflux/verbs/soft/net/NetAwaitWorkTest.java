@@ -54,7 +54,10 @@ class NetAwaitWorkTest {
         ProtectionDomain pb = b.devices().get(0).allocateProtectionDomain();
         CompletionQueue ca = a.devices().get(0).createCompletionQueue(16);
         CompletionQueue cb = b.devices().get(0).createCompletionQueue(16);
-        QueuePair qa = pa.createQueuePair(QpInitAttributes.builder(QpType.RC, a.devices().get(0).port(1)).cq(ca).build());
+        // TCP loses nothing: the retry timer is only for a dead peer. The default 1 ms x 7 would fail a's send
+        // whenever b's thread takes over 8 ms to be scheduled after its selector wakes (seen on a loaded machine)
+        QueuePair qa = pa.createQueuePair(QpInitAttributes.builder(QpType.RC, a.devices().get(0).port(1)).cq(ca)
+            .retryTimeoutNs(TimeUnit.MILLISECONDS.toNanos(JOIN_BOUND_MS)).build());
         QueuePair qb = pb.createQueuePair(QpInitAttributes.builder(QpType.RC, b.devices().get(0).port(1)).cq(cb).build());
         qa.connect(qb.localEndpoint());
         qb.connect(qa.localEndpoint());
