@@ -186,17 +186,7 @@ class GracefulCloseTest {
         try (InvokerPair p = InvokerPair.open()) {
             Watch w = new Watch(p);
             List<RdmaMessage> held = new ArrayList<>();
-            BaseSubscriber<RdmaMessage> sub = new BaseSubscriber<>() {
-                @Override
-                protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
-                    s.request(3);
-                }
-
-                @Override
-                protected void hookOnNext(RdmaMessage m) {
-                    held.add(m);
-                }
-            };
+            HoldingSubscriber sub = new HoldingSubscriber(3, held);
             p.server.receive().subscribe(sub);
             SendOutcome earlier = SendOutcome.of(p.client.send(Mono.just(RdmaMessage.of("earlier"))));
             p.drive();
@@ -231,17 +221,7 @@ class GracefulCloseTest {
         try (InvokerPair p = InvokerPair.open()) {
             Watch w = new Watch(p);
             List<RdmaMessage> held = new ArrayList<>();
-            BaseSubscriber<RdmaMessage> sub = new BaseSubscriber<>() {
-                @Override
-                protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
-                    s.request(1);
-                }
-
-                @Override
-                protected void hookOnNext(RdmaMessage m) {
-                    held.add(m);
-                }
-            };
+            HoldingSubscriber sub = new HoldingSubscriber(1, held);
             p.server.receive().subscribe(sub);
             w.send(p.client, 4);
             p.client.close();

@@ -159,17 +159,7 @@ class SyncFusionTest {
     void aFusedSourceTakenToItsLastMessageIsDoneWithoutAnotherPoll() {
         try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(2).sendQueue(2))) {
             List<RdmaMessage> held = new ArrayList<>();
-            reactor.core.publisher.BaseSubscriber<RdmaMessage> sub = new reactor.core.publisher.BaseSubscriber<>() {
-                @Override
-                protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
-                    s.request(2);
-                }
-
-                @Override
-                protected void hookOnNext(RdmaMessage m) {
-                    held.add(m);
-                }
-            };
+            HoldingSubscriber sub = new HoldingSubscriber(2, held);
             p.server.receive().subscribe(sub);
             java.util.concurrent.atomic.AtomicReference<Throwable> error = new java.util.concurrent.atomic.AtomicReference<>();
             // credits 2 + queue 2: the connection asks for exactly the source's 4 messages
