@@ -97,6 +97,8 @@ public final class RdmaNode implements AutoCloseable {
     private final List<RdmaServer> servers = new ArrayList<>();
     private final AtomicLong connectionIds = new AtomicLong();
     private volatile boolean closed;
+    /** Taken by the one {@link #close()} call that frees the node. */
+    private final java.util.concurrent.atomic.AtomicBoolean closeClaimed = new java.util.concurrent.atomic.AtomicBoolean();
 
     private RdmaNode(Builder b) {
         this.provider = Objects.requireNonNull(b.provider, "provider: call RdmaNode.builder().provider(..)");
@@ -433,7 +435,8 @@ public final class RdmaNode implements AutoCloseable {
      * Aborts every connection, stops listening, frees every buffer, closes the protection domain
      * and stops the node's thread. Idempotent. Call it from outside the progress thread. It frees
      * nothing while the progress thread is still inside the node's duty cycle: a callback blocking on
-     * that thread holds close up for as long as it blocks, with a warning every 5 s. Received
+     * that thread holds close up for as long as it blocks, with a warning every 5 s. Of concurrent
+     * calls, one frees the node and the others return at once. Received
      * messages the application still holds are freed too and reported, one
      * {@link RdmaLeakReporter.Leak} per connection, to the {@linkplain RdmaLeakReporter#installed()
      * installed} {@link RdmaLeakReporter} on this thread once everything is freed. Every leak is
@@ -442,7 +445,8 @@ public final class RdmaNode implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (closed) {
+        if (!closeClaimed.compareAndSet(false, true)) {
+            // another call closes (or closed) the node: only that one frees, once the progress thread is out
             return;
         }
         closed = true;
