@@ -310,7 +310,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Subc
         return name;
     }
 
-    /** Work was handed in from another thread: the progress thread stops idling (one volatile read if busy). */
+    /** Work was handed in from another thread: the progress thread stops idling (a fence and a volatile read if busy). */
     void wakeUp() {
         node.wake();
     }

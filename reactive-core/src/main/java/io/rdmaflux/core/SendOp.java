@@ -218,9 +218,19 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
                 }
                 ring[tail++ & mask] = m;
                 if (k == n - 1 && q.isEmpty()) {
-                    // the last message asked for was the source's last: a SYNC source is done when it is
-                    // empty (as Reactor's own SYNC consumers read it), without waiting for the next poll
-                    publisherDone = true;
+                    // the last message asked for was the source's last (Reactor's SYNC consumers read an empty
+                    // queue so): the one more poll returns null and runs the source's completion hooks
+                    // (doOnComplete, a Stream's close, using's cleanup), which only that null runs
+                    RdmaMessage extra = q.poll();
+                    if (extra == null) {
+                        publisherDone = true;
+                    } else if (tail - localHead < ring.length) {
+                        ring[tail++ & mask] = extra;
+                    } else {
+                        overflowed = true;
+                        discard(extra);
+                        q.cancel();
+                    }
                 }
             }
         } catch (Throwable t) {
@@ -273,12 +283,14 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
      * A message taken from a send's publisher that will not be sent: offered to the discard hook of
      * {@code context} ({@code doOnDiscard}, as Reactor's operators do), then released unless the hook
      * released the send's reference. The hook counts as having released it when the reference count
-     * dropped, so a reference the caller kept ({@code retain()}) is never released here.
+     * dropped, so a reference the caller kept ({@code retain()}) is never released here, and a hook
+     * that retains the message to keep it still has the send's reference released.
      */
     static void discard(RdmaMessage m, Context context) {
         int before = m.refCnt();
         Operators.onDiscard(m, context);
-        if (before > 0 && m.refCnt() == before) {
+        if (before > 0 && m.refCnt() >= before) {
+            // the hook did not release the send's reference (it may have retained one of its own)
             m.release();
         }
     }

@@ -125,4 +125,18 @@ class SendDiscardTest {
             assertTrue(cancelled.get());
         }
     }
+
+    @org.junit.jupiter.api.Test
+    void aHookThatRetainsAMessageKeepsItsOwnReferenceAndTheSendsIsReleased() {
+        try (InvokerPair p = InvokerPair.open()) {
+            p.client.close();
+            p.drive();
+            List<RdmaMessage> kept = new ArrayList<>();
+            RdmaMessage a = RdmaMessage.of("a");
+            p.client.send(Flux.just(a)).doOnDiscard(RdmaMessage.class, m -> kept.add(m.retain())).subscribe(null, e -> { });
+            assertEquals(List.of(a), kept);
+            assertEquals(1, a.refCnt(), "the hook's reference only: the send's was released");
+            a.release();
+        }
+    }
 }

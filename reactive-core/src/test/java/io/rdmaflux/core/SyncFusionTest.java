@@ -174,4 +174,31 @@ class SyncFusionTest {
             held.forEach(RdmaMessage::release);
         }
     }
+
+    /**
+     * The fused source's completion hooks run when the connection learns from an empty queue that the
+     * source is done: a {@code doOnComplete} fires and a {@code Flux.fromStream} Stream is closed (a
+     * reviewer found both skipped when the connection stopped polling after isEmpty()).
+     */
+    @Test
+    void aFusedSourceTakenToItsLastMessageRunsItsCompletionHooks() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(2).sendQueue(2))) {
+            List<String> got = new ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                got.add(m.asString());
+                m.release();
+            });
+            java.util.concurrent.atomic.AtomicBoolean completeHook = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicBoolean streamClosed = new java.util.concurrent.atomic.AtomicBoolean();
+            // credits 2 + queue 2: the connection asks for exactly the source's 4 messages
+            SendOutcome sent = SendOutcome.of(p.client.send(
+                Flux.fromStream(java.util.stream.Stream.of(0, 1, 2, 3).onClose(() -> streamClosed.set(true)))
+                    .map(i -> RdmaMessage.of("m" + i))
+                    .doOnComplete(() -> completeHook.set(true))));
+            p.runUntil(() -> sent.completed() && got.size() == 4);
+            assertEquals(List.of("m0", "m1", "m2", "m3"), got);
+            assertTrue(completeHook.get(), "doOnComplete of the fused source ran");
+            assertTrue(streamClosed.get(), "the source's Stream was closed");
+        }
+    }
 }

@@ -31,7 +31,9 @@ final class PeriodicThread implements AutoCloseable {
         executor.scheduleWithFixedDelay(() -> {
             try {
                 task.run();
-            } catch (RuntimeException e) {
+            } catch (VirtualMachineError e) {
+                throw e;
+            } catch (Throwable e) {
                 // a periodic task that throws would be cancelled silently: say so and keep sampling
                 System.err.println("rdmaflux: the " + name + " thread's run failed: " + e);
             }

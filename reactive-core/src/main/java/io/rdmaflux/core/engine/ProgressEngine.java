@@ -164,7 +164,7 @@ public final class ProgressEngine implements AutoCloseable {
     /**
      * Cuts the progress thread's idling short (DEDICATED: this engine's thread; SHARED: the shared
      * thread) so work just handed in from another thread starts now; no-op in INVOKER mode. Call it
-     * after publishing the work. Cheap when the thread is busy: one volatile read. With a
+     * after publishing the work. Cheap when the thread is busy: a fence and a volatile read. With a
      * {@link ProgressIdleStrategy} (the default) no wake is lost; a blocked thread is unparked or, if
      * it waits in its provider's selector, woken with {@code Selector.wakeup()}.
      */
