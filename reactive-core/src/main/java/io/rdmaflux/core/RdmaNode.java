@@ -433,7 +433,9 @@ public final class RdmaNode implements AutoCloseable {
 
     /**
      * Aborts every connection, stops listening, frees every buffer, closes the protection domain
-     * and stops the node's thread. Idempotent. Call it from outside the progress thread. It frees
+     * and stops the node's thread. Idempotent. Call it from outside the progress thread: on it (from a
+     * signal or callback of the node's connections) it throws {@link IllegalStateException} and closes
+     * nothing. It frees
      * nothing while the progress thread is still inside the node's duty cycle: a callback blocking on
      * that thread holds close up for as long as it blocks, with a warning every 5 s. Of concurrent
      * calls, one frees the node and the others return at once. Received
@@ -445,6 +447,13 @@ public final class RdmaNode implements AutoCloseable {
      */
     @Override
     public void close() {
+        if (engine.isProgressThread() && !closed) {
+            // freeing here would pull the connections, pools and protection domain from under the duty cycle
+            // this call came from, which goes on with them once the callback returns
+            throw new IllegalStateException("close() of node " + name + " was called on its progress thread (from a Reactor signal"
+                + " or callback of one of its connections); close it from another thread, e.g."
+                + " Mono.fromRunnable(node::close).subscribeOn(Schedulers.boundedElastic()).subscribe()");
+        }
         if (!closeClaimed.compareAndSet(false, true)) {
             // another call closes (or closed) the node: only that one frees, once the progress thread is out
             return;

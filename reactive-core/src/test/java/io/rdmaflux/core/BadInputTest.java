@@ -119,4 +119,32 @@ class BadInputTest {
             }
         }
     }
+
+    @Test
+    void closingANodeFromItsOwnProgressThreadIsRefusedNamingTheFixAndClosesNothing() {
+        try (InvokerPair p = InvokerPair.open()) {
+            AtomicReference<Throwable> fromCallback = new AtomicReference<>();
+            java.util.List<String> got = new java.util.ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                got.add(m.asString());
+                m.release();
+                try {
+                    // a Reactor signal runs on the node's progress thread: closing here would free what the
+                    // duty cycle goes on using once this returns
+                    p.serverNode.close();
+                } catch (Throwable t) {
+                    fromCallback.set(t);
+                }
+            });
+            SendOutcome first = SendOutcome.of(p.client.send(Mono.just(RdmaMessage.of("first"))));
+            p.runUntil(() -> first.completed() && got.size() == 1);
+            IllegalStateException e = assertInstanceOf(IllegalStateException.class, fromCallback.get());
+            assertTrue(e.getMessage().contains("close() of node " + p.serverNode.name() + " was called on its progress thread")
+                && e.getMessage().contains("subscribeOn(Schedulers.boundedElastic())"), e.getMessage());
+            assertTrue(!p.serverNode.isClosed(), "the refused close closed nothing");
+            SendOutcome second = SendOutcome.of(p.client.send(Mono.just(RdmaMessage.of("second"))));
+            p.runUntil(() -> second.completed() && got.size() == 2);
+            assertEquals(java.util.List.of("first", "second"), got, "the connection still carries messages");
+        }
+    }
 }
