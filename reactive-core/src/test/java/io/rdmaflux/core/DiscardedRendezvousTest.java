@@ -4,7 +4,6 @@ import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
 
 import java.util.ArrayList;
@@ -61,12 +60,7 @@ class DiscardedRendezvousTest {
         try (InvokerPair p = InvokerPair.open(1, ConnectionSpec.defaults().striping(f),
             b -> b.bufferBytes(4096).receiveBuffers(8).maxMessageBytes(64 * 1024).rendezvousBuffers(POOL))) {
             List<RdmaMessage> held = new ArrayList<>();
-            BaseSubscriber<RdmaMessage> sub = new BaseSubscriber<>() {
-                @Override
-                protected void hookOnNext(RdmaMessage m) {
-                    held.add(m);
-                }
-            };
+            HoldingSubscriber sub = new HoldingSubscriber(Long.MAX_VALUE, held);
             p.server.receive().subscribe(sub);
             AtomicReference<Throwable> error = new AtomicReference<>();
             p.client.send(Flux.range(0, 8).map(i -> RdmaMessage.of(new byte[LARGE_BYTES]))).subscribe(null, error::set);

@@ -6,7 +6,6 @@ import io.rdmaflux.core.channel.SubchannelScheduler;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
 
 import java.util.ArrayList;
@@ -284,12 +283,7 @@ class RendezvousTest {
         try (InvokerPair p = pair(2, striper)) {
             List<RdmaMessage> held = new ArrayList<>();
             AtomicInteger emitted = new AtomicInteger();
-            BaseSubscriber<RdmaMessage> sub = new BaseSubscriber<>() {
-                @Override
-                protected void hookOnNext(RdmaMessage m) {
-                    held.add(m);
-                }
-            };
+            HoldingSubscriber sub = new HoldingSubscriber(Long.MAX_VALUE, held);
             p.server.receive().subscribe(sub);
             SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 30).doOnNext(i -> emitted.incrementAndGet())
                 .map(i -> RdmaMessage.of(pattern(40_000, i)))));
@@ -342,12 +336,7 @@ class RendezvousTest {
         AtomicReference<RecordingStriper> striper = new AtomicReference<>();
         try (InvokerPair p = pair(2, striper)) {
             List<RdmaMessage> held = new ArrayList<>();
-            BaseSubscriber<RdmaMessage> sub = new BaseSubscriber<>() {
-                @Override
-                protected void hookOnNext(RdmaMessage m) {
-                    held.add(m);
-                }
-            };
+            HoldingSubscriber sub = new HoldingSubscriber(Long.MAX_VALUE, held);
             p.server.receive().subscribe(sub);
             AtomicReference<Throwable> error = new AtomicReference<>();
             p.client.send(Flux.range(0, 12).map(i -> RdmaMessage.of(new byte[30_000]))).subscribe(null, error::set);
