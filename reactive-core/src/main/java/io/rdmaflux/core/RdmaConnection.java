@@ -1,6 +1,6 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.core.channel.Subchannel;
+import io.rdmaflux.core.channel.SubchannelSnapshot;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -106,8 +106,12 @@ public interface RdmaConnection {
     /** The largest message the peer accepts, in bytes (negotiated at connect time). */
     int maxMessageBytes();
 
-    /** The subchannels, one per rail, in rail order (read them on the progress thread only). */
-    List<? extends Subchannel> subchannels();
+    /**
+     * Immutable snapshots of the subchannels, one per rail, in rail order: rail, port, channel kind,
+     * state, buffer credits held, bytes and messages sent. Safe on any thread; each call takes a new
+     * picture, whose values may lag the progress thread by a duty cycle.
+     */
+    List<SubchannelSnapshot> subchannels();
 
     /** A snapshot of the connection's counters, for tests and tools. */
     ConnectionMetrics metrics();

@@ -3,6 +3,7 @@ package io.rdmaflux.core;
 import io.rdmaflux.core.buffer.MessageBufferPool;
 import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.QpTimeouts;
+import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.RcSubchannel;
 import io.rdmaflux.core.engine.IdleWait;
 import io.rdmaflux.core.engine.ProgressEngine;
@@ -375,7 +376,7 @@ public final class RdmaNode implements AutoCloseable {
     private DefaultRdmaConnection register(List<RcSubchannel> subchannels, ChannelFactory factory, int peerMaxMessageBytes,
                                            boolean peerRendezvous,
                                            String description) {
-        RcSubchannel[] scs = subchannels.toArray(new RcSubchannel[0]);
+        Channel[] scs = subchannels.toArray(new Channel[0]);
         // ahead of the ESN: messages holding receive buffers or credits, one partial message per rail,
         // and completed rendezvous messages holding message buffers
         int window = subchannels.size() * (receiveBuffers + 1) + rendezvousBuffers + 1;

@@ -1,6 +1,6 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.core.channel.RcSubchannel;
+import io.rdmaflux.core.channel.Channel;
 import org.agrona.DirectBuffer;
 
 /**
@@ -12,18 +12,18 @@ import org.agrona.DirectBuffer;
  * buffer once every message in it was released and credits it.
  */
 final class ReceivedMessage extends InPlaceMessage {
-    private RcSubchannel subchannel;
+    private Channel subchannel;
     /** Lent by the connection's view pool for one message of a packed frame (else the view of its buffer). */
     final boolean pooled;
 
-    ReceivedMessage(DefaultRdmaConnection connection, RcSubchannel subchannel, int slot) {
+    ReceivedMessage(DefaultRdmaConnection connection, Channel subchannel, int slot) {
         super(connection, slot);
         this.subchannel = subchannel;
         this.pooled = false;
     }
 
     /** A pooled view, placed by {@link #initPacked} for each message it carries. */
-    ReceivedMessage(DefaultRdmaConnection connection, RcSubchannel anySubchannel) {
+    ReceivedMessage(DefaultRdmaConnection connection, Channel anySubchannel) {
         super(connection, -1);
         this.subchannel = anySubchannel;
         this.pooled = true;
@@ -33,7 +33,7 @@ final class ReceivedMessage extends InPlaceMessage {
      * Arms a pooled view for a message of a packed frame: {@code length} bytes at {@code address} of
      * receive buffer {@code slot} of {@code subchannel} (registered memory, wrapped by address).
      */
-    void initPacked(RcSubchannel subchannel, int slot, int psn, long address, int length) {
+    void initPacked(Channel subchannel, int slot, int psn, long address, int length) {
         this.subchannel = subchannel;
         this.slot = slot;
         view.wrap(address, length);
@@ -55,7 +55,7 @@ final class ReceivedMessage extends InPlaceMessage {
         connection.onReleased(this);
     }
 
-    RcSubchannel subchannel() {
+    Channel subchannel() {
         return subchannel;
     }
 

@@ -39,7 +39,7 @@ public final class RailsChannelFactory implements ChannelFactory {
     private final Consumer<RailsSpec> configure;
     private final String name;
     /** Per connection (keyed by its rail-0 subchannel, held weakly), the scheduler created for it. */
-    private final Map<Subchannel, MessageRailScheduler> schedulers = Collections.synchronizedMap(new WeakHashMap<>());
+    private final Map<Object, MessageRailScheduler> schedulers = Collections.synchronizedMap(new WeakHashMap<>());
 
     private RailsChannelFactory(String name, Consumer<RailsSpec> configure) {
         this.name = name;
@@ -83,7 +83,7 @@ public final class RailsChannelFactory implements ChannelFactory {
         configure.accept(spec);
         MessageRailScheduler scheduler = new MessageRailScheduler(spec);
         if (!subchannels.isEmpty()) {
-            schedulers.put(subchannels.get(0), scheduler);
+            schedulers.put(subchannels.get(0).identity(), scheduler);
         }
         return scheduler;
     }
@@ -138,7 +138,7 @@ public final class RailsChannelFactory implements ChannelFactory {
 
     private MessageRailScheduler schedulerOf(RdmaConnection connection, String what) {
         List<? extends Subchannel> subchannels = connection.subchannels();
-        MessageRailScheduler scheduler = subchannels.isEmpty() ? null : schedulers.get(subchannels.get(0));
+        MessageRailScheduler scheduler = subchannels.isEmpty() ? null : schedulers.get(subchannels.get(0).identity());
         if (scheduler == null) {
             throw new IllegalArgumentException("connection " + connection + " was not scheduled by " + this
                 + "; read the " + what + " from the factory passed to ConnectionSpec.striping(..) of this connection");

@@ -5,9 +5,7 @@ import io.rdmaflux.core.RdmaMessage;
 import io.rdmaflux.core.RdmaProtocolException;
 import io.rdmaflux.core.RdmaTransportException;
 import io.rdmaflux.core.buffer.SlotPool;
-import io.rdmaflux.core.credit.MessageCredits;
 import io.rdmaflux.core.credit.ReceiveCredits;
-import io.rdmaflux.core.credit.SendCredits;
 import io.rdmaflux.core.frame.CloseFrameCodec;
 import io.rdmaflux.core.frame.CreditFrameCodec;
 import io.rdmaflux.core.frame.CtsFrameCodec;
@@ -55,12 +53,11 @@ import org.jspecify.annotations.Nullable;
  * <p><b>Concurrency:</b> progress thread only, after construction. <b>Lifecycle:</b> {@link #close()}
  * destroys the QP and CQ and deregisters both pools.
  */
-public final class RcSubchannel implements Subchannel, CompletionSink, AutoCloseable {
-    private static final long KIND_RECV = 1L << 60;
-    private static final long KIND_SEND = 2L << 60;
-    private static final long KIND_WRITE = 3L << 60;
-    private static final long KIND_MASK = 0xFL << 60;
-    private static final long NO_TOKEN = -1;
+public final class RcSubchannel implements Channel, CompletionSink {
+    private static final long KIND_RECV = WorkRequestTokens.WR_RECV;
+    private static final long KIND_SEND = WorkRequestTokens.WR_SEND;
+    private static final long KIND_WRITE = WorkRequestTokens.WR_WRITE;
+    private static final long NO_TOKEN = WorkRequestTokens.NONE;
     /**
      * Send work requests beyond the send buffers: a send buffer is reused once its completion is
      * polled, which a provider may report before it retires the work request from its queue.
@@ -109,9 +106,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     private final ReceiveWorkRequest recvWr = new ReceiveWorkRequest();
     private final UnsafeBuffer recvMemory;
     private final UnsafeBuffer sendMemory;
-    private @Nullable SubchannelListener listener;
-    private @Nullable MessageCredits messageCredits;
-    private @Nullable SendCredits connectionSendCredits;
+    private @Nullable ChannelEvents listener;
     private int peerBufferBytes;
     private int peerReceiveBuffers;
     private long sendCredits;
@@ -203,25 +198,21 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         }
     }
 
-    /** Sets who hears about arrivals and completions; before the first {@link #doWork}. */
-    public void listener(SubchannelListener listener) {
-        this.listener = listener;
+    @Override
+    public ChannelKind kind() {
+        return ChannelKind.RC_SEND_RECV;
     }
 
-    /**
-     * Shares the connection-level credit state: message credits this side grants (piggybacked on
-     * every frame of this subchannel) and message credits the peer granted (added to from every
-     * frame that arrives). Before the first {@link #doWork}.
-     */
-    public void connectionCredits(MessageCredits granted, SendCredits held) {
-        this.messageCredits = granted;
-        this.connectionSendCredits = held;
+    /** Sets who hears about arrivals, completions and credits; before the first {@link #doWork}. */
+    @Override
+    public void events(ChannelEvents events) {
+        this.listener = events;
     }
 
-    /** The credit word of a frame being sent now: this rail's pending buffer credits and the connection's message credits. */
+    /** The credit word of a frame being sent now: this rail's pending buffer credits and the connection's message-credit total. */
     private int takeCreditWord() {
-        MessageCredits mc = messageCredits;
-        return FrameHeader.packCredits(receiveCredits.takePending(), mc == null ? 0 : mc.takeWireTotal());
+        ChannelEvents l = listener;
+        return FrameHeader.packCredits(receiveCredits.takePending(), l == null ? 0 : l.takeMessageCreditTotal());
     }
 
     /** What the peer needs to connect to this subchannel. */
@@ -253,10 +244,6 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         receiveCredits.grantInitial(n);
     }
 
-    /** Receive-side credit state, for demand updates by the owner. */
-    public ReceiveCredits receiveCredits() {
-        return receiveCredits;
-    }
 
     @Override
     public int rail() {
@@ -382,7 +369,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
      * Posts one DATA frame carrying {@code length} bytes of {@code message} from {@code srcOffset};
      * uses one credit. The caller checked {@link #canSend()}.
      *
-     * @param token handed back in {@link SubchannelListener#onSendCompleted}
+     * @param token handed back in {@link ChannelEvents#onSendCompleted}
      */
     public void sendData(RdmaMessage message, int srcOffset, int length, boolean first, boolean last, int psn, long token) {
         int slot = sendPool.acquire();
@@ -430,17 +417,10 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         packCount++;
     }
 
-    /** What {@link #forEachUnackedSend} hands over: one frame sent (or about to be) without a completion. */
-    @FunctionalInterface
-    public interface UnackedSend {
-        /** {@code token} as given when the frame was posted; the frame is at {@code frameOffset} of {@code memory}. */
-        void frame(long token, UnsafeBuffer memory, int frameOffset);
-    }
-
     /**
      * Every credit-taking frame this subchannel took a send buffer for and has not seen complete: posted
      * without a completion, held back by selective signaling, or whose post failed. Meant for
-     * {@link SubchannelListener#onFailure}, when nothing more completes here: the connection sends again
+     * {@link ChannelEvents#onFailure}, when nothing more completes here: the connection sends again
      * what these frames carried (their bytes stay in the send buffers until {@link #close()}).
      */
     public void forEachUnackedSend(UnackedSend visitor) {
@@ -454,7 +434,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
     /**
      * Posts the open packed frame; uses one buffer credit (its messages used a message credit each).
      *
-     * @param token handed back in {@link SubchannelListener#onSendCompleted}
+     * @param token handed back in {@link ChannelEvents#onSendCompleted}
      */
     public void closePack(long token) {
         int slot = packSlot;
@@ -474,7 +454,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
      * Posts an RTS frame for a message of {@code messageLength} bytes (seed 001 &sect;3: start
      * rendezvous); uses one buffer credit like a DATA frame. The caller checked {@link #canSend()}.
      *
-     * @param token handed back in {@link SubchannelListener#onSendCompleted}
+     * @param token handed back in {@link ChannelEvents#onSendCompleted}
      */
     public void sendRts(int psn, int messageLength, long token) {
         int slot = sendPool.acquire();
@@ -517,7 +497,7 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
      * on the same QP, which RC delivers after the WRITE's data (seed 000 &sect;5.3). The caller checked
      * {@link #canWriteStripe()}.
      *
-     * @param token handed back in {@link SubchannelListener#onSendCompleted} when the FIN (so the WRITE) completed
+     * @param token handed back in {@link ChannelEvents#onSendCompleted} when the FIN (so the WRITE) completed
      */
     public void writeStripe(int psn, int messageLength, long localAddress, int lkey, long remoteAddress, int rkey,
                             int stripeOffset, int length, int stripes, int stripeIndex, long token) {
@@ -844,18 +824,18 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             return;
         }
         long wrId = wc.wrId();
-        int slot = (int) (wrId & ~KIND_MASK);
-        if ((wrId & KIND_MASK) != KIND_RECV && !retireUnsignaledBefore(wrId)) {
+        int slot = WorkRequestTokens.wrSlot(wrId);
+        if (WorkRequestTokens.wrKind(wrId) != KIND_RECV && !retireUnsignaledBefore(wrId)) {
             return;
         }
-        if ((wrId & KIND_MASK) == KIND_WRITE) {
+        if (WorkRequestTokens.wrKind(wrId) == KIND_WRITE) {
             writesInFlight--;
             if (!wc.isSuccess()) {
                 fail(transportError("RDMA WRITE", wc.status(), wc.detail()));
             }
             return;
         }
-        if ((wrId & KIND_MASK) == KIND_SEND) {
+        if (WorkRequestTokens.wrKind(wrId) == KIND_SEND) {
             sendCompletions++;
             retireSend(slot, wc);
             return;
@@ -888,10 +868,10 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
             if (closed) {
                 return false;
             }
-            if ((id & KIND_MASK) == KIND_WRITE) {
+            if (WorkRequestTokens.wrKind(id) == KIND_WRITE) {
                 writesInFlight--;
             } else {
-                retireSend((int) (id & ~KIND_MASK), null);
+                retireSend(WorkRequestTokens.wrSlot(id), null);
             }
         }
     }
@@ -929,11 +909,10 @@ public final class RcSubchannel implements Subchannel, CompletionSink, AutoClose
         established = true;
         framesReceivedByType[type.code()]++;
         sendCredits += FrameHeader.bufferCredits(recvMemory, off);
-        SendCredits held = connectionSendCredits;
-        if (held != null) {
-            held.onGrantTotal(FrameHeader.messageCredits(recvMemory, off));
+        ChannelEvents l = listener;
+        if (l != null) {
+            l.onMessageCreditTotal(FrameHeader.messageCredits(recvMemory, off));
         }
-        SubchannelListener l = listener;
         switch (type) {
             case DATA -> {
                 if (!receiveCredits.onDataArrived()) {

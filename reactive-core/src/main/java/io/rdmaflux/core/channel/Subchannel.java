@@ -52,4 +52,13 @@ public interface Subchannel {
 
     /** Messages whose last fragment completed on this subchannel. */
     long messagesCompleted();
+
+    /**
+     * What identifies this rail of this connection: the same object for the live subchannel a
+     * {@link ChannelFactory} is given and for every {@link SubchannelSnapshot} of it that
+     * {@code RdmaConnection.subchannels()} returns, so a factory can find its scheduler of a connection.
+     */
+    default Object identity() {
+        return this;
+    }
 }

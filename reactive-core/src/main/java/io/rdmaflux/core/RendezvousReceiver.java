@@ -1,0 +1,247 @@
+package io.rdmaflux.core;
+
+import io.rdmaflux.core.buffer.MessageBufferPool;
+import io.rdmaflux.core.channel.Channel;
+import io.rdmaflux.core.credit.MessageCredits;
+import io.rdmaflux.core.frame.CtsFrameCodec;
+import org.jspecify.annotations.Nullable;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Connection stage: the receive side of the RDMA WRITE rendezvous (seed 001 &sect;3.2, Fig. 2). An RTS
+ * waits until every earlier PSN has arrived and a registered message buffer of the node's pool is free,
+ * then gets a CTS (PSN, address, rkey); granting in PSN order means a buffer is never held by a message
+ * that cannot be delivered before one still waiting for a buffer, so a pool of one cannot deadlock. The
+ * message is delivered, as a view of its buffer, once the FIN of every stripe arrived (seed 000 &sect;5.3:
+ * one FIN per subchannel used); its release returns the buffer to the pool.
+ *
+ * <p>After a failover the sender repeats RTSs and stripes: a repeated RTS is answered again on the rail it
+ * came by, one for a message already here with a discarding CTS, and a repeated stripe counts once.
+ *
+ * <p><b>Concurrency:</b> progress thread, except {@link #onReleased} (any thread).
+ */
+final class RendezvousReceiver {
+    private final DefaultRdmaConnection connection;
+    private final Channel[] channels;
+    private final MessageCredits messageCredits;
+    private final InboundDelivery delivery;
+    private final @Nullable MessageBufferPool pool;
+    private final int localMaxMessageBytes;
+    private final RendezvousReceives t;
+    private final RendezvousMessage[] messages;
+    private final AtomicInteger outstanding = new AtomicInteger();
+    private int ctsRail;
+
+    RendezvousReceiver(DefaultRdmaConnection connection, Channel[] channels, MessageCredits messageCredits,
+                       InboundDelivery delivery, @Nullable MessageBufferPool pool, int buffers, int reorderWindow,
+                       int localMaxMessageBytes) {
+        this.connection = connection;
+        this.channels = channels;
+        this.messageCredits = messageCredits;
+        this.delivery = delivery;
+        this.pool = pool;
+        this.localMaxMessageBytes = localMaxMessageBytes;
+        this.t = new RendezvousReceives(reorderWindow);
+        this.messages = new RendezvousMessage[Math.max(1, buffers)];
+    }
+
+    /** RTSs waiting for a buffer plus messages granted one and not complete: each a message ahead of the ESN. */
+    int inProgress() {
+        return t.pending + t.granted;
+    }
+
+    /** Rendezvous messages delivered and not yet released (any thread). */
+    int outstanding() {
+        return outstanding.get();
+    }
+
+    void onReleased() {
+        if (outstanding.decrementAndGet() == 0) {
+            connection.resources().onDeliveredMessageGone();
+        }
+    }
+
+    void onRts(Channel ch, int psn, int length) {
+        boolean inboundClosed = delivery.inboundClosed();
+        if (!inboundClosed && delivery.arrived(psn)) {
+            // re-sent after a failover but the message is here already: tell the sender to stop
+            t.oweDiscard(psn, length, ch.rail());
+            return;
+        }
+        if (t.has(psn)) {
+            // re-sent after a failover: answer on the rail it came by (again, if a CTS was sent)
+            int i = t.index(psn);
+            t.rail[i] = ch.rail();
+            if (t.state[i] == RendezvousReceives.GRANTED) {
+                t.oweCts(i);
+            }
+            return;
+        }
+        if (!messageCredits.onMessageArrived()) {
+            connection.protocolFailure("peer sent an RTS for PSN " + psn + " on rail " + ch.rail() + " without holding a message credit");
+            return;
+        }
+        MessageBufferPool p = pool;
+        int distance = psn - delivery.esn();
+        if (p == null || length > localMaxMessageBytes || length > p.slotBytes() || length < 0) {
+            connection.protocolFailure(p == null
+                ? "peer sent an RTS (PSN " + psn + ") but this node has rendezvous off (rendezvousBuffers(0))"
+                : "peer sent an RTS for a message of " + length + " bytes but this node accepts at most " + localMaxMessageBytes);
+            return;
+        }
+        if (!inboundClosed && (distance < 0 || distance >= delivery.windowSize()) || t.has(psn)) {
+            connection.protocolFailure("peer sent an RTS for PSN " + psn + " outside the window from ESN " + delivery.esn() + " or twice");
+            return;
+        }
+        t.addPending(psn, ch.rail(), length);
+    }
+
+    /**
+     * Replies CTS to waiting RTSs: in PSN order from the ESN, each only when every earlier PSN has
+     * arrived (is queued or is a rendezvous in progress) and a message buffer is free. After the
+     * inbound side closed, every waiting RTS gets a discarding CTS instead.
+     */
+    int grant() {
+        MessageBufferPool p = pool;
+        if (!t.hasWork() || p == null) {
+            return 0;
+        }
+        int work = 0;
+        int sent = 0;
+        while (sent < t.discards && ctsRailFor(t.discardRail(sent)).sendCts(t.discardPsn(sent), t.discardLength(sent), 0, 0,
+            CtsFrameCodec.DISCARD)) {
+            sent++;
+        }
+        if (sent > 0) {
+            t.discardsSent(sent);
+            work += sent;
+        }
+        for (int i = 0; i < t.state.length && t.owed > 0; i++) {
+            if (t.ctsOwed[i] && ctsRailFor(t.rail[i]).sendCts(t.psn[i], t.length[i], p.address(t.slot[i]), p.rkey(), 0)) {
+                t.ctsSent(i);
+                work++;
+            }
+        }
+        if (t.pending == 0) {
+            return work;
+        }
+        if (delivery.inboundClosed()) {
+            for (int i = 0; i < t.state.length && t.pending > 0; i++) {
+                if (t.state[i] == RendezvousReceives.PENDING && ctsRailFor(t.rail[i]).sendCts(t.psn[i], t.length[i], 0, 0,
+                    CtsFrameCodec.DISCARD)) {
+                    t.remove(i);
+                    work++;
+                }
+            }
+            return work;
+        }
+        int q = delivery.esn();
+        for (int d = 0; d < delivery.windowSize() && t.pending > 0; d++, q++) {
+            if (t.has(q)) {
+                int i = t.index(q);
+                if (t.state[i] == RendezvousReceives.PENDING) {
+                    int slot = p.acquire();
+                    if (slot < 0) {
+                        return work;
+                    }
+                    if (!ctsRailFor(t.rail[i]).sendCts(q, t.length[i], p.address(slot), p.rkey(), 0)) {
+                        p.release(slot);
+                        return work;
+                    }
+                    t.grant(i, slot);
+                    work++;
+                }
+            } else if (!delivery.isQueued(q)) {
+                return work;
+            }
+        }
+        return work;
+    }
+
+    /** The RTS's rail if it can still send, else the next one that can (round robin). */
+    private Channel ctsRailFor(int rail) {
+        if (channels[rail].carriesControl()) {
+            return channels[rail];
+        }
+        for (int k = 0; k < channels.length; k++) {
+            ctsRail = ctsRail + 1 == channels.length ? 0 : ctsRail + 1;
+            if (channels[ctsRail].carriesControl()) {
+                return channels[ctsRail];
+            }
+        }
+        return channels[rail];
+    }
+
+    void onFin(Channel ch, int psn, int stripeOffset, int stripeLength, int stripes, int stripeIndex) {
+        int i = t.index(psn);
+        if (!t.has(psn) || t.state[i] != RendezvousReceives.GRANTED) {
+            if (delivery.inboundClosed() || delivery.arrived(psn)) {
+                // a stripe re-sent after a failover for a message that is complete
+                return;
+            }
+            connection.protocolFailure("peer sent a FIN for PSN " + psn + " on rail " + ch.rail() + " but no CTS was sent for it");
+            return;
+        }
+        if ((t.finMask[i] & (1L << stripeIndex)) != 0) {
+            // the same stripe again, re-sent after its rail failed: count it once
+            return;
+        }
+        t.finMask[i] |= 1L << stripeIndex;
+        int length = t.length[i];
+        if (stripeOffset < 0 || stripeLength < 0 || (long) stripeOffset + stripeLength > length || stripes < 1
+            || (t.stripes[i] != 0 && t.stripes[i] != stripes)) {
+            connection.protocolFailure("FIN of PSN " + psn + " names stripe [" + stripeOffset + ", +" + stripeLength + ") of " + stripes
+                + " for a " + length + "-byte message");
+            return;
+        }
+        t.stripes[i] = stripes;
+        t.bytes[i] += stripeLength;
+        if (++t.fins[i] < stripes) {
+            return;
+        }
+        if (t.bytes[i] != length) {
+            connection.protocolFailure("the " + stripes + " stripes of PSN " + psn + " add up to " + t.bytes[i] + " bytes, not its " + length);
+            return;
+        }
+        int slot = t.slot[i];
+        t.remove(i);
+        MessageBufferPool p = pool;
+        if (p == null) {
+            return;
+        }
+        if (delivery.inboundClosed() || connection.isTerminated()) {
+            p.release(slot);
+            return;
+        }
+        RendezvousMessage m = messages[slot];
+        if (m == null) {
+            m = new RendezvousMessage(connection, p, slot);
+            messages[slot] = m;
+        }
+        m.init(psn, length);
+        outstanding.incrementAndGet();
+        delivery.offerInOrder(psn, m);
+    }
+
+    /** The rails are freed: buffers granted to messages not complete return to the pool. */
+    void free() {
+        MessageBufferPool p = pool;
+        if (p != null) {
+            t.clear(p::release);
+        }
+    }
+
+    int heldByApplication(List<String> examples) {
+        int held = 0;
+        for (RendezvousMessage m : messages) {
+            held += ReceiveBuffers.heldExample(m, examples);
+        }
+        return held;
+    }
+
+    String describe() {
+        return "receives pending=" + t.pending + " granted=" + t.granted;
+    }
+}

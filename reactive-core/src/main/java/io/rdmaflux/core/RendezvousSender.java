@@ -1,0 +1,368 @@
+package io.rdmaflux.core;
+
+import io.rdmaflux.core.buffer.MessageBufferPool;
+import io.rdmaflux.core.channel.Channel;
+import io.rdmaflux.core.channel.SubchannelScheduler;
+import io.rdmaflux.core.channel.WorkRequestTokens;
+import io.rdmaflux.core.frame.CtsFrameCodec;
+import org.jspecify.annotations.Nullable;
+
+import java.util.Arrays;
+
+/**
+ * Connection stage: the send side of the RDMA WRITE rendezvous (seed 001 &sect;3.2, Fig. 2) and its
+ * striping over rails (seed 000 &sect;4.3&ndash;4.4, &sect;5.3). A large message is staged once into a
+ * registered slot of the node (or sent from memory the application registered), announced by an RTS,
+ * and, once the CTS names the receiver's buffer, split by the scheduler into at most one stripe per rail:
+ * one RDMA WRITE each, landing in place at its offset, then one FIN on the same queue pair. The
+ * completion filter reports each stripe to the scheduler (its feedback, seed 000 eq. 1&ndash;4, seed 004
+ * &sect;II-B) and the message once, after its last stripe.
+ *
+ * <p>Why a staging copy and not a registration cache for the user's memory: most messages live on the
+ * Java heap, which cannot be registered because the GC moves it; and a cache keyed by the address of
+ * direct buffers cannot know when the application frees or reuses one, which is how pin-down caches go
+ * stale. Applications that want no copy register their memory ({@link RdmaNode#registerMemory}) and send
+ * {@link RdmaMessage#of(io.rdmaflux.verbs.MemoryRegion, long, int)} messages.
+ *
+ * <p><b>Concurrency:</b> progress thread only.
+ */
+final class RendezvousSender {
+    private final DefaultRdmaConnection connection;
+    private final Channel[] channels;
+    private final SubchannelScheduler scheduler;
+    private final SendOps ops;
+    private final @Nullable MessageBufferPool staging;
+    private final int thresholdBytes;
+    private final RendezvousSends t;
+    private final long[] stripeScratch;
+
+    RendezvousSender(DefaultRdmaConnection connection, Channel[] channels, SubchannelScheduler scheduler, SendOps ops,
+                     @Nullable MessageBufferPool staging, int thresholdBytes, int rendezvousBuffers) {
+        this.connection = connection;
+        this.channels = channels;
+        this.scheduler = scheduler;
+        this.ops = ops;
+        this.staging = staging;
+        this.thresholdBytes = thresholdBytes;
+        // staged messages are bounded by the node's staging pool; registered ones by these entries
+        this.t = new RendezvousSends(2 * rendezvousBuffers, channels.length);
+        this.stripeScratch = new long[channels.length];
+    }
+
+    /** Whether messages above the threshold go by rendezvous at all (this node and the peer have it on). */
+    boolean enabled() {
+        return staging != null;
+    }
+
+    /** The most bytes a message may have to go as DATA frames (packed or fragmented) rather than by rendezvous. */
+    int thresholdBytes() {
+        return thresholdBytes;
+    }
+
+    /** Whether a message of {@code lengthBytes} goes by rendezvous ({@code registered}: from the node's own registered memory). */
+    boolean takes(int lengthBytes, boolean registered) {
+        MessageBufferPool s = staging;
+        return s != null && lengthBytes > thresholdBytes && (registered || lengthBytes <= s.slotBytes());
+    }
+
+    /** A free entry for a new rendezvous send, or -1 while every one is in use. */
+    int freeEntry() {
+        return t.freeEntry();
+    }
+
+    /** A staging slot, or -1 while every one carries a message in progress. */
+    int acquireStaging() {
+        return staging().acquire();
+    }
+
+    void releaseStaging(int slot) {
+        staging().release(slot);
+    }
+
+    private MessageBufferPool staging() {
+        MessageBufferPool s = staging;
+        if (s == null) {
+            throw new IllegalStateException("rendezvous is off on " + connection.name());
+        }
+        return s;
+    }
+
+    /**
+     * Starts rendezvous send {@code entry} of message {@code m} ({@code psn}, {@code length} bytes) with
+     * an RTS on {@code rail}: from registered memory, or copied into {@code stagingSlot} and released.
+     */
+    void start(int entry, RdmaMessage m, int psn, int length, int rail, int stagingSlot) {
+        if (stagingSlot < 0) {
+            RegisteredMessage rm = (RegisteredMessage) m;
+            t.source(entry, -1, rm.address(), rm.region().lkey(), rm);
+        } else {
+            MessageBufferPool s = staging();
+            m.writeTo(s.memory(), s.offset(stagingSlot));
+            m.release();
+            t.source(entry, stagingSlot, s.address(stagingSlot), s.lkey(), null);
+        }
+        t.start(entry, psn, length, rail);
+        channels[rail].sendRts(psn, length, WorkRequestTokens.UNREPORTED);
+    }
+
+    /** The entry of a rendezvous send of {@code psn} waiting to be sent again after a failover, or -1. */
+    int resendEntry(int psn) {
+        return t.find(psn, RendezvousSends.RESEND);
+    }
+
+    int length(int entry) {
+        return t.length[entry];
+    }
+
+    /** Sends the RTS of {@code entry} again on {@code rail} (the receiver answers a CTS again, or a discarding one). */
+    void resendRts(int entry, int rail) {
+        t.setState(entry, RendezvousSends.RTS_SENT);
+        t.rtsRail[entry] = rail;
+        channels[rail].sendRts(t.psn[entry], t.length[entry], WorkRequestTokens.UNREPORTED);
+    }
+
+    void onCts(Channel ch, int psn, int length, long remoteAddress, int rkey, int flags) {
+        int e = t.awaitingCts(psn);
+        if (e < 0) {
+            // a second CTS answering an RTS re-sent after a failover, or for a message already complete
+            return;
+        }
+        if (t.length[e] != length) {
+            connection.protocolFailure("peer sent a CTS for PSN " + psn + " of " + length + " bytes on rail " + ch.rail()
+                + " but the RTS announced " + t.length[e]);
+            return;
+        }
+        if ((flags & CtsFrameCodec.DISCARD) != 0) {
+            // the receiver closed its inbound side, or already holds the message: nothing (more) to write
+            t.setState(e, RendezvousSends.POSTED);
+            discard(e);
+            return;
+        }
+        t.remoteAddress[e] = remoteAddress;
+        t.rkey[e] = rkey;
+        if (t.hasSplit[e]) {
+            // again after a failover: the split stays, stripes that completed are not written again
+            t.postedMask[e] = t.completedMask[e];
+        }
+        // split when posted (post), with the rails' state then
+        t.queueForPosting(e);
+    }
+
+    /**
+     * Posts the stripes of messages whose CTS arrived, oldest first, as rails have room, splitting each
+     * when it is first posted and not before the scheduler's {@code stripeNow} allows it.
+     */
+    int post(long nowNs, int nextPsn) {
+        int work = 0;
+        if (staging == null) {
+            return 0;
+        }
+        int e;
+        while ((e = t.nextToPost(nextPsn)) >= 0) {
+            if (!t.hasSplit[e]) {
+                if (t.length[e] >= scheduler.stripeThresholdBytes() && !scheduler.stripeNow(nowNs)) {
+                    return work;
+                }
+                if (!split(e, nowNs)) {
+                    return work;
+                }
+            }
+            long[] bytes = t.stripeBytes[e];
+            int stripes = t.stripes[e];
+            long all = 0;
+            for (int r = 0; r < bytes.length; r++) {
+                if (bytes[r] == 0) {
+                    continue;
+                }
+                all |= 1L << r;
+                if ((t.postedMask[e] & (1L << r)) != 0) {
+                    continue;
+                }
+                // stripe r goes on rail r; after rail r failed, on the first live rail with room
+                Channel ch = channels[r].isUsable() ? channels[r] : firstRailThatCanWrite();
+                if (ch == null || !ch.canWriteStripe()) {
+                    continue;
+                }
+                t.postedMask[e] |= 1L << r;
+                t.postedNs[e][r] = nowNs;
+                t.carrier[e][r] = ch.rail();
+                ch.writeStripe(t.psn[e], t.length[e], t.localAddress[e], t.lkey[e], t.remoteAddress[e],
+                    t.rkey[e], (int) t.stripeOffset[e][r], (int) bytes[r], stripes, r, WorkRequestTokens.stripe(e, r));
+                work++;
+                if (connection.isTerminated() || t.state[e] != RendezvousSends.POSTING) {
+                    return work;
+                }
+            }
+            if (t.postedMask[e] != all) {
+                return work;
+            }
+            t.setState(e, RendezvousSends.POSTED);
+            if (t.stripesLeft[e] == 0) {
+                finish(e);
+            }
+        }
+        return work;
+    }
+
+    /**
+     * Splits the message of entry {@code e} over the rails usable now: by the scheduler from its
+     * stripe threshold on, else whole on the RTS's rail (or the first usable one).
+     *
+     * @return false when it could not: no usable rail (the entry stays queued), or a wrong split (the
+     *         connection is terminated)
+     */
+    private boolean split(int e, long nowNs) {
+        int psn = t.psn[e];
+        int length = t.length[e];
+        long[] split = stripeScratch;
+        Arrays.fill(split, 0);
+        if (length >= scheduler.stripeThresholdBytes()) {
+            scheduler.stripe(psn, length, channels, nowNs, split);
+            String problem = checkSplit(split, length);
+            if (problem != null) {
+                connection.abortWith("local scheduler error", new IllegalStateException("scheduler " + scheduler + " split PSN "
+                    + psn + " of " + length + " bytes wrongly: " + problem
+                    + "; stripe(..) must give >= 0 bytes per usable subchannel, 0 to unusable ones, summing to the length"));
+                return false;
+            }
+        } else {
+            int rail = t.rtsRail[e];
+            if (!channels[rail].isUsable()) {
+                rail = firstUsableRail();
+                if (rail < 0) {
+                    return false;
+                }
+            }
+            split[rail] = length;
+        }
+        long offset = 0;
+        int stripes = 0;
+        for (int r = 0; r < split.length; r++) {
+            t.stripeBytes[e][r] = split[r];
+            t.stripeOffset[e][r] = offset;
+            offset += split[r];
+            if (split[r] > 0) {
+                stripes++;
+            }
+        }
+        t.stripes[e] = stripes;
+        t.stripesLeft[e] = stripes;
+        t.hasSplit[e] = true;
+        return true;
+    }
+
+    private @Nullable String checkSplit(long[] split, int length) {
+        long sum = 0;
+        for (int r = 0; r < split.length; r++) {
+            if (split[r] < 0) {
+                return "rail " + r + " got " + split[r] + " bytes";
+            }
+            if (split[r] > 0 && !channels[r].isUsable()) {
+                return "rail " + r + " is not usable but got " + split[r] + " bytes";
+            }
+            sum += split[r];
+        }
+        return sum == length ? null : "the stripes add up to " + sum + " bytes";
+    }
+
+    private @Nullable Channel firstRailThatCanWrite() {
+        for (Channel ch : channels) {
+            if (ch.isUsable() && ch.canWriteStripe()) {
+                return ch;
+            }
+        }
+        return null;
+    }
+
+    private int firstUsableRail() {
+        for (Channel ch : channels) {
+            if (ch.isUsable()) {
+                return ch.rail();
+            }
+        }
+        return -1;
+    }
+
+    /** Completion filter (seed 000 &sect;4.1, &sect;5.3): one stripe's WRITE completed; the message once all did. */
+    void onStripeCompleted(Channel ch, long token, long nowNs) {
+        int entry = WorkRequestTokens.stripeEntry(token);
+        int stripe = WorkRequestTokens.stripeIndex(token);
+        if (t.state[entry] == RendezvousSends.FREE || (t.completedMask[entry] & (1L << stripe)) != 0) {
+            return;
+        }
+        t.completedMask[entry] |= 1L << stripe;
+        int psn = t.psn[entry];
+        scheduler.onStripeCompleted(ch, psn, t.stripeOffset[entry][stripe], t.stripeBytes[entry][stripe],
+            t.postedNs[entry][stripe], nowNs);
+        if (--t.stripesLeft[entry] == 0 && t.state[entry] == RendezvousSends.POSTED) {
+            finish(entry);
+        }
+    }
+
+    private void finish(int entry) {
+        int psn = t.psn[entry];
+        ops.onMessageDelivered(end(entry), psn);
+    }
+
+    /**
+     * The receiver discarded the message (a CTS with {@link CtsFrameCodec#DISCARD}): its send op counts it
+     * done, but it is not counted in {@code messagesDelivered} and the scheduler hears of no delivery, so
+     * a striping policy counts no bytes for it and sees no rate.
+     */
+    private void discard(int entry) {
+        int psn = t.psn[entry];
+        int length = t.length[entry];
+        Channel rtsRail = end(entry);
+        scheduler.onMessageDiscarded(rtsRail, psn, length);
+        ops.countDelivered(psn);
+    }
+
+    /** Frees the entry and its staging slot; returns the channel that carried the RTS. */
+    private Channel end(int entry) {
+        int rail = t.rtsRail[entry];
+        t.finish(entry);
+        MessageBufferPool s = staging;
+        if (s != null) {
+            t.releaseSource(entry, s::release);
+        }
+        return channels[rail];
+    }
+
+    /**
+     * Rail {@code failed} failed: every rendezvous whose RTS or an unfinished stripe was on it goes again
+     * from its RTS, with its PSN, once the receiver confirms the buffer is still the message's.
+     */
+    void onRailFailed(int failed, InflightLedger ledger, int nextPsn) {
+        for (int e = 0; e < t.state.length; e++) {
+            int s = t.state[e];
+            boolean lost = s == RendezvousSends.RTS_SENT && t.rtsRail[e] == failed;
+            if (s == RendezvousSends.POSTING || s == RendezvousSends.POSTED) {
+                for (int r = 0; r < channels.length; r++) {
+                    long bit = 1L << r;
+                    if ((t.postedMask[e] & bit) != 0 && (t.completedMask[e] & bit) == 0 && t.carrier[e][r] == failed) {
+                        lost = true;
+                    }
+                }
+            }
+            if (lost) {
+                t.setState(e, RendezvousSends.RESEND);
+                t.postedMask[e] = t.completedMask[e];
+                if (!ledger.resendListed(t.psn[e])) {
+                    ledger.addResend(t.psn[e], nextPsn);
+                }
+            }
+        }
+    }
+
+    /** The rails are freed (no WRITE can read a staging slot any more): staging slots return to the node's pool. */
+    void free() {
+        MessageBufferPool s = staging;
+        if (s != null) {
+            t.clear(e -> t.releaseSource(e, s::release));
+        }
+    }
+
+    int inUse() {
+        return t.inUse();
+    }
+}

@@ -1,0 +1,166 @@
+package io.rdmaflux.core.channel;
+
+import io.rdmaflux.core.RdmaMessage;
+import io.rdmaflux.core.frame.FrameType;
+import org.agrona.DirectBuffer;
+
+/**
+ * One path to the peer on one rail: the connection-to-channel half of the Channel SPI (the events of
+ * {@link ChannelEvents} are the other half). A channel <b>owns</b> everything of its path &mdash; the
+ * queue pair and completion queue, its send slots and receive buffers, selective signalling, frame
+ * encoding and decoding, and its per-rail buffer credits &mdash; and the connection reaches it only
+ * through these commands and queries. Message credits cross as values
+ * ({@link ChannelEvents#takeMessageCreditTotal()}, {@link ChannelEvents#onMessageCreditTotal}).
+ *
+ * <h2>Commands</h2>
+ * Credit-taking frames ({@link #sendData}, the packed frame of {@link #openPack}/{@link #packAppend}/
+ * {@link #closePack}, {@link #sendRts}) need {@link #canSend()} first and carry a completion token
+ * ({@link WorkRequestTokens}) that {@link ChannelEvents#onSendCompleted} hands back. Control frames
+ * ({@link #sendCts}, {@link #sendRailDown}, {@link #sendInboundClosed}, {@link #sendCreditFrame},
+ * {@link #sendGracefulClose}) take no credit and answer false when they cannot go now (call again on a
+ * later duty cycle). {@link #writeStripe} posts an RDMA WRITE and its FIN (seed 000 &sect;5.3).
+ *
+ * <h2>Where a new kind plugs in</h2>
+ * A new {@link ChannelKind} implements this interface, reports {@link #kind()} and
+ * {@link #capabilities()}, and is created by the node for the rails whose agreed kind it is. The
+ * connection's stages never test a channel's class.
+ *
+ * <p><b>Concurrency:</b> progress thread only, after construction; the read-only {@link Subchannel}
+ * view is what a scheduling policy sees.
+ */
+public interface Channel extends Subchannel, AutoCloseable {
+    /** The kind of this channel. */
+    ChannelKind kind();
+
+    /** What this channel can do (inline sends, RDMA READ/WRITE, ordering). */
+    default ChannelCapabilities capabilities() {
+        return kind().capabilities();
+    }
+
+    /** Sets who hears this channel's events; once, before the first {@link #doWork}. */
+    void events(ChannelEvents events);
+
+    /** Polls completions and sends a CREDIT frame if one is due. @return work done */
+    int doWork(long nowNs);
+
+    // ---------------------------------------------------------------- credit-taking frames
+
+    /** Posts one DATA frame of {@code length} bytes of {@code message} from {@code srcOffset}; one buffer credit. */
+    void sendData(RdmaMessage message, int srcOffset, int length, boolean first, boolean last, int psn, long token);
+
+    /** Starts a packed DATA frame whose first message has PSN {@code psn}. */
+    void openPack(int psn);
+
+    /** Copies {@code message} (the next PSN) into the open packed frame; the caller may release it right after. */
+    void packAppend(RdmaMessage message);
+
+    /** Posts the open packed frame; one buffer credit for all its messages. */
+    void closePack(long token);
+
+    /** Posts an RTS for a rendezvous message (seed 001 &sect;3.2); one buffer credit. */
+    void sendRts(int psn, int messageLength, long token);
+
+    /** Posts the frame held back by selective signalling, signalled. */
+    void flushSends();
+
+    // ---------------------------------------------------------------- RDMA WRITE rendezvous
+
+    /** Whether one stripe (an RDMA WRITE and its FIN) can be posted now. */
+    boolean canWriteStripe();
+
+    /** Posts one stripe: an RDMA WRITE into the peer's buffer at {@code stripeOffset}, then its FIN (seed 000 &sect;5.3). */
+    void writeStripe(int psn, int messageLength, long localAddress, int lkey, long remoteAddress, int rkey,
+                     int stripeOffset, int length, int stripes, int stripeIndex, long token);
+
+    /** RDMA WRITEs posted and not completed. */
+    int writesInFlight();
+
+    // ---------------------------------------------------------------- control frames (no credit)
+
+    /** Answers an RTS: the peer may write message {@code psn} to {@code [remoteAddress, +messageLength)}. */
+    boolean sendCts(int psn, int messageLength, long remoteAddress, int rkey, int flags);
+
+    /** Tells the peer that rail {@code failedRail} failed here. */
+    boolean sendRailDown(int failedRail);
+
+    /** Tells the peer this side's inbound side closed after the subscriber got every PSN before {@code firstUndeliveredPsn}. */
+    boolean sendInboundClosed(int firstUndeliveredPsn);
+
+    /** Sends a CREDIT frame now if this channel can. @return whether one was sent */
+    boolean sendCreditFrame();
+
+    /** Grants the buffer credits its free buffers allow and sends a CREDIT frame if due. @return 1 if one was sent */
+    int flushCredits();
+
+    /** A graceful CLOSE (or with {@code last}, this rail's FINAL); false while no send slot is free. */
+    boolean sendGracefulClose(int nextPsn, int railMask, boolean last);
+
+    /** An abort CLOSE, best effort; nothing is sent on this rail after it. */
+    void sendAbort(int nextPsn, String reason);
+
+    // ---------------------------------------------------------------- receive buffers
+
+    /** Gives a DATA receive buffer back, exactly once per {@code onData}/{@code onPackedData}. */
+    void releaseReceiveBuffer(int slot);
+
+    /** DATA receive buffers of this channel (the slots {@code onData} names run from 0 to this, exclusive). */
+    int receiveSlots();
+
+    /** Free DATA receive buffers: capacity minus buffers the application holds; 0 once failed. */
+    int freeReceiveBuffers();
+
+    /** DATA receive buffers the application holds. */
+    int receiveBuffersHeld();
+
+    // ---------------------------------------------------------------- state
+
+    /** Whether control frames can still go (established, not failed, last frame not sent). */
+    boolean carriesControl();
+
+    /** Whether the channel failed (it reported {@link ChannelEvents#onFailure}). */
+    boolean isFailed();
+
+    /** Whether this rail's CLOSE went. */
+    boolean closeSent();
+
+    /** Whether this rail's last frame went. */
+    boolean finalSent();
+
+    /** Send slots in use (frames posted or held back and not completed). */
+    int sendBuffersInUse();
+
+    /** Send slots of this channel. */
+    int sendBufferCount();
+
+    /** DATA receive buffers of the peer on this rail (the most buffer credits this side can hold). */
+    int peerReceiveBuffers();
+
+    /** Frames of {@code type} posted / received on this channel. */
+    long framesSent(FrameType type);
+
+    /** Frames of {@code type} received on this channel. */
+    long framesReceived(FrameType type);
+
+    /** Packed DATA frames posted. */
+    long packedFramesSent();
+
+    /** What {@link #forEachUnackedSend} hands over: one credit-taking frame without a completion. */
+    @FunctionalInterface
+    interface UnackedSend {
+        /** {@code token} as posted; the frame is at {@code frameOffset} of {@code memory}. */
+        void frame(long token, DirectBuffer memory, int frameOffset);
+    }
+
+    /** After a failure: every credit-taking frame without a completion, for the connection to send again. */
+    void forEachUnackedSend(UnackedSend visitor);
+
+    /** The peer reported this rail failed on its side: fail it here too. */
+    void failedByPeer();
+
+    /** Moves the queue pair to ERROR; outstanding work completes flushed. */
+    void abort();
+
+    /** Destroys the channel's resources; idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,53 @@
+package io.rdmaflux.core.channel;
+
+/**
+ * The kinds of {@link Channel}: what carries a connection's frames on one rail. Chosen per rail by
+ * {@code ConnectionSpec.channelKind(..)} and agreed in the connection handshake (each side names the
+ * kind of every rail; a peer that does not offer the asked kind refuses the connection with an error
+ * naming both), so one connection can later mix kinds (eager RDMA rings on one rail, reliable UD on
+ * another).
+ *
+ * <p>Only {@link #RC_SEND_RECV} exists today. The eager RDMA ring (seed 001 &sect;4) and reliable UD
+ * (seed 003 &sect;4) are the next kinds; each adds a constant here, a {@link Channel} implementation
+ * and its factory, and must pass the Connection TCK unchanged.
+ */
+public enum ChannelKind {
+    /**
+     * An RC queue pair doing SEND/RECV into pre-posted receive buffers, with credit flow control and
+     * RDMA WRITE rendezvous for large messages (seed 001 &sect;3.1, &sect;3.2).
+     */
+    RC_SEND_RECV(1, new ChannelCapabilities(0, true, true, true, true));
+
+    private final int wireCode;
+    private final ChannelCapabilities capabilities;
+
+    ChannelKind(int wireCode, ChannelCapabilities capabilities) {
+        this.wireCode = wireCode;
+        this.capabilities = capabilities;
+    }
+
+    /** The kind's code in the handshake, 1..255 (0 is never used, so an old peer's zero byte is no kind). */
+    public int wireCode() {
+        return wireCode;
+    }
+
+    /** What every channel of this kind can do. */
+    public ChannelCapabilities capabilities() {
+        return capabilities;
+    }
+
+    /**
+     * The kind with handshake code {@code code}.
+     *
+     * @throws IllegalArgumentException naming the code and the kinds known, when none has it
+     */
+    public static ChannelKind ofWireCode(int code) {
+        for (ChannelKind k : values()) {
+            if (k.wireCode == code) {
+                return k;
+            }
+        }
+        throw new IllegalArgumentException("channel kind code " + code + " is unknown; this version knows "
+            + java.util.Arrays.toString(values()) + " (codes 1.." + values().length + "): upgrade the side that sent it");
+    }
+}

@@ -1,0 +1,109 @@
+package io.rdmaflux.core.channel;
+
+/**
+ * The one codec of the 64-bit values that name work: the <b>work-request id</b> a channel gives the
+ * verbs layer (and gets back in its completions), and the <b>completion token</b> the connection gives
+ * a credit-taking frame (and gets back in {@link ChannelEvents#onSendCompleted}). Both layouts live
+ * here so no two classes pack bits their own way.
+ *
+ * <pre>
+ * work-request id (channel &harr; verbs)
+ *  63   60 59                                    32 31                       0
+ * +-------+----------------------------------------+--------------------------+
+ * | kind  |                  0                     |  slot (send/recv buffer) |
+ * +-------+----------------------------------------+--------------------------+
+ *   kind: 1 RECV, 2 SEND, 3 WRITE
+ *
+ * completion token (connection &harr; channel)
+ *   -1                       NONE: no completion wanted (control frames)
+ *   -2                       UNREPORTED: counts as in flight, not reported (a fragment before the last, an RTS)
+ *   0 .. 2^32-1              MESSAGE: the last fragment of the message with this PSN
+ *   1&lt;&lt;62 | count&lt;&lt;32 | psn  PACKED: a packed DATA frame of count (1..2^16-1) messages from psn
+ *   1&lt;&lt;40 | entry&lt;&lt;8 | index  STRIPE: the FIN of stripe index (0..255) of rendezvous send entry
+ * </pre>
+ *
+ * <p><b>Concurrency:</b> static pure functions.
+ */
+public final class WorkRequestTokens {
+    /** No completion is reported for the frame. */
+    public static final long NONE = -1;
+    /** The frame counts as in flight until it completes, but its completion is not reported. */
+    public static final long UNREPORTED = -2;
+
+    private static final long PACKED = 1L << 62;
+    private static final long STRIPE = 1L << 40;
+
+    /** Work-request kind: a posted receive. */
+    public static final long WR_RECV = 1L << 60;
+    /** Work-request kind: a SEND of a frame from a send slot. */
+    public static final long WR_SEND = 2L << 60;
+    /** Work-request kind: an RDMA WRITE (a rendezvous stripe). */
+    public static final long WR_WRITE = 3L << 60;
+    private static final long WR_KIND_MASK = 0xFL << 60;
+
+    private WorkRequestTokens() {
+    }
+
+    // ---------------------------------------------------------------- completion tokens
+
+    /** The token of a message's last fragment (or its only frame). */
+    public static long message(int psn) {
+        return psn & 0xFFFFFFFFL;
+    }
+
+    /** The token of a packed DATA frame of {@code count} messages from {@code firstPsn}. */
+    public static long packed(int firstPsn, int count) {
+        return PACKED | ((long) count << 32) | (firstPsn & 0xFFFFFFFFL);
+    }
+
+    /** The token of the FIN of stripe {@code index} of rendezvous send entry {@code entry}. */
+    public static long stripe(int entry, int index) {
+        return STRIPE | (long) entry << 8 | index;
+    }
+
+    /** Whether the token is reported at all (a message, packed frame or stripe). */
+    public static boolean isReported(long token) {
+        return token >= 0;
+    }
+
+    public static boolean isPacked(long token) {
+        return token >= 0 && (token & PACKED) != 0;
+    }
+
+    public static boolean isStripe(long token) {
+        return token >= 0 && (token & PACKED) == 0 && (token & STRIPE) != 0;
+    }
+
+    /** The PSN of a message token, or the first PSN of a packed one. */
+    public static int psn(long token) {
+        return (int) token;
+    }
+
+    /** The messages of a packed token. */
+    public static int packedCount(long token) {
+        return (int) ((token >>> 32) & 0xFFFF);
+    }
+
+    public static int stripeEntry(long token) {
+        return (int) ((token & ~STRIPE) >>> 8);
+    }
+
+    public static int stripeIndex(long token) {
+        return (int) (token & 0xFF);
+    }
+
+    // ---------------------------------------------------------------- work-request ids
+
+    /** The work-request id of {@code kind} ({@link #WR_RECV}, {@link #WR_SEND}, {@link #WR_WRITE}) for buffer {@code slot}. */
+    public static long wrId(long kind, int slot) {
+        return kind | slot;
+    }
+
+    public static long wrKind(long wrId) {
+        return wrId & WR_KIND_MASK;
+    }
+
+    public static int wrSlot(long wrId) {
+        return (int) (wrId & ~WR_KIND_MASK);
+    }
+}
