@@ -276,7 +276,7 @@ class CloseSemanticsPropertyTest {
             }
             sb.append("\nclosed: client ").append(clientClosed.get()).append(", server ").append(serverClosed.get());
             if (p != null) {
-                sb.append("\n").append(((DefaultRdmaConnection) p.client).describe()).append("\n").append(((DefaultRdmaConnection) p.server).describe());
+                sb.append("\n").append(ConnectionProbe.describe(p.client)).append("\n").append(ConnectionProbe.describe(p.server));
             }
             return sb.toString();
         }
@@ -444,8 +444,8 @@ class CloseSemanticsPropertyTest {
         }
 
         private void checkOutcomes() {
-            String client = ((DefaultRdmaConnection) p.client).name();
-            String server = ((DefaultRdmaConnection) p.server).name();
+            String client = ConnectionProbe.name(p.client);
+            String server = ConnectionProbe.name(p.server);
             boolean aborted = abortAt != Integer.MAX_VALUE;
             int firstGraceful = Math.min(clientCloseAt, serverCloseAt);
             boolean live = subscribedAt < serverCloseAt && subscribedAt < abortAt;

@@ -70,10 +70,10 @@ class CloseWithRailFailureTest {
             try {
                 p.runUntil(() -> (clientClosed.get() || clientClose.get() != null) && (serverClosed.get() || serverClose.get() != null));
             } catch (AssertionError e) {
-                throw new AssertionError(e.getMessage() + "\n" + ((DefaultRdmaConnection) p.client).describe() + "\n"
-                    + ((DefaultRdmaConnection) p.server).describe() + "\ndelivered " + psns.size(), e);
+                throw new AssertionError(e.getMessage() + "\n" + ConnectionProbe.describe(p.client) + "\n"
+                    + ConnectionProbe.describe(p.server) + "\ndelivered " + psns.size(), e);
             }
-            assertNull(sendError.get(), () -> "send\n" + ((DefaultRdmaConnection) p.client).describe() + "\n" + ((DefaultRdmaConnection) p.server).describe());
+            assertNull(sendError.get(), () -> "send\n" + ConnectionProbe.describe(p.client) + "\n" + ConnectionProbe.describe(p.server));
             assertNull(clientClose.get(), "client close");
             assertNull(serverClose.get(), "server close");
             assertTrue(sent.get());

@@ -37,7 +37,7 @@ class ClosedConnectionHeldMessagesTest {
             p.client.close();
             p.drive();
             assertTrue(p.server.isDisposed());
-            RcSubchannel serverRail = (RcSubchannel) p.server.subchannels().get(0);
+            RcSubchannel serverRail = ConnectionProbe.channel(p.server, 0);
             assertTrue(serverRail.isClosed(), "the held messages kept the closed connection's QP, CQ and rail buffers");
             assertEquals(queuePairsBefore, SoftResources.liveQueuePairs(), "both sides' QPs are destroyed (" + pairQueuePairs + " were made)");
             assertEquals(new RdmaNode.NodeMetrics(1, 2), p.serverNode.metrics(),

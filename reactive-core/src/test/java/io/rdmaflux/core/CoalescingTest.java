@@ -50,7 +50,7 @@ class CoalescingTest {
             for (int i = 0; i < n; i++) {
                 assertArrayEquals(payloads[i], received.get(i), "message " + i);
             }
-            long packed = ((DefaultRdmaConnection) p.client).packedFramesSent();
+            long packed = ConnectionProbe.packedFramesSent(p.client);
             assertTrue(packed > 0 && packed < n / 2, "packed frames " + packed + " for " + n + " messages");
             p.drive();
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
@@ -61,7 +61,6 @@ class CoalescingTest {
     void messagesHeldAndReleasedOutOfOrderReturnEachBufferWithItsLastMessageWithinTheCreditBound() {
         try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS))) {
             int n = 400;
-            DefaultRdmaConnection server = (DefaultRdmaConnection) p.server;
             List<RdmaMessage> held = new ArrayList<>();
             List<Integer> values = new ArrayList<>();
             p.server.receive().subscribe(m -> {
@@ -77,14 +76,14 @@ class CoalescingTest {
                 sent.assertNoError();
                 assertTrue(held.size() <= RECEIVE_BUFFERS, "messages held " + held.size() + " beyond the message credits");
                 Set<Long> buffers = buffersOf(held);
-                assertEquals(buffers.size(), server.buffersOutstanding(), "receive buffers held by " + held);
+                assertEquals(buffers.size(), ConnectionProbe.buffersOutstanding(p.server), "receive buffers held by " + held);
                 sharedBufferSeen |= buffers.size() < held.size();
                 // release a random half, in random order: a buffer returns only with its last message
                 int k = held.isEmpty() ? 0 : 1 + random.nextInt(held.size());
                 for (int i = 0; i < k; i++) {
                     held.remove(random.nextInt(held.size())).release();
                     p.drive();
-                    assertEquals(buffersOf(held).size(), server.buffersOutstanding());
+                    assertEquals(buffersOf(held).size(), ConnectionProbe.buffersOutstanding(p.server));
                 }
                 assertTrue(round < 10 * n, "no progress");
             }
@@ -105,8 +104,7 @@ class CoalescingTest {
         try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS))) {
             List<RdmaMessage> received = new ArrayList<>();
             p.server.receive().subscribe(received::add);
-            DefaultRdmaConnection client = (DefaultRdmaConnection) p.client;
-            p.runUntil(() -> client.sendCreditsHeld() >= 5);
+            p.runUntil(() -> ConnectionProbe.sendCreditsHeld(p.client) >= 5);
             List<RdmaMessage> messages = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
                 messages.add(RdmaMessage.of(new byte[] {(byte) i, 1, 2, 3}));
@@ -114,10 +112,10 @@ class CoalescingTest {
             SendOutcome sent = SendOutcome.of(p.client.send(Flux.fromIterable(messages)));
             // the client's duty cycles alone (no provider progress: nothing is sent or completed yet) take the
             // send, request the messages and pack them
-            for (int i = 0; i < 3 && client.packedFramesSent() == 0; i++) {
+            for (int i = 0; i < 3 && ConnectionProbe.packedFramesSent(p.client) == 0; i++) {
                 p.clientNode.invoke();
             }
-            assertEquals(1, client.packedFramesSent());
+            assertEquals(1, ConnectionProbe.packedFramesSent(p.client));
             for (RdmaMessage m : messages) {
                 assertEquals(0, m.refCnt(), "released once in the frame: " + m);
             }
@@ -150,9 +148,8 @@ class CoalescingTest {
             })));
             p.runUntil(() -> sent.completed() && received.get() == n);
             assertEquals(0, wrong.get());
-            DefaultRdmaConnection server = (DefaultRdmaConnection) p.server;
-            assertTrue(((DefaultRdmaConnection) p.client).packedFramesSent() < n / 8, "messages travel packed");
-            assertTrue(server.viewsCreated() <= io.rdmaflux.core.frame.DataFrameCodec.MAX_PACKED_MESSAGES, server.viewsCreated() + " views for " + n + " packed messages");
+            assertTrue(ConnectionProbe.packedFramesSent(p.client) < n / 8, "messages travel packed");
+            assertTrue(ConnectionProbe.viewsCreated(p.server) <= io.rdmaflux.core.frame.DataFrameCodec.MAX_PACKED_MESSAGES, ConnectionProbe.viewsCreated(p.server) + " views for " + n + " packed messages");
             p.drive();
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
         }
@@ -162,7 +159,6 @@ class CoalescingTest {
     void aFrameWhoseMessagesAreReleasedPartlyInOnNextAndPartlyLaterReturnsItsBufferWithTheLastOne() {
         try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS))) {
             int n = 300;
-            DefaultRdmaConnection server = (DefaultRdmaConnection) p.server;
             List<RdmaMessage> held = new ArrayList<>();
             List<Integer> psns = new ArrayList<>();
             p.server.receive().subscribe(m -> {
@@ -178,7 +174,7 @@ class CoalescingTest {
             for (int round = 0; psns.size() < n || !held.isEmpty(); round++) {
                 p.drive();
                 sent.assertNoError();
-                assertEquals(buffersOf(held).size(), server.buffersOutstanding(), "the buffers of the held messages, no more, no fewer");
+                assertEquals(buffersOf(held).size(), ConnectionProbe.buffersOutstanding(p.server), "the buffers of the held messages, no more, no fewer");
                 if (!held.isEmpty()) {
                     held.remove(random.nextInt(held.size())).release();
                 }
@@ -189,7 +185,7 @@ class CoalescingTest {
             }
             p.drive();
             assertTrue(sent.completed());
-            assertTrue(((DefaultRdmaConnection) p.client).packedFramesSent() > 0);
+            assertTrue(ConnectionProbe.packedFramesSent(p.client) > 0);
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
         }
     }
@@ -222,7 +218,7 @@ class CoalescingTest {
             })));
             p.runUntil(() -> sent.completed() && received.get() == n);
             assertEquals(List.of(), wrong);
-            assertTrue(((DefaultRdmaConnection) p.client).packedFramesSent() < n / 4, "messages travel packed");
+            assertTrue(ConnectionProbe.packedFramesSent(p.client) < n / 4, "messages travel packed");
             previous.get().release();
             p.drive();
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
@@ -242,7 +238,7 @@ class CoalescingTest {
             SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, n).map(i -> RdmaMessage.of(new byte[5_000]))));
             p.runUntil(() -> sent.completed() && received.get() == n);
             p.drive();
-            RcSubchannel sc = ((DefaultRdmaConnection) p.client).subchannel(0);
+            RcSubchannel sc = ConnectionProbe.channel(p.client, 0);
             assertTrue(sc.sendCompletions() * 2 < sc.sendsPosted(),
                 sc.sendCompletions() + " send completions for " + sc.sendsPosted() + " sends");
             assertEquals(0, sc.sendBuffersInUse(), "every send buffer retired");

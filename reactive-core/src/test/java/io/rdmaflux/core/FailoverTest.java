@@ -94,8 +94,8 @@ class FailoverTest {
             port.setState(PortState.DOWN);
             for (int step = 0; !(sent.get() && psns.size() == n); step++) {
                 assertTrue(error.get() == null, () -> "send failed: " + error.get());
-                assertTrue(step < 200_000, () -> "stalled at " + psns.size() + "\n" + ((DefaultRdmaConnection) p.client).describe()
-                    + "\n" + ((DefaultRdmaConnection) p.server).describe());
+                assertTrue(step < 200_000, () -> "stalled at " + psns.size() + "\n" + ConnectionProbe.describe(p.client)
+                    + "\n" + ConnectionProbe.describe(p.server));
                 if (p.pass() == 0) {
                     p.soft.clock().advance(1_000);
                 }
@@ -109,7 +109,7 @@ class FailoverTest {
             got.forEach(RdmaMessage::release);
             got.clear();
             assertEquals(List.of(killed), List.of(striper.get().failures.get() == 1 ? killed : -1), "the scheduler heard of the failure once");
-            assertTrue(((DefaultRdmaConnection) p.client).railFailures() == 1);
+            assertTrue(ConnectionProbe.railFailures(p.client) == 1);
             assertFalse(p.client.isDisposed());
             for (Subchannel sc : p.client.subchannels()) {
                 assertEquals(sc.rail() != killed, sc.isUsable(), "rail " + sc.rail());
@@ -180,7 +180,7 @@ class FailoverTest {
             String run = rails + " rails, rail " + killed + " killed after " + passes + " passes on the " + (serverSide ? "server" : "client") + " side";
             for (int step = 0; !(sent.get() && psns.size() == n); step++) {
                 assertTrue(error.get() == null, () -> run + ": send failed: " + error.get());
-                assertTrue(step < 200_000, () -> run + ": stalled at " + psns.size() + "\n" + ((DefaultRdmaConnection) p.client).describe());
+                assertTrue(step < 200_000, () -> run + ": stalled at " + psns.size() + "\n" + ConnectionProbe.describe(p.client));
                 if (p.pass() == 0) {
                     p.soft.clock().advance(1_000);
                 }
@@ -188,12 +188,11 @@ class FailoverTest {
             for (int i = 0; i < n; i++) {
                 assertEquals(i, psns.get(i), run + ": exactly once, in PSN order");
             }
-            DefaultRdmaConnection client = (DefaultRdmaConnection) p.client;
-            assertTrue(client.packedFramesSent() > 0, run + ": small messages travel packed");
-            assertTrue(client.railFailures() <= 1, run);
+            assertTrue(ConnectionProbe.packedFramesSent(p.client) > 0, run + ": small messages travel packed");
+            assertTrue(ConnectionProbe.railFailures(p.client) <= 1, run);
             p.drive();
             assertEquals(0, p.serverNode.metrics().buffersOutstanding(), run);
-            return client.packedMessagesTakenBack();
+            return ConnectionProbe.packedMessagesTakenBack(p.client);
         }
     }
 
@@ -204,10 +203,10 @@ class FailoverTest {
             p.drive();
             ((SoftPort) p.soft.b().devices().get(0).port(2)).setState(PortState.DOWN);
             SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 200).map(i -> RdmaMessage.of(new byte[16]))));
-            p.runUntil(() -> sent.completed() && ((DefaultRdmaConnection) p.client).railFailures() == 1);
+            p.runUntil(() -> sent.completed() && ConnectionProbe.railFailures(p.client) == 1);
             assertFalse(p.client.isDisposed(), "one rail left: still going");
             // the last message must find a credit to reach the dead rail: without traffic nothing detects it
-            p.runUntil(() -> ((DefaultRdmaConnection) p.client).sendCreditsHeld() > 0);
+            p.runUntil(() -> ConnectionProbe.sendCreditsHeld(p.client) > 0);
             ((SoftPort) p.soft.b().devices().get(0).port(1)).setState(PortState.DOWN);
             AtomicReference<Throwable> sendError = new AtomicReference<>();
             p.client.send(Flux.just(RdmaMessage.of("last"))).subscribe(null, sendError::set);

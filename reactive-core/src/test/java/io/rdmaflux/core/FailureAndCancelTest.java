@@ -163,7 +163,7 @@ class FailureAndCancelTest {
                 p.drive();
             }
             assertEquals(3, arrived.get(), "nothing is delivered after cancel, not even the rest of the frame");
-            assertTrue(((io.rdmaflux.core.channel.RcSubchannel) p.client.subchannels().get(0)).packedFramesSent() > 0, "the messages travelled packed");
+            assertTrue(ConnectionProbe.channel(p.client, 0).packedFramesSent() > 0, "the messages travelled packed");
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
         }
     }
@@ -235,7 +235,7 @@ class FailureAndCancelTest {
             try {
                 p.runUntil(() -> sent.completed() && got.size() == 100);
             } catch (AssertionError e) {
-                throw new AssertionError(got.size() + " " + ((DefaultRdmaConnection) p.client).describe() + "\n" + ((DefaultRdmaConnection) p.server).describe(), e);
+                throw new AssertionError(got.size() + " " + ConnectionProbe.describe(p.client) + "\n" + ConnectionProbe.describe(p.server), e);
             }
             assertEquals(List.of(1), failedRails, "rail 1 (port 2) failed, once");
             for (int i = 0; i < 100; i++) {

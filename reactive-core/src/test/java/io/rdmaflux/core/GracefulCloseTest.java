@@ -51,7 +51,7 @@ class GracefulCloseTest {
     }
 
     private static String name(RdmaConnection c) {
-        return ((DefaultRdmaConnection) c).name();
+        return ConnectionProbe.name(c);
     }
 
     /** Runs passes until both connections closed; fails naming their state after {@link #MAX_PASSES}. */
@@ -65,7 +65,7 @@ class GracefulCloseTest {
             }
         }
         throw new AssertionError("close did not complete within " + MAX_PASSES + " passes:\n"
-            + ((DefaultRdmaConnection) p.client).describe() + "\n" + ((DefaultRdmaConnection) p.server).describe());
+            + ConnectionProbe.describe(p.client) + "\n" + ConnectionProbe.describe(p.server));
     }
 
     /** Many passes with virtual time moving: whatever waits here waits for good. */
@@ -253,7 +253,7 @@ class GracefulCloseTest {
             p.pass();
             p.server.close();
             passMany(p);
-            assertTrue(w.bothClosed(), ((DefaultRdmaConnection) p.client).describe());
+            assertTrue(w.bothClosed(), ConnectionProbe.describe(p.client));
             assertEquals(200, got.size(), "every message of a send under way when the peer closed is delivered");
             for (int i = 0; i < 200; i++) {
                 assertEquals(i, got.get(i));

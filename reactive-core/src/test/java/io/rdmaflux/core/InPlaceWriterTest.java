@@ -1,6 +1,5 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.core.channel.RcSubchannel;
 import io.rdmaflux.core.channel.RcSubchannelAccess;
 import io.rdmaflux.core.frame.DataFrameCodec;
 import io.rdmaflux.core.frame.FrameHeader;
@@ -65,7 +64,7 @@ class InPlaceWriterTest {
             assertArrayEquals(expected(300, 5), got.get(0));
             assertEquals(1, targets.size(), "written once: no scratch copy materialized first");
             Target t = targets.get(0);
-            MemoryRegion send = RcSubchannelAccess.sendRegion((RcSubchannel) p.client.subchannels().get(0));
+            MemoryRegion send = RcSubchannelAccess.sendRegion(ConnectionProbe.channel(p.client, 0));
             assertTrue(!t.heap() && inside(t.address(), t.length(), send.address(), send.length()),
                 "writer wrote to " + Long.toHexString(t.address()) + ", outside the registered send buffers at "
                     + Long.toHexString(send.address()) + " (+" + send.length() + ")");
@@ -86,7 +85,7 @@ class InPlaceWriterTest {
             SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, n).map(i -> recording(16, i, targets))));
             p.runUntil(() -> sent.completed() && got.size() == n);
             assertEquals(n, targets.size());
-            MemoryRegion send = RcSubchannelAccess.sendRegion((RcSubchannel) p.client.subchannels().get(0));
+            MemoryRegion send = RcSubchannelAccess.sendRegion(ConnectionProbe.channel(p.client, 0));
             for (int i = 0; i < n; i++) {
                 assertArrayEquals(expected(16, i), got.get(i));
                 Target t = targets.get(i);

@@ -115,7 +115,7 @@ class PublisherEndTest {
         try (InvokerPair p = InvokerPair.open()) {
             AtomicReference<MonoSink<Void>> sinkRef = new AtomicReference<>();
             Mono.<Void>create(sinkRef::set).subscribe();
-            SendOp op = new SendOp((DefaultRdmaConnection) p.client, sinkRef.get(), 8);
+            SendOp op = ConnectionProbe.newSendOp(p.client, sinkRef.get(), 8);
             op.onSubscribe(new Subscription() {
                 @Override
                 public void request(long n) {

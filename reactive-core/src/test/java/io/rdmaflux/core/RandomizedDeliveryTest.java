@@ -67,8 +67,8 @@ class RandomizedDeliveryTest {
             p.server.receive().subscribe(sub);
             for (int step = 0; released < n; step++) {
                 assertEquals(List.of(), orderViolations, "seed " + seed);
-                assertTrue(step < 100_000, "no progress at seed " + seed + "\n" + ((DefaultRdmaConnection) p.client).describe()
-                    + "\n" + ((DefaultRdmaConnection) p.server).describe() + "\nheld " + held.size());
+                assertTrue(step < 100_000, "no progress at seed " + seed + "\n" + ConnectionProbe.describe(p.client)
+                    + "\n" + ConnectionProbe.describe(p.server) + "\nheld " + held.size());
                 switch (r.nextInt(3)) {
                     case 0 -> sub.request(1 + r.nextInt(4));
                     case 1 -> {

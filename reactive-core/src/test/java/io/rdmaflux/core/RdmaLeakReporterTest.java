@@ -28,7 +28,7 @@ class RdmaLeakReporterTest {
     void nodeCloseReportsTheMessagesHeldInTheirOwnReceiveBuffersNamingTheConnection() {
         InvokerPair p = InvokerPair.open();
         List<RdmaMessage> held = receiveAndHold(p, 4, WHOLE_FRAME_BYTES);
-        String connection = ((DefaultRdmaConnection) p.server).name();
+        String connection = ConnectionProbe.name(p.server);
 
         List<RdmaLeakReporter.Leak> leaks = closeRecordingLeaks(p);
 
@@ -48,7 +48,7 @@ class RdmaLeakReporterTest {
     void nodeCloseReportsMessagesOfPackedFramesHeldByTheApplication() {
         InvokerPair p = InvokerPair.open();
         List<RdmaMessage> held = receiveAndHold(p, 40, 4);
-        assertTrue(((DefaultRdmaConnection) p.client).packedFramesSent() > 0, "messages travelled packed");
+        assertTrue(ConnectionProbe.packedFramesSent(p.client) > 0, "messages travelled packed");
         // a few released: only the others leak, though their buffers are shared with released ones
         for (int i = 0; i < 40; i += 3) {
             held.get(i).release();
@@ -108,7 +108,7 @@ class RdmaLeakReporterTest {
     void theLoggingReporterWritesOneWarningNamingTheConnectionAndTheMessages() {
         InvokerPair p = InvokerPair.open();
         List<RdmaMessage> held = receiveAndHold(p, 2, WHOLE_FRAME_BYTES);
-        String connection = ((DefaultRdmaConnection) p.server).name();
+        String connection = ConnectionProbe.name(p.server);
         String example = held.get(0).toString();
         Logger logger = Logger.getLogger(RdmaLeakReporter.class.getName());
         List<LogRecord> records = new ArrayList<>();

@@ -349,7 +349,7 @@ class RendezvousTest {
             // RTSs waiting for a buffer get a discarding CTS, queued messages are not sent: the send ends, not hangs
             ConnectionClosedException e = assertInstanceOf(ConnectionClosedException.class, error.get());
             assertTrue(e.byPeer());
-            assertTrue(e.getMessage().startsWith(((DefaultRdmaConnection) p.client).name() + ": "), e.getMessage());
+            assertTrue(e.getMessage().startsWith(ConnectionProbe.name(p.client) + ": "), e.getMessage());
             assertTrue(e.getMessage().contains("8 messages of this send() were not delivered")
                 && e.getMessage().contains("its subscriber got 4 of them"), e.getMessage());
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
