@@ -34,52 +34,61 @@ class RtsFrameValidationTest {
     private static final int BUFFER_BYTES = 256;
 
     /** Records the RTSs and the failure; nothing else is expected. */
-    private static final class Recording implements SubchannelListener {
+    private static final class Recording implements ChannelEvents {
+        @Override
+        public int takeMessageCreditTotal() {
+            return 0;
+        }
+
+        @Override
+        public void onMessageCreditTotal(int total15) {
+        }
+
         final List<String> rts = new ArrayList<>();
         RdmaException failure;
 
         @Override
-        public void onData(RcSubchannel subchannel, int slot, DirectBuffer buffer, int payloadOffset, int payloadLength, int psn,
+        public void onData(Channel subchannel, int slot, DirectBuffer buffer, int payloadOffset, int payloadLength, int psn,
                            boolean first, boolean last, int messageLength) {
             throw new AssertionError("no DATA frame was sent");
         }
 
         @Override
-        public void onPackedData(RcSubchannel subchannel, int slot, DirectBuffer buffer, int payloadOffset, int firstPsn, int count) {
+        public void onPackedData(Channel subchannel, int slot, DirectBuffer buffer, int payloadOffset, int firstPsn, int count) {
             throw new AssertionError("no DATA frame was sent");
         }
 
         @Override
-        public void onRts(RcSubchannel subchannel, int psn, int messageLength) {
+        public void onRts(Channel subchannel, int psn, int messageLength) {
             rts.add(psn + ":" + messageLength);
         }
 
         @Override
-        public void onCts(RcSubchannel subchannel, int psn, int messageLength, long remoteAddress, int rkey, int flags) {
+        public void onCts(Channel subchannel, int psn, int messageLength, long remoteAddress, int rkey, int flags) {
         }
 
         @Override
-        public void onFin(RcSubchannel subchannel, int psn, int stripeOffset, int stripeLength, int stripes, int stripeIndex) {
+        public void onFin(Channel subchannel, int psn, int stripeOffset, int stripeLength, int stripes, int stripeIndex) {
         }
 
         @Override
-        public void onSendCompleted(RcSubchannel subchannel, long token) {
+        public void onSendCompleted(Channel subchannel, long token) {
         }
 
         @Override
-        public void onPeerClose(RcSubchannel subchannel, boolean abort, boolean last, int nextPsn, String reason, int railMask) {
+        public void onPeerClose(Channel subchannel, boolean abort, boolean last, int nextPsn, String reason, int railMask) {
         }
 
         @Override
-        public void onPeerInboundClosed(RcSubchannel subchannel, int firstUndeliveredPsn) {
+        public void onPeerInboundClosed(Channel subchannel, int firstUndeliveredPsn) {
         }
 
         @Override
-        public void onPeerRailDown(RcSubchannel subchannel, int failedRail) {
+        public void onPeerRailDown(Channel subchannel, int failedRail) {
         }
 
         @Override
-        public void onFailure(RcSubchannel subchannel, RdmaException error) {
+        public void onFailure(Channel subchannel, RdmaException error) {
             failure = error;
         }
     }
@@ -101,7 +110,7 @@ class RtsFrameValidationTest {
                     peer.postReceive(new ReceiveWorkRequest().wrId(i).sge(frames, (long) i * BUFFER_BYTES, BUFFER_BYTES));
                 }
                 Recording listener = new Recording();
-                rail.listener(listener);
+                rail.events(listener);
                 rail.grantInitialCredits(4);
                 peer.connect(rail.localEndpoint());
                 rail.connect(peer.localEndpoint(), BUFFER_BYTES, 4, 0, false);
