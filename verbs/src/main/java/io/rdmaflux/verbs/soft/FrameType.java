@@ -23,5 +23,11 @@ public enum FrameType {
      */
     NAK,
     /** A UD datagram; payload = the datagram, copied into the frame. */
-    UD_SEND
+    UD_SEND,
+    /**
+     * NAK - PSN sequence error (IBA Vol. 1, chapter 9.7, reliable service): the responder got a request after a gap; {@code psn} is
+     * the PSN it expects next, every earlier one is acknowledged, and the requester retransmits from it
+     * (go-back-N). Last in the enum because the ordinal is the IP fabric's type code.
+     */
+    SEQUENCE_NAK
 }

@@ -1,6 +1,7 @@
 package io.rdmaflux.verbs.soft;
 
 import io.rdmaflux.verbs.VerbsException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The rail model of one soft port: what the NIC applies to every frame leaving that port.
@@ -18,10 +19,29 @@ import io.rdmaflux.verbs.VerbsException;
  *       back {@code reorderDelayNs} so later ones overtake it.</li>
  * </ul>
  *
- * <p>RC traffic sees bandwidth, latency and port state, never random loss: an InfiniBand link layer
- * is lossless (credit based), and RC failure is modelled by port down and dead peers instead.
+ * <p>RC traffic sees bandwidth, latency and port state, and by default no random fault: an InfiniBand
+ * link layer is lossless (credit based), and RC failure is modelled by port down and dead peers. A
+ * lossy link under RC (RoCE without PFC, iWARP over a lossy path) is modelled by the RC fault
+ * options, all off by default:
+ * <ul>
+ *   <li>{@code rcLossRate} or {@code rcLoss}: RC frames lost (seeded random rate, or any
+ *       {@link LossGenerator}: fixed gap, multi-gap, burst; {@code rcLoss(LossGenerator.fixedGap(1))}
+ *       loses everything).</li>
+ *   <li>{@code rcDuplicateRate}: RC frames delivered twice.</li>
+ *   <li>{@code rcReorderRate}: RC frames held back {@code rcReorderDelayNs} on the wire, so the frames
+ *       sent after them within that time overtake them.</li>
+ * </ul>
+ * They apply to every RC frame the port sends: requests (SEND, RDMA WRITE, READ request) and
+ * responses (ACK, NAK, READ response). The draws come from {@code rcFaultSeed} (and the loss
+ * generator's own seed) and the delays from the provider's clock, so a run is reproducible, in
+ * virtual time too. The requester and responder recover as an RC NIC does, by go-back-N (see
+ * {@link SoftQueuePair}); the port counts what it did ({@link SoftPort#rcFramesLost()},
+ * {@link SoftPort#rcFramesDuplicated()}, {@link SoftPort#rcFramesReordered()}). A rail without RC
+ * faults costs the RC hot path one null check per frame.
  *
- * <p>Immutable; build with {@link #builder()}; every setter value is checked by {@link Builder#build()}.
+ * <p>Immutable; build with {@link #builder()}; every setter value is checked by {@link Builder#build()}
+ * ({@link VerbsException} for the link and UD options; {@link IllegalArgumentException} for the RC
+ * fault options).
  */
 public final class RailConfig {
     /** Unshaped, zero latency, MTU 4096, no faults. */
@@ -37,6 +57,12 @@ public final class RailConfig {
     private final double corruptRate;
     private final long reorderDelayNs;
     private final long faultSeed;
+    private final double rcLossRate;
+    private final LossGenerator rcLoss;
+    private final double rcDuplicateRate;
+    private final double rcReorderRate;
+    private final long rcReorderDelayNs;
+    private final long rcFaultSeed;
 
     private RailConfig(Builder b) {
         if (b.bandwidthBytesPerSec <= 0) {
@@ -66,6 +92,20 @@ public final class RailConfig {
         this.corruptRate = b.corruptRate;
         this.reorderDelayNs = b.reorderDelayNs;
         this.faultSeed = b.faultSeed;
+        this.rcLossRate = probability("rcLossRate", b.rcLossRate);
+        this.rcDuplicateRate = probability("rcDuplicateRate", b.rcDuplicateRate);
+        this.rcReorderRate = probability("rcReorderRate", b.rcReorderRate);
+        if (b.rcReorderDelayNs <= 0) {
+            throw new IllegalArgumentException("rcReorderDelayNs > 0 required but it was " + b.rcReorderDelayNs);
+        }
+        this.rcReorderDelayNs = b.rcReorderDelayNs;
+        this.rcFaultSeed = b.rcFaultSeed;
+        if (b.rcLoss != null && rcLossRate > 0) {
+            throw new IllegalArgumentException("set rcLossRate (" + rcLossRate + ") or rcLoss (" + b.rcLoss
+                + "), not both: rcLoss replaces the seeded random model that rcLossRate builds");
+        }
+        this.rcLoss = b.rcLoss != null ? b.rcLoss
+            : rcLossRate > 0 ? LossGenerator.random(rcLossRate, rcFaultSeed) : LossGenerator.none();
     }
 
     /**
@@ -86,6 +126,13 @@ public final class RailConfig {
         }
     }
 
+    private static double probability(String name, double p) {
+        if (!(p >= 0.0 && p <= 1.0)) {
+            throw new IllegalArgumentException(name + " must be a probability in [0, 1] but it was " + p);
+        }
+        return p;
+    }
+
     public static Builder builder() {
         return new Builder();
     }
@@ -103,6 +150,12 @@ public final class RailConfig {
         b.corruptRate = corruptRate;
         b.reorderDelayNs = reorderDelayNs;
         b.faultSeed = faultSeed;
+        b.rcLossRate = rcLossRate;
+        b.rcLoss = rcLossRate > 0 || rcLoss instanceof Loss.None ? null : rcLoss;
+        b.rcDuplicateRate = rcDuplicateRate;
+        b.rcReorderRate = rcReorderRate;
+        b.rcReorderDelayNs = rcReorderDelayNs;
+        b.rcFaultSeed = rcFaultSeed;
         return b;
     }
 
@@ -153,6 +206,44 @@ public final class RailConfig {
         return faultSeed;
     }
 
+    /** Probability that an RC frame is lost, when the RC loss model was set with {@code rcLossRate} (else 0). */
+    public double rcLossRate() {
+        return rcLossRate;
+    }
+
+    /**
+     * RC loss model (a prototype: each port gets its own {@link LossGenerator#copy()});
+     * {@link LossGenerator#none()} unless {@code rcLossRate} or {@code rcLoss} was set.
+     */
+    public LossGenerator rcLoss() {
+        return rcLoss;
+    }
+
+    /** Probability that an RC frame is delivered twice. */
+    public double rcDuplicateRate() {
+        return rcDuplicateRate;
+    }
+
+    /** Probability that an RC frame is held back {@link #rcReorderDelayNs()} so later frames overtake it. */
+    public double rcReorderRate() {
+        return rcReorderRate;
+    }
+
+    /** How long a reordered RC frame is held back, ns. */
+    public long rcReorderDelayNs() {
+        return rcReorderDelayNs;
+    }
+
+    /** Seed of the RC duplication and reorder draws (and of the loss draws set by {@code rcLossRate}). */
+    public long rcFaultSeed() {
+        return rcFaultSeed;
+    }
+
+    /** Whether any RC fault is on (loss, duplication or reordering). */
+    public boolean hasRcFaults() {
+        return !(rcLoss instanceof Loss.None) || rcDuplicateRate > 0 || rcReorderRate > 0;
+    }
+
     /** Whether the rail neither delays nor shapes (the cheap path). */
     public boolean isUnshaped() {
         return bandwidthBytesPerSec == Long.MAX_VALUE && latencyNs == 0;
@@ -163,10 +254,15 @@ public final class RailConfig {
         return "rail{bw=" + (bandwidthBytesPerSec == Long.MAX_VALUE ? "unshaped" : bandwidthBytesPerSec + " B/s")
             + ", latency=" + latencyNs + " ns, mtu=" + mtuBytes + ", loss=" + loss
             + (duplicateRate > 0 ? ", dup=" + duplicateRate : "") + (reorderRate > 0 ? ", reorder=" + reorderRate : "")
-            + (corruptRate > 0 ? ", corrupt=" + corruptRate : "") + "}";
+            + (corruptRate > 0 ? ", corrupt=" + corruptRate : "")
+            + (hasRcFaults() ? ", rc{loss=" + rcLoss + ", dup=" + rcDuplicateRate + ", reorder=" + rcReorderRate
+                + " by " + rcReorderDelayNs + " ns, seed=" + rcFaultSeed + "}" : "") + "}";
     }
 
-    /** Builder; defaults: unshaped, 0 ns, MTU 4096, 256 KiB burst, no loss, no faults, seed 0. */
+    /**
+     * Builder; defaults: unshaped, 0 ns, MTU 4096, 256 KiB burst, no loss, no faults, seed 0; no RC
+     * faults, RC reorder delay 10 µs, RC fault seed 0.
+     */
     public static final class Builder {
         private long bandwidthBytesPerSec = Long.MAX_VALUE;
         private long latencyNs;
@@ -178,6 +274,12 @@ public final class RailConfig {
         private double corruptRate;
         private long reorderDelayNs = 10_000;
         private long faultSeed;
+        private double rcLossRate;
+        private @Nullable LossGenerator rcLoss;
+        private double rcDuplicateRate;
+        private double rcReorderRate;
+        private long rcReorderDelayNs = 10_000;
+        private long rcFaultSeed;
 
         private Builder() {
         }
@@ -232,7 +334,56 @@ public final class RailConfig {
             return this;
         }
 
-        /** @throws VerbsException naming the first invalid value */
+        /**
+         * RC loss: each RC frame (request or response) this port sends is lost independently with
+         * probability {@code p}, drawn from a generator seeded with {@link #rcFaultSeed(long)}.
+         * Checked by {@link #build()}: {@code p} in [0, 1].
+         */
+        public Builder rcLossRate(double p) {
+            this.rcLossRate = p;
+            return this;
+        }
+
+        /**
+         * RC loss by any {@link LossGenerator} (fixed gap, multi-gap, burst, seeded random), instead of
+         * {@link #rcLossRate(double)}; each port uses its own copy.
+         */
+        public Builder rcLoss(LossGenerator v) {
+            this.rcLoss = java.util.Objects.requireNonNull(v, "rcLoss");
+            return this;
+        }
+
+        /** RC duplication: probability in [0, 1] that an RC frame is delivered twice. */
+        public Builder rcDuplicateRate(double p) {
+            this.rcDuplicateRate = p;
+            return this;
+        }
+
+        /**
+         * RC reordering: probability in [0, 1] that an RC frame is held back {@link #rcReorderDelayNs(long)}
+         * on the wire, so that the frames the port sends after it in that time arrive first.
+         */
+        public Builder rcReorderRate(double p) {
+            this.rcReorderRate = p;
+            return this;
+        }
+
+        /** How long a reordered RC frame is held back, ns (&gt; 0; default 10 µs). */
+        public Builder rcReorderDelayNs(long v) {
+            this.rcReorderDelayNs = v;
+            return this;
+        }
+
+        /** Seed of the RC fault draws. */
+        public Builder rcFaultSeed(long v) {
+            this.rcFaultSeed = v;
+            return this;
+        }
+
+        /**
+         * @throws VerbsException naming the first invalid link or UD value
+         * @throws IllegalArgumentException naming the first invalid RC fault value and its valid range
+         */
         public RailConfig build() {
             return new RailConfig(this);
         }

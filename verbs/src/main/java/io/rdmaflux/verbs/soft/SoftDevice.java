@@ -46,6 +46,9 @@ public final class SoftDevice implements Device, ProgressAgent {
     long udDropped;
     long rcRetransmits;
     long rcToUnknownQp;
+    long rcNakRetransmits;
+    long rcDuplicateRequests;
+    long rcSequenceNaks;
     private long arrivalSeq;
 
     private final Object setupLock = new Object();
@@ -63,13 +66,14 @@ public final class SoftDevice implements Device, ProgressAgent {
     private int ackCount;
     private volatile boolean closed;
 
-    SoftDevice(SoftProvider provider, String name, int portCount, RailConfig rail, SoftFabric fabric) {
+    SoftDevice(SoftProvider provider, String name, int portCount, java.util.function.IntFunction<RailConfig> railOfPort,
+               SoftFabric fabric) {
         this.provider = provider;
         this.name = name;
         this.attachment = fabric.transport().attach(this);
         List<Port> list = new ArrayList<>();
         for (int i = 1; i <= portCount; i++) {
-            SoftPort p = new SoftPort(this, i, rail);
+            SoftPort p = new SoftPort(this, i, railOfPort.apply(i));
             list.add(p);
         }
         this.ports = List.copyOf(list);
@@ -123,6 +127,33 @@ public final class SoftDevice implements Device, ProgressAgent {
      */
     public long rcRetransmits() {
         return rcRetransmits;
+    }
+
+    /**
+     * RC go-back-N retransmissions this NIC's requesters started without waiting for the ACK timer:
+     * on a NAK - PSN sequence error from the responder, or on a READ response that shows an earlier
+     * READ's response missing. Each rewinds to the oldest unacknowledged work request. Written by the
+     * engine thread; a read from another thread may lag.
+     */
+    public long rcNakRetransmits() {
+        return rcNakRetransmits;
+    }
+
+    /**
+     * Duplicate RC requests (a PSN already accepted, after a retransmission or a duplicated frame) this
+     * NIC's responders received: acknowledged again (a READ executed again), never placed or completed
+     * twice. Written by the engine thread; a read from another thread may lag.
+     */
+    public long rcDuplicateRequests() {
+        return rcDuplicateRequests;
+    }
+
+    /**
+     * NAKs - PSN sequence error this NIC's responders sent (a request after a gap in the PSNs). Written
+     * by the engine thread; a read from another thread may lag.
+     */
+    public long rcSequenceNaksSent() {
+        return rcSequenceNaks;
     }
 
     /**
@@ -301,6 +332,20 @@ public final class SoftDevice implements Device, ProgressAgent {
     /** Frames this NIC ever allocated; constant in steady state (no allocation per work request). */
     public int framesAllocated() {
         return framePool.created();
+    }
+
+    /**
+     * Engine: hands an RC frame {@code port} sends (arrival time set) to the transport, through the
+     * port's RC faults when its rail has any ({@link SoftPort#rcFaults()}, read after
+     * {@link SoftPort#engineRail()}).
+     */
+    void transmitRc(SoftPort port, SoftFrame f, long nowNs) {
+        RcFaults faults = port.rcFaults();
+        if (faults == null) {
+            attachment.transmit(f);
+        } else {
+            faults.transmit(f, nowNs, this);
+        }
     }
 
     long monotoneArrival(SoftPort port, long arrivalNs) {

@@ -138,6 +138,34 @@ public final class SoftFrame {
         addPayload(own, 0, other.length);
     }
 
+    /**
+     * Makes this frame a duplicate of {@code other} on the wire: the same header and the same payload
+     * entries, by reference (an RC request's payload stays in registered memory of the sender, a READ
+     * response's in the responder's, as for {@code other}; a duplicate that arrives after the original
+     * was acknowledged is never placed).
+     */
+    void shareFrom(SoftFrame other) {
+        type = other.type;
+        route = other.route;
+        sourceRoute = other.sourceRoute;
+        sourceQpn = other.sourceQpn;
+        destinationQpn = other.destinationQpn;
+        psn = other.psn;
+        hasImmediate = other.hasImmediate;
+        immediate = other.immediate;
+        remoteAddress = other.remoteAddress;
+        rkey = other.rkey;
+        qkey = other.qkey;
+        length = other.length;
+        status = other.status;
+        sentAtNs = other.sentAtNs;
+        deliverAtNs = other.deliverAtNs;
+        payloadCount = 0;
+        for (int i = 0; i < other.payloadCount; i++) {
+            addPayload(other.payloadBuffers[i], other.payloadOffsets[i], other.payloadLengths[i], other.payloadAddresses[i]);
+        }
+    }
+
     /** Returns the frame to its pool; any thread; the frame must not be used afterwards. */
     public void release() {
         clearReferences();

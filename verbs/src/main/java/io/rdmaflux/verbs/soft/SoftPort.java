@@ -5,6 +5,7 @@ import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.PortState;
 import java.util.SplittableRandom;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A soft NIC port: one rail, with the {@link RailConfig} the NIC applies to every frame leaving it.
@@ -22,6 +23,10 @@ import java.util.SplittableRandom;
  * {@link #setState(PortState)} takes the link down or up, from any thread: while DOWN, frames the
  * port would send or receive are lost, so RC requesters retry and then fail with RETRY_EXC_ERR,
  * and UD datagrams are dropped.
+ *
+ * <h2>RC faults</h2>
+ * When the rail has RC faults ({@link RailConfig#hasRcFaults()}), every RC frame the port sends goes
+ * through its {@link RcFaults} stage (loss, duplication, reordering) on the way to the transport.
  *
  * <p><b>Concurrency:</b> accessors and {@link #setState}/{@link #setRail} are thread-safe; the shaping
  * and fault state is used only by the device's engine.
@@ -45,6 +50,10 @@ public final class SoftPort implements Port {
     private long framesDuplicated;
     private long framesReordered;
     private long framesCorrupted;
+    private @Nullable RcFaults rcFaults;
+    long rcLost;
+    long rcDuplicated;
+    long rcReordered;
 
     SoftPort(SoftDevice device, int number, RailConfig rail) {
         this.device = device;
@@ -132,11 +141,30 @@ public final class SoftPort implements Port {
         return framesCorrupted;
     }
 
+    /**
+     * RC frames (requests and responses) this port's RC loss model dropped
+     * ({@link RailConfig#rcLoss()}). Written by the engine thread; a read from another thread may lag.
+     */
+    public long rcFramesLost() {
+        return rcLost;
+    }
+
+    /** RC frames this port sent twice ({@link RailConfig#rcDuplicateRate()}); may lag as {@link #rcFramesLost()}. */
+    public long rcFramesDuplicated() {
+        return rcDuplicated;
+    }
+
+    /** RC frames this port held back so later ones overtook them ({@link RailConfig#rcReorderRate()}); may lag. */
+    public long rcFramesReordered() {
+        return rcReordered;
+    }
+
     // ---- engine side ----
 
     private void applyRail(RailConfig r) {
         engineRail = r;
         loss = r.loss().copy();
+        rcFaults = RcFaults.of(this, r);
         faults = new SplittableRandom(r.faultSeed());
         horizonNs = r.bandwidthBytesPerSec() == Long.MAX_VALUE ? 0 : serializationNs(r.burstBytes(), r.bandwidthBytesPerSec());
     }
@@ -147,6 +175,14 @@ public final class SoftPort implements Port {
             applyRail(rail);
         }
         return engineRail;
+    }
+
+    /**
+     * The RC fault stage of the rail in force, null when it has none; read after {@link #engineRail()}
+     * in the same pass (which picks up a changed rail).
+     */
+    @Nullable RcFaults rcFaults() {
+        return rcFaults;
     }
 
     boolean isUp() {

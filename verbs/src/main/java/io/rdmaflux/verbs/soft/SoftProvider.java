@@ -80,7 +80,7 @@ public final class SoftProvider implements RdmaProvider {
         try {
             for (int i = 0; i < b.devices; i++) {
                 String deviceName = i < b.deviceNames.size() ? b.deviceNames.get(i) : fabric.nextDeviceName();
-                list.add(new SoftDevice(this, deviceName, b.portsPerDevice, b.rail, fabric));
+                list.add(new SoftDevice(this, deviceName, b.portsPerDevice, b::railOf, fabric));
             }
         } catch (RuntimeException e) {
             list.forEach(Device::close);
@@ -283,6 +283,7 @@ public final class SoftProvider implements RdmaProvider {
         private int devices = 1;
         private int portsPerDevice = 1;
         private RailConfig rail = RailConfig.UNSHAPED;
+        private final java.util.TreeMap<Integer, RailConfig> portRails = new java.util.TreeMap<>();
         private List<String> deviceNames = List.of();
         private IdleStrategy idleStrategy = new BackoffIdleStrategy(64, 64, 1_000, 200_000);
         private boolean threadDomain;
@@ -349,10 +350,30 @@ public final class SoftProvider implements RdmaProvider {
             return this;
         }
 
-        /** The rail model every port starts with (each port can be changed later with {@link SoftPort#setRail}). */
+        /**
+         * The rail model every port starts with, unless {@link #portRail(int, RailConfig)} names the
+         * port (each port can be changed later with {@link SoftPort#setRail}).
+         */
         public Builder rail(RailConfig rail) {
             this.rail = Objects.requireNonNull(rail, "rail");
             return this;
+        }
+
+        /**
+         * The rail model port {@code portNumber} (1-based) of every device starts with, instead of
+         * {@link #rail(RailConfig)}: e.g. RC faults on one rail only. The number must be within
+         * {@link #portsPerDevice(int)}, checked by {@link #build()}.
+         */
+        public Builder portRail(int portNumber, RailConfig rail) {
+            if (portNumber < 1 || portNumber > 16) {
+                throw new VerbsException("portNumber must be in [1, 16] but it was " + portNumber);
+            }
+            portRails.put(portNumber, Objects.requireNonNull(rail, "rail"));
+            return this;
+        }
+
+        RailConfig railOf(int portNumber) {
+            return portRails.getOrDefault(portNumber, rail);
         }
 
         /**
@@ -383,6 +404,10 @@ public final class SoftProvider implements RdmaProvider {
         }
 
         public SoftProvider build() {
+            if (!portRails.isEmpty() && portRails.lastKey() > portsPerDevice) {
+                throw new VerbsException("portRail(" + portRails.lastKey() + ", ..) names a port beyond portsPerDevice "
+                    + portsPerDevice + "; raise portsPerDevice or use a port in [1, " + portsPerDevice + "]");
+            }
             return new SoftProvider(this);
         }
     }

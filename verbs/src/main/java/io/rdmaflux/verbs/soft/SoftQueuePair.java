@@ -29,17 +29,30 @@ import org.jspecify.annotations.Nullable;
  * and {@code head} (completed to the CQ; the slot is free again).
  *
  * <h2>RC requester</h2>
- * One frame per work request, PSN = {@code startPsn + index} (24 bits). Requests are pipelined up
- * to the rail's token bucket. Responses: a cumulative ACK, a READ response (which also acknowledges
- * everything before it), or a NAK. A receiver-not-ready NAK rewinds transmission to that PSN and
+ * The requester side of the InfiniBand reliable connection (IBA Vol. 1, chapter 9.7, reliable
+ * service), with go-back-N retransmission as RC NICs do it. One frame per work request, PSN =
+ * {@code startPsn + index} (24 bits). Requests are pipelined up to the rail's token bucket.
+ * Responses: a cumulative ACK, a READ response (which also acknowledges everything before it), or a
+ * NAK; each acknowledges earlier requests implicitly, but never an RDMA READ whose response has not
+ * arrived. Responses for PSNs already acknowledged (duplicates, late ones) are ignored. A NAK - PSN
+ * sequence error ({@link FrameType#SEQUENCE_NAK}: the responder saw a gap) and a READ response
+ * arriving while an earlier READ's response is missing both rewind transmission at once to the oldest
+ * unacknowledged request (go-back-N), once per such request (a repeated NAK for it is stale; a lost
+ * retransmission is left to the ACK timer), counted against {@code retryCount} like a timeout and in
+ * {@link SoftDevice#rcNakRetransmits()}. A receiver-not-ready NAK rewinds transmission to that PSN and
  * retries after {@code rnrTimeoutNs}, up to {@code rnrRetryCount} times (7 = forever), then
  * completes the work request with RNR_RETRY_EXC_ERR. The ACK timer expires {@code retryTimeoutNs}
  * after the later of (a) a round trip after the last ACK and (b) when the last outstanding frame's
  * ACK could first arrive: its departure end on the shaped link plus a round trip. (b) is what a real
  * NIC does by starting the timer when the packet leaves, so a large write still serializing behind
  * an acknowledged one is not retried early. When it expires (port down, peer gone),
- * transmission rewinds to the oldest unacknowledged request (go-back-N), up to {@code retryCount}
- * times, then RETRY_EXC_ERR. Any error moves the QP to ERROR.
+ * transmission rewinds to the oldest unacknowledged request (go-back-N, counted in
+ * {@link SoftDevice#rcRetransmits()}). {@code retryCount} consecutive retries without forward
+ * progress (timeouts and sequence-error rewinds; any newly acknowledged request restarts the count)
+ * are allowed; the next expiry completes the oldest request with RETRY_EXC_ERR. The responder never
+ * executes a PSN twice ({@link SoftResponder}), so a lost request, a lost ACK, a duplicated or
+ * reordered frame all end in each message delivered exactly once, in order. Any error moves the QP
+ * to ERROR.
  *
  * <h2>Receiving side</h2>
  * The RC responder and the UD receiver live in {@link SoftResponder} ({@link #responder}).
@@ -105,6 +118,8 @@ final class SoftQueuePair implements QueuePair {
     private boolean rnrWaiting;
     private int rnrRetries;
     private int transportRetries;
+    /** The oldest unacknowledged index the last NAK-driven go-back-N rewound to; -1 for none. */
+    private long lastNakRewindIndex = -1;
     private long ackDeadlineNs;
     /** ACK deadline of the most recently transmitted frame: its departure end + round trip + retry timeout. */
     private long lastTxDeadlineNs;
@@ -544,6 +559,7 @@ final class SoftQueuePair implements QueuePair {
         boolean up = port.isUp();
         long deadlineAfterArrivalNs = rail.latencyNs() + attributes.retryTimeoutNs();
         FrameTransport.Attachment transport = device.attachment();
+        RcFaults faults = port.rcFaults();
         while (txIndex < tail) {
             int slot = (int) txIndex & sq.mask;
             if (sq.error[slot] != NO_ERROR) {
@@ -584,7 +600,11 @@ final class SoftQueuePair implements QueuePair {
                 f.sentAtNs = nowNs;
                 f.deliverAtNs = arrival;
                 f.type = FRAME_TYPES[op.ordinal()];
-                transport.transmit(f);
+                if (faults == null) {
+                    transport.transmit(f);
+                } else {
+                    faults.transmit(f, nowNs, device);
+                }
             } else {
                 f.release();
             }
@@ -854,24 +874,19 @@ final class SoftQueuePair implements QueuePair {
             return;
         }
         switch (f.type) {
-            case ACK -> {
-                long upTo = index + 1;
-                long i = ackedIndex;
-                while (i < upTo) {
-                    int slot = (int) i & sq.mask;
-                    if (sq.opcode[slot] == WrOpcode.RDMA_READ.ordinal() && !sq.readDone[slot]) {
-                        break;
-                    }
-                    i++;
-                }
-                progress(i, nowNs);
-            }
+            case ACK -> acknowledge(index + 1, nowNs);
             case RDMA_READ_RESPONSE -> {
                 int slot = (int) index & sq.mask;
                 if (sq.opcode[slot] != WrOpcode.RDMA_READ.ordinal()) {
                     return;
                 }
-                progress(index, nowNs);
+                acknowledge(index, nowNs);
+                if (ackedIndex < index) {
+                    // an earlier READ's response is missing (lost or overtaken): this one is out of
+                    // sequence, an implicit NAK; go back to the oldest unacknowledged request
+                    goBackN(nowNs);
+                    return;
+                }
                 String problem = scatterReadResponse(slot, f);
                 if (problem != null) {
                     failAt(index, WcStatus.LOC_PROT_ERR, problem);
@@ -880,8 +895,14 @@ final class SoftQueuePair implements QueuePair {
                 sq.readDone[slot] = true;
                 progress(index + 1, nowNs);
             }
+            case SEQUENCE_NAK -> {
+                if (!rnrWaiting) {
+                    acknowledge(index, nowNs);
+                    goBackN(nowNs);
+                }
+            }
             case NAK -> {
-                progress(index, nowNs);
+                acknowledge(index, nowNs);
                 if (f.status == WcStatus.RNR_RETRY_EXC_ERR) {
                     int limit = attributes.rnrRetryCount();
                     if (limit != 7 && ++rnrRetries > limit) {
@@ -889,7 +910,8 @@ final class SoftQueuePair implements QueuePair {
                             + " had no receive posted after " + limit + " RNR retries of " + attributes.rnrTimeoutNs() + " ns");
                         return;
                     }
-                    txIndex = index;
+                    // from the NAKed request, or from an earlier READ still missing its response
+                    txIndex = ackedIndex;
                     rnrWaitUntilNs = nowNs + attributes.rnrTimeoutNs();
                     rnrWaiting = true;
                     ackDeadlineNs = rnrWaitUntilNs + attributes.retryTimeoutNs();
@@ -910,6 +932,46 @@ final class SoftQueuePair implements QueuePair {
             case REM_INV_REQ_ERR -> ": the posted receive is smaller than the " + sq.length[slot] + "-byte message";
             default -> "";
         };
+    }
+
+    /**
+     * Acknowledges the work requests before index {@code upTo}, stopping at the first RDMA READ whose
+     * response has not arrived: an ACK, a NAK or a later READ response acknowledges earlier requests
+     * implicitly, but not the data of a READ.
+     */
+    private void acknowledge(long upTo, long nowNs) {
+        long i = ackedIndex;
+        while (i < upTo) {
+            int slot = (int) i & sq.mask;
+            if (sq.opcode[slot] == WrOpcode.RDMA_READ.ordinal() && !sq.readDone[slot]) {
+                break;
+            }
+            i++;
+        }
+        progress(i, nowNs);
+    }
+
+    /**
+     * Engine: go-back-N on a NAK - PSN sequence error or a READ response gap, without waiting for the
+     * ACK timer: transmission rewinds to the oldest unacknowledged request. Counted against
+     * {@code retryCount} like a timeout (the count restarts with every forward progress). At most one
+     * such rewind per oldest unacknowledged request: the responder NAKs a gap once, so a second NAK for
+     * it is a stale or duplicated one, and a second READ gap a consequence of the first; if the
+     * retransmission is lost too, the ACK timer recovers.
+     */
+    private void goBackN(long nowNs) {
+        if (txIndex <= ackedIndex || ackedIndex == lastNakRewindIndex) {
+            return;
+        }
+        lastNakRewindIndex = ackedIndex;
+        if (++transportRetries > attributes.retryCount()) {
+            failAt(ackedIndex, WcStatus.RETRY_EXC_ERR, "no progress with " + destination() + " after "
+                + attributes.retryCount() + " retries (PSN sequence errors and ACK timeouts)");
+            return;
+        }
+        txIndex = ackedIndex;
+        ackDeadlineNs = nowNs + attributes.retryTimeoutNs();
+        device.rcNakRetransmits++;
     }
 
     private void progress(long newAcked, long nowNs) {

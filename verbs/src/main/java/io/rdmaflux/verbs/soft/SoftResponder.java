@@ -12,9 +12,24 @@ import org.jspecify.annotations.Nullable;
  * UD receiver.
  *
  * <h2>RC responder</h2>
- * Accepts only the expected PSN; a duplicate (a PSN before it, after a requester retry) is
- * acknowledged again and a READ executed again; a PSN after it is dropped (a gap after a NAK:
- * go-back-N). SEND consumes the oldest posted receive (the QP's own queue or its SRQ) or answers
+ * The responder side of the InfiniBand reliable connection (IBA Vol. 1, chapter 9.7, reliable
+ * service), one PSN per message:
+ * <ul>
+ *   <li><b>Expected PSN:</b> only the request carrying it is executed; each one executed advances it
+ *       by one (24-bit, wrapping).</li>
+ *   <li><b>Duplicate</b> (a PSN before the expected one: a requester retransmission, or a frame the
+ *       wire delivered twice): SEND and RDMA WRITE are not executed again (no second receive
+ *       completion, no second placement) but acknowledged again with the cumulative ACK of the last
+ *       PSN executed; an RDMA READ is executed again (reads have no side effect) and answered with a
+ *       new READ response. Counted in {@link SoftDevice#rcDuplicateRequests()}.</li>
+ *   <li><b>Out of sequence</b> (a PSN after the expected one: an earlier request was lost or
+ *       overtaken): not executed; the responder answers one NAK - PSN sequence error
+ *       ({@link FrameType#SEQUENCE_NAK}) carrying the expected PSN, and silently drops further
+ *       out-of-sequence requests until the expected PSN arrives, so one gap costs one NAK and the
+ *       requester goes back N once. After an RNR NAK the same holds: requests behind the refused one
+ *       are dropped silently until it is retried.</li>
+ * </ul>
+ * SEND consumes the oldest posted receive (the QP's own queue or its SRQ) or answers
  * receiver-not-ready (RNR NAK); RDMA WRITE checks rkey, bounds, protection domain and REMOTE_WRITE,
  * RDMA READ the same with REMOTE_READ, and answers REM_ACCESS_ERR otherwise; RDMA_WRITE_WITH_IMM
  * also consumes a receive. A receive too small for a SEND completes with LOC_LEN_ERR and the
@@ -38,6 +53,8 @@ final class SoftResponder {
     private final int qpn;
     private int expectedPsn;
     private int ackPsn;
+    /** A NAK (sequence error or RNR) went out for {@link #expectedPsn}: drop later PSNs silently until it arrives. */
+    private boolean nakOutstanding;
     /** Whether this responder sits in the device's ACK queue (engine only). */
     boolean ackQueued;
 
@@ -56,6 +73,7 @@ final class SoftResponder {
     void connected(int peerStartPsn) {
         expectedPsn = peerStartPsn & SoftQueuePair.PSN_MASK;
         ackPsn = (expectedPsn - 1) & SoftQueuePair.PSN_MASK;
+        nakOutstanding = false;
     }
 
     /** Engine: an RC request for this QP. */
@@ -66,9 +84,16 @@ final class SoftResponder {
         }
         int d = SoftQueuePair.psnDiff(f.psn, expectedPsn);
         if (d > 0) {
+            if (!nakOutstanding) {
+                nakOutstanding = true;
+                device.rcSequenceNaks++;
+                flushAck(nowNs);
+                sendControl(FrameType.SEQUENCE_NAK, expectedPsn, WcStatus.SUCCESS, nowNs);
+            }
             return;
         }
         if (d < 0) {
+            device.rcDuplicateRequests++;
             if (f.type == FrameType.RDMA_READ_REQUEST) {
                 executeRead(f, nowNs);
             } else {
@@ -106,6 +131,7 @@ final class SoftResponder {
                 executeRead(f, nowNs);
                 expectedPsn = (expectedPsn + 1) & SoftQueuePair.PSN_MASK;
                 ackPsn = f.psn;
+                nakOutstanding = false;
             }
             default -> {
             }
@@ -115,6 +141,7 @@ final class SoftResponder {
     private void accepted(SoftFrame f) {
         expectedPsn = (expectedPsn + 1) & SoftQueuePair.PSN_MASK;
         ackPsn = f.psn;
+        nakOutstanding = false;
         device.queueAck(this);
     }
 
@@ -133,6 +160,7 @@ final class SoftResponder {
         if (slot < 0 || !receiveCq.hasRoom()) {
             flushAck(nowNs);
             sendControl(FrameType.NAK, f.psn, WcStatus.RNR_RETRY_EXC_ERR, nowNs);
+            nakOutstanding = true;
             return;
         }
         if (withWrite) {
@@ -239,7 +267,7 @@ final class SoftResponder {
         if (request.length > 0) {
             f.addPayload(mr.base, (int) (request.remoteAddress - mr.address()), request.length, request.remoteAddress);
         }
-        device.attachment().transmit(f);
+        device.transmitRc(port, f, nowNs);
     }
 
     private void responderError(SoftFrame f, long nowNs, WcStatus status) {
@@ -271,7 +299,7 @@ final class SoftResponder {
         f.length = 0;
         f.sentAtNs = nowNs;
         f.deliverAtNs = device.monotoneArrival(port, port.controlArrival(nowNs));
-        device.attachment().transmit(f);
+        device.transmitRc(port, f, nowNs);
     }
 
     /** Engine: a UD datagram for this QP. */

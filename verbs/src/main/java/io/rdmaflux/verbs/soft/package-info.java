@@ -16,8 +16,10 @@
  *       of a {@link io.rdmaflux.verbs.soft.SoftFabric}: {@link io.rdmaflux.verbs.soft.MemTransport}
  *       ({@code mem://}, in-JVM) here; an IP transport ({@code net://}) plugs in the same way.</li>
  *   <li>The rail model of every port ({@link io.rdmaflux.verbs.soft.RailConfig}: bandwidth, latency,
- *       MTU, {@link io.rdmaflux.verbs.soft.LossGenerator}, UD faults) is applied by the NIC on egress,
- *       driven by the provider's injected clock, so the same fabric runs in real or virtual time.</li>
+ *       MTU, {@link io.rdmaflux.verbs.soft.LossGenerator}, UD faults, and RC faults: loss,
+ *       duplication, reordering, off by default) is applied by the NIC on egress, driven by the
+ *       provider's injected clock, so the same fabric runs in real or virtual time. Under RC faults
+ *       the QPs recover by go-back-N, as an RC NIC on a lossy link does.</li>
  * </ul>
  *
  * <h2>Threading model</h2>
