@@ -654,7 +654,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
     }
 
     /**
-     * Posts a credit-taking frame with selective signaling (seed 001 &sect;4.5 keeps per-message verbs
+     * Posts a credit-taking frame with selective signaling (seed 001 &sect;4.3 keeps per-message verbs
      * work low; verbs lets a signaled completion stand for the unsignaled work requests before it on
      * the same RC send queue): the frame is held back until the next one comes or {@link #flushSends()}
      * runs, then posted unsignaled except every {@code signalInterval}-th, and the last of a burst

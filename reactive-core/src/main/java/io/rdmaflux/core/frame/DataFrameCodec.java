@@ -12,7 +12,7 @@ import org.agrona.MutableDirectBuffer;
  *
  * <p><b>Packed DATA</b> ({@link FrameHeader#FLAG_PACKED}, with FIRST and LAST): several small whole
  * messages with consecutive PSNs from the header's PSN, so one work request and one receive buffer carry
- * them all (coalescing, seed 001 &sect;4.5: fewer verbs operations per message). The message length
+ * them all (coalescing, seed 001 &sect;4.3: fewer verbs operations per message). The message length
  * field holds the count; the payload is, per message:
  * <pre>
  * +---------------------------------------------------------------+

@@ -12,7 +12,7 @@ package io.rdmaflux.core.frame;
  *   <li>{@link #CLOSE}: the sender will send no more messages (graceful) or is aborting; consumes no
  *       credit. One per subchannel, like the FIN of seed 000 &sect;5.3, and a second one with
  *       {@link FrameHeader#FLAG_FINAL} (its last frame on the rail) when the peer's CLOSE came after it.</li>
- *   <li>{@link #RTS}: request to send one large message by rendezvous (seed 001 &sect;3.1, Fig. 2:
+ *   <li>{@link #RTS}: request to send one large message by rendezvous (seed 001 &sect;3, Fig. 2:
  *       "start rendezvous"); consumes one credit, like the first fragment of a message.</li>
  *   <li>{@link #CTS}: clear to send, the receiver's reply with the address and rkey of a
  *       registered message buffer ("reply rendezvous"); consumes no credit.</li>
