@@ -38,7 +38,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Failover, CloseHandshake, ConnectionResources: rail failure, the graceful close, freeing
  * </pre>
  *
- * <p>Large messages go by the RDMA WRITE rendezvous of seed 001 &sect;3.2 ({@link RendezvousSender},
+ * <p>Large messages go by the RDMA WRITE rendezvous of seed 001 &sect;3, Fig. 2 ({@link RendezvousSender},
  * {@link RendezvousReceiver}), striped over rails by the scheduler (seed 000 &sect;4).
  */
 final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, ChannelEvents {

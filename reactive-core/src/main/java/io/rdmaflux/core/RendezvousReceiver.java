@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Connection stage: the receive side of the RDMA WRITE rendezvous (seed 001 &sect;3.2, Fig. 2). An RTS
+ * Connection stage: the receive side of the RDMA WRITE rendezvous (seed 001 &sect;3, Fig. 2). An RTS
  * waits until every earlier PSN has arrived and a registered message buffer of the node's pool is free,
  * then gets a CTS (PSN, address, rkey); granting in PSN order means a buffer is never held by a message
  * that cannot be delivered before one still waiting for a buffer, so a pool of one cannot deadlock. The

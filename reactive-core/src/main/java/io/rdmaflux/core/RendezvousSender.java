@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
 import java.util.Arrays;
 
 /**
- * Connection stage: the send side of the RDMA WRITE rendezvous (seed 001 &sect;3.2, Fig. 2) and its
+ * Connection stage: the send side of the RDMA WRITE rendezvous (seed 001 &sect;3, Fig. 2) and its
  * striping over rails (seed 000 &sect;4.3&ndash;4.4, &sect;5.3). A large message is staged once into a
  * registered slot of the node (or sent from memory the application registered), announced by an RTS,
  * and, once the CTS names the receiver's buffer, split by the scheduler into at most one stripe per rail:

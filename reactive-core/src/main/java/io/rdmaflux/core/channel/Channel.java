@@ -57,7 +57,7 @@ public interface Channel extends Subchannel, AutoCloseable {
     /** Posts the open packed frame; one buffer credit for all its messages. */
     void closePack(long token);
 
-    /** Posts an RTS for a rendezvous message (seed 001 &sect;3.2); one buffer credit. */
+    /** Posts an RTS for a rendezvous message (seed 001 &sect;3, Fig. 2); one buffer credit. */
     void sendRts(int psn, int messageLength, long token);
 
     /** Posts the frame held back by selective signalling, signalled. */

@@ -4,7 +4,7 @@ package io.rdmaflux.core.channel;
  * What a {@link Channel} can do, so the connection asks the channel instead of testing its class.
  *
  * @param maxInlineBytes      payload bytes a send may carry inline in its work request (0: none)
- * @param rdmaWrite           whether the channel posts RDMA WRITEs (the rendezvous of large messages, seed 001 &sect;3.2)
+ * @param rdmaWrite           whether the channel posts RDMA WRITEs (the rendezvous of large messages, seed 001 &sect;3, Fig. 2)
  * @param rdmaRead            whether the channel posts RDMA READs
  * @param orderedDelivery     whether frames of one channel arrive in the order they were posted (RC: yes;
  *                            UD: no, the connection's PSN/ESN window restores order either way)
