@@ -20,6 +20,7 @@ public final class TestSubchannels {
                 case "canSend", "isUsable" -> true;
                 case "sendCredits" -> 16L;
                 case "freeSendBuffers", "maxFramePayloadBytes" -> 16;
+                case "identity" -> proxy;
                 case "toString" -> "subchannel " + rail;
                 case "hashCode" -> rail;
                 case "equals" -> proxy == args[0];

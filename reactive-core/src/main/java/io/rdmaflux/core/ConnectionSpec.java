@@ -1,7 +1,9 @@
 package io.rdmaflux.core;
 
 import io.rdmaflux.core.channel.ChannelFactory;
+import io.rdmaflux.core.channel.ChannelKind;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -12,21 +14,29 @@ import java.util.Objects;
  * <pre>{@code
  * ConnectionSpec.defaults()                          // one rail, the plain send/receive channel
  * ConnectionSpec.rails(2).striping(Rails.adaptive())  // a factory from a striping module
+ * ConnectionSpec.rails(2).channelKind(ChannelKind.RC_SEND_RECV)  // the channel kind of every rail
  * }</pre>
+ *
+ * <p>The channel kind of each rail is agreed in the handshake: the accepting node must offer it
+ * ({@code RdmaNode.Builder.channelProvider(..)}), or the connect fails naming the kind and the rail.
  *
  * @see ChannelFactory for the SPI a striping layer implements
  */
 public final class ConnectionSpec {
-    private static final ConnectionSpec DEFAULTS = new ConnectionSpec(1, ChannelFactory.roundRobin(), 5_000_000_000L);
+    private static final ConnectionSpec DEFAULTS = new ConnectionSpec(1, ChannelFactory.roundRobin(), 5_000_000_000L,
+        List.of(ChannelKind.RC_SEND_RECV));
 
     private final int rails;
     private final ChannelFactory channelFactory;
     private final long connectTimeoutNs;
+    /** One kind for every rail, or one per rail. */
+    private final List<ChannelKind> kinds;
 
-    private ConnectionSpec(int rails, ChannelFactory channelFactory, long connectTimeoutNs) {
+    private ConnectionSpec(int rails, ChannelFactory channelFactory, long connectTimeoutNs, List<ChannelKind> kinds) {
         this.rails = rails;
         this.channelFactory = channelFactory;
         this.connectTimeoutNs = connectTimeoutNs;
+        this.kinds = kinds;
     }
 
     /** One rail, round robin (trivially rail 0), a 5 s connect timeout. */
@@ -50,12 +60,16 @@ public final class ConnectionSpec {
             throw new IllegalArgumentException("rails in [1, 255] required but it was " + n
                 + "; a connection has at least one rail (ConnectionSpec.defaults() has one) and one rail per port given to RdmaNode.Builder.ports(..)");
         }
-        return new ConnectionSpec(n, channelFactory, connectTimeoutNs);
+        if (kinds.size() > 1 && kinds.size() != n) {
+            throw new IllegalArgumentException("rails(" + n + ") but this spec names the channel kinds of " + kinds.size()
+                + " rails " + kinds + "; set the rails first, or give channelKind(kind) for every rail");
+        }
+        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds);
     }
 
     /** This spec with the scheduling policy {@code factory} builds per connection. */
     public ConnectionSpec striping(ChannelFactory factory) {
-        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs);
+        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds);
     }
 
     /** This spec with a connect timeout in ns. @throws IllegalArgumentException unless &gt; 0 */
@@ -63,7 +77,31 @@ public final class ConnectionSpec {
         if (timeoutNs <= 0) {
             throw new IllegalArgumentException("connectTimeoutNs > 0 required but it was " + timeoutNs);
         }
-        return new ConnectionSpec(rails, channelFactory, timeoutNs);
+        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds);
+    }
+
+    /** This spec with channels of {@code kind} on every rail. */
+    public ConnectionSpec channelKind(ChannelKind kind) {
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.of(Objects.requireNonNull(kind, "kind")));
+    }
+
+    /**
+     * This spec with the channel kind of each rail, in rail order.
+     *
+     * @throws IllegalArgumentException unless there is one kind per rail ({@link #rails()})
+     */
+    public ConnectionSpec channelKinds(List<ChannelKind> perRail) {
+        if (perRail.size() != rails) {
+            throw new IllegalArgumentException(perRail.size() + " channel kinds " + perRail + " for " + rails
+                + " rails; give one kind per rail, or channelKind(kind) for every rail");
+        }
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(perRail));
+    }
+
+    /** The channel kind of rail {@code rail}. @throws IndexOutOfBoundsException unless 0 &lt;= rail &lt; rails() */
+    public ChannelKind channelKind(int rail) {
+        Objects.checkIndex(rail, rails);
+        return kinds.size() == 1 ? kinds.get(0) : kinds.get(rail);
     }
 
     public int rails() {
@@ -80,6 +118,6 @@ public final class ConnectionSpec {
 
     @Override
     public String toString() {
-        return "ConnectionSpec{rails=" + rails + ", connectTimeoutNs=" + connectTimeoutNs + "}";
+        return "ConnectionSpec{rails=" + rails + ", kinds=" + kinds + ", connectTimeoutNs=" + connectTimeoutNs + "}";
     }
 }

@@ -4,7 +4,9 @@ import io.rdmaflux.core.buffer.MessageBufferPool;
 import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.QpTimeouts;
 import io.rdmaflux.core.channel.Channel;
-import io.rdmaflux.core.channel.RcSubchannel;
+import io.rdmaflux.core.channel.ChannelKind;
+import io.rdmaflux.core.channel.ChannelProvider;
+import io.rdmaflux.core.channel.ChannelSetup;
 import io.rdmaflux.core.engine.IdleWait;
 import io.rdmaflux.core.engine.ProgressEngine;
 import io.rdmaflux.core.engine.ProgressIdleStrategy;
@@ -94,6 +96,8 @@ public final class RdmaNode implements AutoCloseable {
     private volatile @Nullable MessageBufferPool rendezvousSendPool;
     private final ChannelFactory acceptChannelFactory;
     private final QpTimeouts qpTimeouts;
+    /** The channel kinds this node offers, each with its provider. */
+    private final java.util.Map<ChannelKind, ChannelProvider> channelProviders;
     private final Set<DefaultRdmaConnection> connections = ConcurrentHashMap.newKeySet();
     private final List<RdmaServer> servers = new ArrayList<>();
     private final AtomicLong connectionIds = new AtomicLong();
@@ -121,6 +125,7 @@ public final class RdmaNode implements AutoCloseable {
         this.rendezvousThresholdBytes = b.rendezvousThresholdBytes >= 0 ? b.rendezvousThresholdBytes : bufferBytes - FrameHeader.LENGTH;
         this.acceptChannelFactory = b.acceptChannelFactory;
         this.qpTimeouts = new QpTimeouts(b.qpRetryTimeoutNs, b.qpRetryCount, b.qpRnrTimeoutNs, b.qpRnrRetryCount);
+        this.channelProviders = java.util.Map.copyOf(b.channelProviders);
         this.pd = device.allocateProtectionDomain();
         boolean drive = b.driveProvider != null ? b.driveProvider : provider.threadingMode() == ThreadingMode.INVOKER;
         this.engine = new ProgressEngine(name, b.threadingMode, clock, idleStrategy(b.idleStrategy, drive), Throwable::printStackTrace);
@@ -227,7 +232,7 @@ public final class RdmaNode implements AutoCloseable {
     }
 
     private CompletableFuture<CmParams> accept(PortAddress from, CmParams request, Consumer<RdmaConnection> emit) {
-        List<RcSubchannel> created = new ArrayList<>();
+        List<Channel> created = new ArrayList<>();
         try {
             ensureOpen();
             HandshakeCodec peer = HandshakeCodec.decode(request.privateData());
@@ -236,21 +241,25 @@ public final class RdmaNode implements AutoCloseable {
                 throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for " + rails
                     + " rails but node " + name + " has " + ports.length + " ports; use ConnectionSpec.rails(n) with n <= " + ports.length);
             }
+            List<ChannelKind> kinds = new ArrayList<>(rails);
             for (int r = 0; r < rails; r++) {
-                created.add(newSubchannel(r));
+                kinds.add(offeredKind(from, r, peer.kindCodes().get(r)));
+            }
+            for (int r = 0; r < rails; r++) {
+                created.add(newChannel(r, kinds.get(r)));
             }
             List<QpEndpoint> endpoints = new ArrayList<>();
             for (int r = 0; r < rails; r++) {
-                RcSubchannel sc = created.get(r);
+                Channel sc = created.get(r);
                 sc.connect(request.endpoints().get(r), peer.bufferBytes(), peer.receiveBuffers(), peer.initialCredits(), false);
                 endpoints.add(sc.localEndpoint());
             }
             DefaultRdmaConnection c = register(created, acceptChannelFactory, peer.maxMessageBytes(), peer.rendezvousBuffers() > 0,
                 "accepted from " + from);
             emit.accept(c);
-            return CompletableFuture.completedFuture(new CmParams(endpoints, handshake(rails).encode()));
+            return CompletableFuture.completedFuture(new CmParams(endpoints, handshake(kinds).encode()));
         } catch (RuntimeException e) {
-            created.forEach(RcSubchannel::close);
+            created.forEach(Channel::close);
             return CompletableFuture.failedFuture(e);
         }
     }
@@ -270,15 +279,24 @@ public final class RdmaNode implements AutoCloseable {
                 return Mono.error(new IllegalArgumentException("spec asks for " + spec.rails() + " rails but node " + name
                     + " has " + ports.length + " ports; add ports with RdmaNode.Builder.ports(..) or use fewer rails"));
             }
-            List<RcSubchannel> created = new ArrayList<>();
+            List<Channel> created = new ArrayList<>();
             try {
                 List<QpEndpoint> endpoints = new ArrayList<>();
+                List<ChannelKind> kinds = new ArrayList<>(spec.rails());
                 for (int r = 0; r < spec.rails(); r++) {
-                    RcSubchannel sc = newSubchannel(r);
+                    ChannelKind kind = spec.channelKind(r);
+                    if (!channelProviders.containsKey(kind)) {
+                        throw new IllegalArgumentException("spec asks for channel kind " + kind + " on rail " + r + " but node " + name
+                            + " offers " + channelProviders.keySet() + "; add its provider with RdmaNode.Builder.channelProvider(..)");
+                    }
+                    kinds.add(kind);
+                }
+                for (int r = 0; r < spec.rails(); r++) {
+                    Channel sc = newChannel(r, kinds.get(r));
                     created.add(sc);
                     endpoints.add(sc.localEndpoint());
                 }
-                CmParams request = new CmParams(endpoints, handshake(spec.rails()).encode());
+                CmParams request = new CmParams(endpoints, handshake(kinds).encode());
                 return Mono.fromFuture(provider.connectionManager().connect(address, request, spec.connectTimeoutNs()))
                     .map(reply -> {
                         HandshakeCodec peer = HandshakeCodec.decode(reply.privateData());
@@ -287,29 +305,52 @@ public final class RdmaNode implements AutoCloseable {
                                 + reply.endpoints().size() + " rails but " + created.size() + " were asked");
                         }
                         for (int r = 0; r < created.size(); r++) {
+                            if (peer.kindCodes().get(r) != kinds.get(r).wireCode()) {
+                                throw new RdmaException(RdmaException.Category.PROTOCOL, "peer at " + address + " answered channel kind code "
+                                    + peer.kindCodes().get(r) + " on rail " + r + " but " + kinds.get(r) + " was asked");
+                            }
+                        }
+                        for (int r = 0; r < created.size(); r++) {
                             created.get(r).connect(reply.endpoints().get(r), peer.bufferBytes(), peer.receiveBuffers(),
                                 peer.initialCredits(), true);
                         }
                         return (RdmaConnection) register(created, spec.channelFactory(), peer.maxMessageBytes(),
                             peer.rendezvousBuffers() > 0, "to " + address);
                     })
-                    .doOnError(e -> created.forEach(RcSubchannel::close))
-                    .doOnCancel(() -> created.forEach(RcSubchannel::close));
+                    .doOnError(e -> created.forEach(Channel::close))
+                    .doOnCancel(() -> created.forEach(Channel::close));
             } catch (RuntimeException e) {
-                created.forEach(RcSubchannel::close);
+                created.forEach(Channel::close);
                 return Mono.error(e);
             }
         });
     }
 
-    private HandshakeCodec handshake(int rails) {
-        return new HandshakeCodec(rails, bufferBytes, receiveBuffers, 0, maxMessageBytes, rendezvousBuffers);
+    private HandshakeCodec handshake(List<ChannelKind> kinds) {
+        return new HandshakeCodec(kinds.size(), bufferBytes, receiveBuffers, 0, maxMessageBytes, rendezvousBuffers,
+            kinds.stream().map(ChannelKind::wireCode).toList());
     }
 
-    private RcSubchannel newSubchannel(int rail) {
+    /** The kind a peer's handshake asks for on {@code rail}, if this node offers it. */
+    private ChannelKind offeredKind(PortAddress from, int rail, int code) {
+        ChannelKind kind;
+        try {
+            kind = ChannelKind.ofWireCode(code);
+        } catch (IllegalArgumentException e) {
+            throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for rail " + rail + ": " + e.getMessage());
+        }
+        if (!channelProviders.containsKey(kind)) {
+            throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for channel kind " + kind
+                + " on rail " + rail + " but node " + name + " offers " + channelProviders.keySet()
+                + "; add its provider with RdmaNode.Builder.channelProvider(..)");
+        }
+        return kind;
+    }
+
+    private Channel newChannel(int rail, ChannelKind kind) {
         // CTS and FIN frames take no credit: each rendezvous buffer can have one of each in flight per rail
-        return new RcSubchannel(rail, pd, ports[rail], bufferBytes, receiveBuffers, controlBuffers + 2 * rendezvousBuffers,
-            sendBuffers, creditThreshold, qpTimeouts, rendezvousBuffers);
+        return channelProviders.get(kind).open(new ChannelSetup(rail, pd, ports[rail], bufferBytes, receiveBuffers,
+            controlBuffers + 2 * rendezvousBuffers, sendBuffers, creditThreshold, qpTimeouts, rendezvousBuffers));
     }
 
     /**
@@ -373,7 +414,7 @@ public final class RdmaNode implements AutoCloseable {
         }
     }
 
-    private DefaultRdmaConnection register(List<RcSubchannel> subchannels, ChannelFactory factory, int peerMaxMessageBytes,
+    private DefaultRdmaConnection register(List<Channel> subchannels, ChannelFactory factory, int peerMaxMessageBytes,
                                            boolean peerRendezvous,
                                            String description) {
         Channel[] scs = subchannels.toArray(new Channel[0]);
@@ -553,8 +594,20 @@ public final class RdmaNode implements AutoCloseable {
         private int qpRetryCount = QpTimeouts.DEFAULTS.retryCount();
         private long qpRnrTimeoutNs = QpTimeouts.DEFAULTS.rnrTimeoutNs();
         private int qpRnrRetryCount = QpTimeouts.DEFAULTS.rnrRetryCount();
+        private final java.util.Map<ChannelKind, ChannelProvider> channelProviders =
+            new java.util.EnumMap<>(java.util.Map.of(ChannelKind.RC_SEND_RECV, ChannelProvider.rcSendRecv()));
 
         private Builder() {
+        }
+
+        /**
+         * Offers the channels of {@code provider}'s kind to connections of this node: to rails whose
+         * {@code ConnectionSpec} asks for it, and to peers whose handshake asks for it. The RC send/receive
+         * channel is always offered; a provider of the same kind replaces the one before.
+         */
+        public Builder channelProvider(ChannelProvider provider) {
+            channelProviders.put(Objects.requireNonNull(provider.kind(), "provider.kind()"), provider);
+            return this;
         }
 
         public Builder provider(RdmaProvider provider) {

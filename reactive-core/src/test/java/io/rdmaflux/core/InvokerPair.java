@@ -20,6 +20,7 @@ final class InvokerPair implements AutoCloseable {
     final RdmaNode serverNode;
     final RdmaConnection client;
     final RdmaConnection server;
+    private final PortAddress listenAddress;
 
     private InvokerPair(int ports, ConnectionSpec spec, Consumer<RdmaNode.Builder> config) {
         soft = SoftTwoNodes.create(ports, RailConfig.UNSHAPED);
@@ -36,6 +37,7 @@ final class InvokerPair implements AutoCloseable {
         clientNode = cb.build();
         serverNode = sb.build();
         RdmaServer listener = serverNode.bind(new PortAddress("mem", soft.b().devices().get(0).name(), 0));
+        listenAddress = listener.address();
         AtomicReference<RdmaConnection> accepted = new AtomicReference<>();
         AtomicReference<RdmaConnection> connected = new AtomicReference<>();
         AtomicReference<Throwable> error = new AtomicReference<>();
@@ -60,6 +62,11 @@ final class InvokerPair implements AutoCloseable {
 
     static InvokerPair open(int ports, ConnectionSpec spec, Consumer<RdmaNode.Builder> config) {
         return new InvokerPair(ports, spec, config);
+    }
+
+    /** Where the server node listens. */
+    PortAddress listenAddress() {
+        return listenAddress;
     }
 
     /** One pass: both providers, then both nodes. */

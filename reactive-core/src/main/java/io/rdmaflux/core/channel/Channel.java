@@ -2,6 +2,7 @@ package io.rdmaflux.core.channel;
 
 import io.rdmaflux.core.RdmaMessage;
 import io.rdmaflux.core.frame.FrameType;
+import io.rdmaflux.verbs.QpEndpoint;
 import org.agrona.DirectBuffer;
 
 /**
@@ -39,6 +40,19 @@ public interface Channel extends Subchannel, AutoCloseable {
 
     /** Sets who hears this channel's events; once, before the first {@link #doWork}. */
     void events(ChannelEvents events);
+
+    /** What the peer needs to connect to this channel (sent in the connection handshake). */
+    QpEndpoint localEndpoint();
+
+    /**
+     * Connects to the peer's endpoint, with what the peer's handshake said of its side.
+     *
+     * @param peerBufferBytes    the peer's receive buffer size: frames sent are at most this long, bytes
+     * @param peerReceiveBuffers the peer's DATA receive buffers: the most buffer credits this side can hold
+     * @param initialCredits     buffer credits the peer granted in its handshake
+     * @param connecting         whether this is the connecting side, which sends the first frame
+     */
+    void connect(QpEndpoint remote, int peerBufferBytes, int peerReceiveBuffers, int initialCredits, boolean connecting);
 
     /** Polls completions and sends a CREDIT frame if one is due. @return work done */
     int doWork(long nowNs);

@@ -1,8 +1,12 @@
 package io.rdmaflux.core.frame;
 
+
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 
 /**
  * The connection parameters each side puts in the connection manager's private data
@@ -23,8 +27,15 @@ import java.nio.ByteOrder;
  * |                   initial credits per rail                    | 16
  * +---------------------------------------------------------------+
  * |               largest message accepted, in bytes              | 20
- * +---------------------------------------------------------------+
+ * +---------------+---------------+-------------------------------+
+ * | kind of rail 0| kind of rail 1|  ... one byte per rail        | 24
+ * +---------------+---------------+-------------------------------+
  * </pre>
+ *
+ * <p>The kinds are what the connecting side asks for on each rail and
+ * what the accepting side agreed to, as {@code io.rdmaflux.core.channel.ChannelKind#wireCode()} values
+ * in [1, 255]; a record of exactly 24 bytes (a peer from before the kinds) means
+ * {@link #RC_SEND_RECV} on every rail.
  *
  * @param rails             how many subchannels (one per rail) the sender of this record opens, in [1, 255]
  * @param bufferBytes       receive buffer size in bytes; frames sent to this side must fit it
@@ -33,9 +44,12 @@ import java.nio.ByteOrder;
  * @param maxMessageBytes   the largest message this side reassembles
  * @param rendezvousBuffers the sender's registered message buffers for rendezvous, in [0, 65535]; 0 means
  *                          it accepts no RTS, so large messages must reach it as DATA fragments
+ * @param kindCodes         the channel kind code of each rail, {@code rails} entries in [1, 255]
  */
 public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int initialCredits, int maxMessageBytes,
-                             int rendezvousBuffers) {
+                             int rendezvousBuffers, List<Integer> kindCodes) {
+    /** The kind code of the RC send/receive channel, what a handshake without kinds means. */
+    public static final int RC_SEND_RECV = 1;
     public static final int MAGIC = 0x58464452;
     public static final int LENGTH = 24;
     private static final ByteOrder ORDER = ByteOrder.LITTLE_ENDIAN;
@@ -52,6 +66,23 @@ public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int
             throw new IllegalArgumentException("handshake values out of range: receiveBuffers=" + receiveBuffers
                 + ", initialCredits=" + initialCredits + ", maxMessageBytes=" + maxMessageBytes + ", rendezvousBuffers=" + rendezvousBuffers);
         }
+        kindCodes = List.copyOf(kindCodes);
+        if (kindCodes.size() != rails) {
+            throw new IllegalArgumentException("one channel kind per rail required but " + kindCodes.size() + " were given for "
+                + rails + " rails");
+        }
+        for (int code : kindCodes) {
+            if (code < 1 || code > 255) {
+                throw new IllegalArgumentException("channel kind codes in [1, 255] required but one was " + code);
+            }
+        }
+    }
+
+    /** A handshake of RC send/receive rails. */
+    public HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int initialCredits, int maxMessageBytes,
+                          int rendezvousBuffers) {
+        this(rails, bufferBytes, receiveBuffers, initialCredits, maxMessageBytes, rendezvousBuffers,
+            Collections.nCopies(Math.max(0, rails), RC_SEND_RECV));
     }
 
     /** A handshake of a side that accepts no rendezvous. */
@@ -60,7 +91,7 @@ public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int
     }
 
     public byte[] encode() {
-        byte[] out = new byte[LENGTH];
+        byte[] out = new byte[LENGTH + rails];
         UnsafeBuffer b = new UnsafeBuffer(out);
         b.putInt(0, MAGIC, ORDER);
         b.putByte(4, (byte) FrameHeader.VERSION);
@@ -70,6 +101,9 @@ public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int
         b.putInt(12, receiveBuffers, ORDER);
         b.putInt(16, initialCredits, ORDER);
         b.putInt(20, maxMessageBytes, ORDER);
+        for (int r = 0; r < rails; r++) {
+            b.putByte(LENGTH + r, (byte) (int) kindCodes.get(r));
+        }
         return out;
     }
 
@@ -89,9 +123,20 @@ public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int
         if (version != FrameHeader.VERSION) {
             throw new FrameFormatException("peer speaks rdmaflux protocol version " + version + ", this node " + FrameHeader.VERSION);
         }
+        int rails = b.getByte(5) & 0xFF;
+        List<Integer> kinds = new ArrayList<>(rails);
+        if (privateData.length == LENGTH) {
+            kinds.addAll(Collections.nCopies(rails, RC_SEND_RECV));
+        } else if (privateData.length < LENGTH + rails) {
+            throw new FrameFormatException("peer handshake of " + privateData.length + " bytes names " + rails
+                + " rails but not the channel kind of each (" + (LENGTH + rails) + " bytes expected)");
+        }
         try {
-            return new HandshakeCodec(b.getByte(5) & 0xFF, b.getInt(8, ORDER), b.getInt(12, ORDER), b.getInt(16, ORDER),
-                b.getInt(20, ORDER), b.getShort(6, ORDER) & 0xFFFF);
+            for (int r = 0; kinds.size() < rails; r++) {
+                kinds.add(b.getByte(LENGTH + r) & 0xFF);
+            }
+            return new HandshakeCodec(rails, b.getInt(8, ORDER), b.getInt(12, ORDER), b.getInt(16, ORDER),
+                b.getInt(20, ORDER), b.getShort(6, ORDER) & 0xFFFF, kinds);
         } catch (IllegalArgumentException e) {
             throw new FrameFormatException("peer handshake is invalid: " + e.getMessage());
         }

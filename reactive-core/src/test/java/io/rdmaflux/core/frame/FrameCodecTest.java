@@ -224,7 +224,7 @@ class FrameCodecTest {
     void handshakeRoundTripsThroughItsHexDump() {
         HandshakeCodec h = new HandshakeCodec(2, 4096, 64, 0, 1 << 20);
         byte[] bytes = h.encode();
-        assertEquals("52444658" + "0302" + "0000" + "00100000" + "40000000" + "00000000" + "00001000", HEX.formatHex(bytes));
+        assertEquals("52444658" + "0302" + "0000" + "00100000" + "40000000" + "00000000" + "00001000" + "0101", HEX.formatHex(bytes));
         assertEquals(h, HandshakeCodec.decode(bytes));
     }
 
@@ -335,8 +335,37 @@ class FrameCodecTest {
     void handshakeCarriesTheRendezvousBufferCountInTheFormerlyReservedField() {
         HandshakeCodec h = new HandshakeCodec(1, 8192, 64, 0, 1 << 20, 4);
         byte[] bytes = h.encode();
-        assertEquals("52444658" + "0301" + "0400" + "00200000" + "40000000" + "00000000" + "00001000", HEX.formatHex(bytes));
+        assertEquals("52444658" + "0301" + "0400" + "00200000" + "40000000" + "00000000" + "00001000" + "01", HEX.formatHex(bytes));
         assertEquals(h, HandshakeCodec.decode(bytes));
         assertThrows(IllegalArgumentException.class, () -> new HandshakeCodec(1, 8192, 64, 0, 1 << 20, 65536));
+    }
+
+    @Test
+    void handshakeNamesTheChannelKindOfEachRailAfterTheFixedPart() {
+        HandshakeCodec h = new HandshakeCodec(3, 4096, 64, 0, 1 << 20, 0, java.util.List.of(1, 7, 255));
+        byte[] bytes = h.encode();
+        assertEquals(HandshakeCodec.LENGTH + 3, bytes.length);
+        assertEquals("0107ff", HEX.formatHex(bytes, HandshakeCodec.LENGTH, bytes.length));
+        assertEquals(h, HandshakeCodec.decode(bytes));
+    }
+
+    @Test
+    void aHandshakeWithoutKindsMeansRcSendRecvOnEveryRail() {
+        byte[] bytes = java.util.Arrays.copyOf(new HandshakeCodec(2, 4096, 64, 0, 1 << 20).encode(), HandshakeCodec.LENGTH);
+        assertEquals(java.util.List.of(HandshakeCodec.RC_SEND_RECV, HandshakeCodec.RC_SEND_RECV), HandshakeCodec.decode(bytes).kindCodes());
+    }
+
+    @Test
+    void aHandshakeWithTooFewOrInvalidKindsIsRefusedNamingIt() {
+        byte[] full = new HandshakeCodec(3, 4096, 64, 0, 1 << 20).encode();
+        FrameFormatException cut = assertThrows(FrameFormatException.class,
+            () -> HandshakeCodec.decode(java.util.Arrays.copyOf(full, HandshakeCodec.LENGTH + 2)));
+        assertTrue(cut.getMessage().contains("names 3 rails but not the channel kind of each (27 bytes expected)"), cut.getMessage());
+        full[HandshakeCodec.LENGTH + 1] = 0;
+        FrameFormatException zero = assertThrows(FrameFormatException.class, () -> HandshakeCodec.decode(full));
+        assertTrue(zero.getMessage().contains("channel kind codes in [1, 255] required but one was 0"), zero.getMessage());
+        IllegalArgumentException count = assertThrows(IllegalArgumentException.class,
+            () -> new HandshakeCodec(2, 4096, 64, 0, 1 << 20, 0, java.util.List.of(1)));
+        assertTrue(count.getMessage().contains("one channel kind per rail required but 1 were given for 2 rails"), count.getMessage());
     }
 }
