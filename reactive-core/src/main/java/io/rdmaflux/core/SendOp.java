@@ -4,6 +4,7 @@ import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
+import reactor.core.Scannable;
 import reactor.core.Fuseable;
 import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Operators;
@@ -36,7 +37,7 @@ import java.lang.invoke.VarHandle;
  * {@code onNext} chain and its checks per message (the same fusion Reactor's own {@code publishOn} and
  * {@code flatMap} do). Asynchronous fusion is not asked for: such sources keep the queue.
  */
-final class SendOp implements CoreSubscriber<RdmaMessage> {
+final class SendOp implements CoreSubscriber<RdmaMessage>, Scannable {
     private static final VarHandle WIP;
 
     static {
@@ -90,6 +91,41 @@ final class SendOp implements CoreSubscriber<RdmaMessage> {
     @Override
     public Context currentContext() {
         return Context.of(sink.contextView());
+    }
+
+    /**
+     * Reactor's introspection, as its operators answer it: the publisher's subscription (PARENT), the
+     * messages queued and not yet transmitted (BUFFERED), the queue's capacity (PREFETCH), whether the
+     * publisher ended (TERMINATED) and with what error (ERROR), and whether the send was cancelled
+     * (CANCELLED). Any thread; the counts may lag the progress thread.
+     */
+    @Override
+    public @Nullable Object scanUnsafe(Attr key) {
+        if (key == Attr.PARENT) {
+            return subscription;
+        }
+        if (key == Attr.BUFFERED) {
+            return queue.size() + Math.max(0, localTail - localHead);
+        }
+        if (key == Attr.PREFETCH) {
+            return queue.capacity();
+        }
+        if (key == Attr.TERMINATED) {
+            return publisherDone;
+        }
+        if (key == Attr.ERROR) {
+            return publisherError;
+        }
+        if (key == Attr.CANCELLED) {
+            return cancelled;
+        }
+        if (key == Attr.RUN_STYLE) {
+            return Attr.RunStyle.ASYNC;
+        }
+        if (key == Attr.NAME) {
+            return "send(" + connection.name() + ")";
+        }
+        return null;
     }
 
     @Override

@@ -106,7 +106,6 @@ class FragmentationTest {
             long creditBefore = p.server.metrics().framesSent(FrameType.CREDIT);
             byte[] big = pattern(4 * PAYLOAD + 100, 9);
             SendOutcome sent = SendOutcome.of(p.client.send(Mono.just(RdmaMessage.of(big))));
-            Subchannel rail = p.client.subchannels().get(0);
             long maxInFlight = 0;
             for (int pass = 0; got.get() == null; pass++) {
                 sent.assertNoError();
@@ -118,6 +117,8 @@ class FragmentationTest {
                 long inFlight = p.client.metrics().framesSent(FrameType.DATA) - p.server.metrics().framesReceived(FrameType.DATA);
                 maxInFlight = Math.max(maxInFlight, inFlight);
                 assertTrue(inFlight <= receiveBuffers, inFlight + " fragments in flight with " + receiveBuffers + " receive buffers");
+                // a fresh snapshot each pass: subchannels() pictures the rail when called
+                Subchannel rail = p.client.subchannels().get(0);
                 assertTrue(rail.sendCredits() <= receiveBuffers, "credits held " + rail.sendCredits());
             }
             assertArrayEquals(big, got.get());
