@@ -2,7 +2,6 @@ package io.rdmaflux.core;
 
 import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
-import io.rdmaflux.core.RdmaException;
 
 /**
  * Connection stage: rail failover (seed 000 &sect;4.2: any subchannel can carry any message; seed 003

@@ -2,7 +2,6 @@ package io.rdmaflux.core.channel;
 
 import io.rdmaflux.core.RdmaException;
 import io.rdmaflux.core.RdmaMessage;
-import io.rdmaflux.core.RdmaProtocolException;
 import io.rdmaflux.core.RdmaTransportException;
 import io.rdmaflux.core.buffer.SlotPool;
 import io.rdmaflux.core.credit.ReceiveCredits;
@@ -27,11 +26,9 @@ import io.rdmaflux.verbs.QpInitAttributes;
 import io.rdmaflux.verbs.QpType;
 import io.rdmaflux.verbs.QueuePair;
 import io.rdmaflux.verbs.ReceiveWorkRequest;
-import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.VerbsException;
 import io.rdmaflux.verbs.WcStatus;
 import io.rdmaflux.verbs.WorkCompletion;
-import io.rdmaflux.verbs.WrOpcode;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.jspecify.annotations.Nullable;
 
@@ -55,16 +52,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class RcSubchannel implements Channel, CompletionSink {
     private static final long KIND_RECV = WorkRequestTokens.WR_RECV;
-    private static final long KIND_SEND = WorkRequestTokens.WR_SEND;
-    private static final long KIND_WRITE = WorkRequestTokens.WR_WRITE;
     private static final long NO_TOKEN = WorkRequestTokens.NONE;
-    /**
-     * Send work requests beyond the send buffers: a send buffer is reused once its completion is
-     * polled, which a provider may report before it retires the work request from its queue.
-     */
-    private static final int SEND_WR_HEADROOM = 8;
-    /** Upper bound of the unsignaled run: DATA/RTS sends posted between two signaled ones. */
-    private static final int MAX_SIGNAL_INTERVAL = 16;
 
     private final int rail;
     private final Port port;
@@ -74,35 +62,14 @@ public final class RcSubchannel implements Channel, CompletionSink {
     private final SlotPool sendPool;
     private final int receiveBuffers;
     private final ReceiveCredits receiveCredits;
-    private final long[] sendTokens;
-    /**
-     * Work request ids of the send queue in posting order (SENDs and WRITEs), {@code postedHead} to
-     * {@code postedTail}: a completion retires its work request and every earlier one, which were
-     * unsignaled (selective signaling, verbs semantics: RC completes a send queue in order).
-     */
-    private final long[] postedWrIds;
-    private final int postedMask;
-    private long postedHead;
-    private long postedTail;
-    /** Every how many DATA/RTS sends one is signaled (at most {@link #MAX_SIGNAL_INTERVAL}). */
-    private final int signalInterval;
-    private int unsignaledRun;
-    /**
-     * A credit-taking frame encoded but not yet posted (-1 if none): it is posted unsignaled when the
-     * next frame comes, or signaled by {@link #flushSends()}, so the last send of a burst is always
-     * signaled and no completion waits on traffic that never comes.
-     */
-    private int deferredSlot = -1;
-    private int deferredLength;
-    private FrameType deferredType = FrameType.DATA;
+    private final RcSendQueue sendQueue;
+    private final RcFrameDispatch dispatch;
     /** The packed DATA frame being filled ({@link #openPack}): its send slot (-1 if none), first PSN, write position, count. */
     private int packSlot = -1;
     private int packPsn;
     private int packPosition;
     private int packCount;
     private final int maxWrites;
-    private int writesInFlight;
-    private final SendWorkRequest sendWr = new SendWorkRequest();
     private final ReceiveWorkRequest recvWr = new ReceiveWorkRequest();
     private final UnsafeBuffer recvMemory;
     private final UnsafeBuffer sendMemory;
@@ -110,14 +77,10 @@ public final class RcSubchannel implements Channel, CompletionSink {
     private int peerBufferBytes;
     private int peerReceiveBuffers;
     private long sendCredits;
-    private int framesInFlight;
     private long bytesSent;
     private long messagesCompleted;
     private long packedFramesSent;
-    private long sendsPosted;
-    private long sendCompletions;
-    /** Frames posted and frames received, by {@link FrameType#code()}: plain counters of the progress thread. */
-    private final long[] framesSentByType = new long[FrameType.values().length + 1];
+    /** Frames received, by {@link FrameType#code()}: plain counters of the progress thread. */
     private final long[] framesReceivedByType = new long[FrameType.values().length + 1];
     private boolean established;
     private boolean failed;
@@ -162,9 +125,9 @@ public final class RcSubchannel implements Channel, CompletionSink {
         try {
             rp = new SlotPool("recv rail " + rail, pd, bufferBytes, totalRecv, Access.LOCAL_WRITE);
             sp = new SlotPool("send rail " + rail, pd, bufferBytes, sendBuffers, Access.LOCAL_WRITE);
-            c = pd.device().createCompletionQueue(totalRecv + sendBuffers + SEND_WR_HEADROOM + maxWrites + 8);
+            c = pd.device().createCompletionQueue(totalRecv + sendBuffers + RcSendQueue.HEADROOM + maxWrites + 8);
             q = pd.createQueuePair(QpInitAttributes.builder(QpType.RC, port).cq(c)
-                .maxSendWr(sendBuffers + SEND_WR_HEADROOM + maxWrites).maxReceiveWr(totalRecv).maxInlineBytes(0)
+                .maxSendWr(sendBuffers + RcSendQueue.HEADROOM + maxWrites).maxReceiveWr(totalRecv).maxInlineBytes(0)
                 .retryCount(timeouts.retryCount()).retryTimeoutNs(timeouts.retryTimeoutNs())
                 .rnrRetryCount(timeouts.rnrRetryCount()).rnrTimeoutNs(timeouts.rnrTimeoutNs()).build());
             q.init();
@@ -189,10 +152,8 @@ public final class RcSubchannel implements Channel, CompletionSink {
         this.qp = q;
         this.recvMemory = rp.memory();
         this.sendMemory = sp.memory();
-        this.sendTokens = new long[sendBuffers];
-        this.postedWrIds = new long[Integer.highestOneBit(sendBuffers + SEND_WR_HEADROOM + maxWrites + 1) << 1];
-        this.postedMask = postedWrIds.length - 1;
-        this.signalInterval = Math.max(1, Math.min(MAX_SIGNAL_INTERVAL, sendBuffers / 4));
+        this.sendQueue = new RcSendQueue(this, q, sp, rail, maxWrites);
+        this.dispatch = new RcFrameDispatch(this, recvMemory);
         for (int i = 0; i < totalRecv; i++) {
             postReceive(receivePool.acquire());
         }
@@ -286,7 +247,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     @Override
     public int framesInFlight() {
-        return framesInFlight;
+        return sendQueue.framesInFlight();
     }
 
     @Override
@@ -301,12 +262,12 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     /** SEND work requests posted (every frame). */
     public long sendsPosted() {
-        return sendsPosted;
+        return sendQueue.sendsPosted();
     }
 
     /** SEND completions polled: with selective signaling fewer than {@link #sendsPosted()}. */
     public long sendCompletions() {
-        return sendCompletions;
+        return sendQueue.sendCompletions();
     }
 
     /** Packed DATA frames posted (each carrying several messages). */
@@ -319,7 +280,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
      * Read on any thread the count may be slightly stale.
      */
     public long framesSent(FrameType type) {
-        return framesSentByType[type.code()];
+        return sendQueue.framesSent(type);
     }
 
     /** Frames of {@code type} that arrived on this rail and passed the header checks; may be slightly stale off the progress thread. */
@@ -382,12 +343,11 @@ public final class RcSubchannel implements Channel, CompletionSink {
             message.copyTo(srcOffset, sendMemory, DataFrameCodec.payloadOffset(off), length);
         }
         sendCredits--;
-        framesInFlight++;
         bytesSent += length;
         if (last) {
             messagesCompleted++;
         }
-        postBatched(slot, FrameHeader.LENGTH + length, token, FrameType.DATA);
+        sendQueue.postBatched(slot, FrameHeader.LENGTH + length, token, FrameType.DATA);
     }
 
     /**
@@ -397,7 +357,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
      */
     public void openPack(int psn) {
         packSlot = sendPool.acquire();
-        sendTokens[packSlot] = NO_TOKEN;
+        sendQueue.clearToken(packSlot);
         packPsn = psn;
         packCount = 0;
         packPosition = DataFrameCodec.payloadOffset(sendPool.offset(packSlot));
@@ -424,11 +384,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
      * what these frames carried (their bytes stay in the send buffers until {@link #close()}).
      */
     public void forEachUnackedSend(UnackedSend visitor) {
-        for (int slot = 0; slot < sendTokens.length; slot++) {
-            if (sendPool.isAcquired(slot) && sendTokens[slot] != NO_TOKEN && slot != packSlot) {
-                visitor.frame(sendTokens[slot], sendMemory, sendPool.offset(slot));
-            }
-        }
+        sendQueue.forEachUnacked(visitor, sendMemory, packSlot);
     }
 
     /**
@@ -443,11 +399,10 @@ public final class RcSubchannel implements Channel, CompletionSink {
         int payload = packPosition - DataFrameCodec.payloadOffset(off);
         int len = DataFrameCodec.encodePackedHeader(sendMemory, off, 0, packPsn, takeCreditWord(), payload, packCount);
         sendCredits--;
-        framesInFlight++;
         bytesSent += payload;
         messagesCompleted += packCount;
         packedFramesSent++;
-        postBatched(slot, len, token, FrameType.DATA);
+        sendQueue.postBatched(slot, len, token, FrameType.DATA);
     }
 
     /**
@@ -461,8 +416,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
         int off = sendPool.offset(slot);
         int len = RtsFrameCodec.encode(sendMemory, off, psn, takeCreditWord(), messageLength);
         sendCredits--;
-        framesInFlight++;
-        postBatched(slot, len, token, FrameType.RTS);
+        sendQueue.postBatched(slot, len, token, FrameType.RTS);
     }
 
     /**
@@ -479,7 +433,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
         int slot = sendPool.acquire();
         int len = CtsFrameCodec.encode(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
             remoteAddress, rkey, flags);
-        post(slot, len, NO_TOKEN, FrameType.CTS);
+        sendQueue.post(slot, len, NO_TOKEN, FrameType.CTS);
         return !failed;
     }
 
@@ -488,7 +442,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
      * buffer for the FIN beyond the one kept for control frames, and room for the WRITE.
      */
     public boolean canWriteStripe() {
-        return established && !failed && !closeSent && writesInFlight < maxWrites && sendPool.available() > 1;
+        return established && !failed && !closeSent && sendQueue.writesInFlight() < maxWrites && sendPool.available() > 1;
     }
 
     /**
@@ -501,36 +455,19 @@ public final class RcSubchannel implements Channel, CompletionSink {
      */
     public void writeStripe(int psn, int messageLength, long localAddress, int lkey, long remoteAddress, int rkey,
                             int stripeOffset, int length, int stripes, int stripeIndex, long token) {
-        postDeferredUnsignaled();
+        sendQueue.postDeferredUnsignaled();
         if (failed) {
             return;
         }
-        writesInFlight++;
         bytesSent += length;
-        // signaled so that WRITEs in flight are counted against the send queue; the FIN carries the token
-        sendWr.reset().wrId(KIND_WRITE).opcode(WrOpcode.RDMA_WRITE).signaled(true)
-            .remoteAddress(remoteAddress + stripeOffset).rkey(rkey);
-        if (length > 0) {
-            sendWr.sge(localAddress + stripeOffset, length, lkey);
-        }
-        try {
-            if (!qp.postSend(sendWr)) {
-                writesInFlight--;
-                fail(new RdmaTransportException("send queue of rail " + rail + " is full while posting an RDMA WRITE", null, null));
-                return;
-            }
-            postedWrIds[(int) (postedTail++ & postedMask)] = KIND_WRITE;
-        } catch (VerbsException e) {
-            writesInFlight--;
-            fail(new RdmaTransportException("posting an RDMA WRITE on rail " + rail + " failed: " + e.getMessage(), e.status(), e));
+        if (!sendQueue.postWrite(localAddress + stripeOffset, lkey, remoteAddress + stripeOffset, rkey, length)) {
             return;
         }
         int slot = sendPool.acquire();
         int len = FinFrameCodec.encode(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
             stripeOffset, length, stripes, stripeIndex);
         // the FIN's completion is the stripe's: RC completes it after the WRITE, and it proves the FIN arrived
-        framesInFlight++;
-        post(slot, len, token, FrameType.FIN);
+        sendQueue.post(slot, len, token, FrameType.FIN);
     }
 
     /**
@@ -543,7 +480,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
             return false;
         }
         int slot = sendPool.acquire();
-        post(slot, RailDownFrameCodec.encode(sendMemory, sendPool.offset(slot), takeCreditWord(), failedRail), NO_TOKEN,
+        sendQueue.post(slot, RailDownFrameCodec.encode(sendMemory, sendPool.offset(slot), takeCreditWord(), failedRail), NO_TOKEN,
             FrameType.RAIL_DOWN);
         return !failed;
     }
@@ -555,7 +492,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     /** RDMA WRITEs posted and not completed. */
     public int writesInFlight() {
-        return writesInFlight;
+        return sendQueue.writesInFlight();
     }
 
     /**
@@ -610,7 +547,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
             return false;
         }
         int slot = sendPool.acquire();
-        post(slot, CreditFrameCodec.encodeInboundClosed(sendMemory, sendPool.offset(slot), takeCreditWord(), firstUndeliveredPsn),
+        sendQueue.post(slot, CreditFrameCodec.encodeInboundClosed(sendMemory, sendPool.offset(slot), takeCreditWord(), firstUndeliveredPsn),
             NO_TOKEN, FrameType.CREDIT);
         return !failed;
     }
@@ -638,59 +575,11 @@ public final class RcSubchannel implements Channel, CompletionSink {
             ? encodeCredit(off)
             : CloseFrameCodec.encode(sendMemory, off, 0, nextPsn, takeCreditWord(), abort, last,
                 reason.length() > maxFramePayloadBytes() ? reason.substring(0, maxFramePayloadBytes()) : reason, closeRailMask);
-        post(slot, len, NO_TOKEN, type);
+        sendQueue.post(slot, len, NO_TOKEN, type);
     }
 
     private int encodeCredit(int off) {
         return CreditFrameCodec.encode(sendMemory, off, 0, takeCreditWord());
-    }
-
-    /** Posts a control frame, signaled (it also retires the unsignaled frames posted before it). */
-    private void post(int slot, int length, long token, FrameType type) {
-        postDeferredUnsignaled();
-        sendTokens[slot] = token;
-        unsignaledRun = 0;
-        postNow(slot, length, true, type);
-    }
-
-    /**
-     * Posts a credit-taking frame with selective signaling (seed 001 &sect;4.3 keeps per-message verbs
-     * work low; verbs lets a signaled completion stand for the unsignaled work requests before it on
-     * the same RC send queue): the frame is held back until the next one comes or {@link #flushSends()}
-     * runs, then posted unsignaled except every {@code signalInterval}-th, and the last of a burst
-     * always signaled.
-     */
-    private void postBatched(int slot, int length, long token, FrameType type) {
-        sendTokens[slot] = token;
-        if (failed) {
-            // the QP is in ERROR: posted now, it completes flushed like any other
-            postNow(slot, length, true, type);
-            return;
-        }
-        if (deferredSlot >= 0) {
-            int prev = deferredSlot;
-            boolean signal = ++unsignaledRun >= signalInterval;
-            if (signal) {
-                unsignaledRun = 0;
-            }
-            deferredSlot = -1;
-            postNow(prev, deferredLength, signal, deferredType);
-            if (failed) {
-                postNow(slot, length, true, type);
-                return;
-            }
-        }
-        deferredSlot = slot;
-        deferredLength = length;
-        deferredType = type;
-    }
-
-    private void postDeferredUnsignaled() {
-        if (deferredSlot >= 0) {
-            int prev = deferredSlot;
-            deferredSlot = -1;
-            postNow(prev, deferredLength, false, deferredType);
-        }
     }
 
     /**
@@ -698,46 +587,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
      * that may have sent, so every frame's completion arrives without waiting for more traffic.
      */
     public void flushSends() {
-        if (deferredSlot >= 0) {
-            int prev = deferredSlot;
-            deferredSlot = -1;
-            unsignaledRun = 0;
-            postNow(prev, deferredLength, true, deferredType);
-        }
-    }
-
-    /** @param type the frame's type, counted once posted (passed in: reading it back from the buffer costs a load per post) */
-    private void postNow(int slot, int length, boolean signaled, FrameType type) {
-        long wrId = KIND_SEND | slot;
-        sendWr.reset().wrId(wrId).opcode(WrOpcode.SEND).signaled(signaled)
-            .sge(sendPool.address(slot), length, sendPool.lkey());
-        try {
-            if (!qp.postSend(sendWr)) {
-                // failed before the buffer returns: the listener's onFailure still finds the frame to send again
-                fail(new RdmaTransportException("send queue of rail " + rail + " is full; sendBuffers exceeds the QP's maxSendWr", null, null));
-                sendPool.release(slot);
-                return;
-            }
-        } catch (VerbsException e) {
-            fail(new RdmaTransportException("posting a send on rail " + rail + " failed: " + e.getMessage(), e.status(), e));
-            sendPool.release(slot);
-            return;
-        }
-        postedWrIds[(int) (postedTail++ & postedMask)] = wrId;
-        sendsPosted++;
-        framesSentByType[type.code()]++;
-    }
-
-    /** Drops the frame held back by selective signaling (never posted, so it never completes). */
-    private void dropDeferred() {
-        if (deferredSlot >= 0) {
-            int slot = deferredSlot;
-            deferredSlot = -1;
-            if (sendTokens[slot] != NO_TOKEN) {
-                framesInFlight--;
-            }
-            sendPool.release(slot);
-        }
+        sendQueue.flush();
     }
 
     private void postReceive(int slot) {
@@ -824,75 +674,40 @@ public final class RcSubchannel implements Channel, CompletionSink {
             return;
         }
         long wrId = wc.wrId();
+        if (WorkRequestTokens.wrKind(wrId) != KIND_RECV) {
+            sendQueue.onCompletion(wc);
+            return;
+        }
         int slot = WorkRequestTokens.wrSlot(wrId);
-        if (WorkRequestTokens.wrKind(wrId) != KIND_RECV && !retireUnsignaledBefore(wrId)) {
-            return;
-        }
-        if (WorkRequestTokens.wrKind(wrId) == KIND_WRITE) {
-            writesInFlight--;
-            if (!wc.isSuccess()) {
-                fail(transportError("RDMA WRITE", wc.status(), wc.detail()));
-            }
-            return;
-        }
-        if (WorkRequestTokens.wrKind(wrId) == KIND_SEND) {
-            sendCompletions++;
-            retireSend(slot, wc);
-            return;
-        }
         if (!wc.isSuccess()) {
             receivePool.release(slot);
-            fail(transportError("receive", wc.status(), wc.detail()));
+            fail(transportError("receive", wc));
             return;
         }
         onFrame(slot, wc.byteLength());
     }
 
-    /**
-     * Retires, as successful, the unsignaled work requests posted before {@code wrId} (RC completes its
-     * send queue in order, so they completed before it) and removes {@code wrId} from the posting order.
-     *
-     * @return false if {@code wrId} was never posted (the subchannel then fails)
-     */
-    private boolean retireUnsignaledBefore(long wrId) {
-        for (;;) {
-            if (postedHead == postedTail) {
-                fail(new RdmaProtocolException("rail " + rail + ": completion for work request " + Long.toHexString(wrId)
-                    + " which is not outstanding on the send queue"));
-                return false;
-            }
-            long id = postedWrIds[(int) (postedHead++ & postedMask)];
-            if (id == wrId) {
-                return true;
-            }
-            if (closed) {
-                return false;
-            }
-            if (WorkRequestTokens.wrKind(id) == KIND_WRITE) {
-                writesInFlight--;
-            } else {
-                retireSend(WorkRequestTokens.wrSlot(id), null);
-            }
-        }
+    /** A DATA or RTS frame arrived: it uses one of the buffer credits the peer held. @return false if it held none */
+    boolean onDataArrived() {
+        return receiveCredits.onDataArrived();
     }
 
-    /** A SEND completed: its buffer returns to the pool, its token to the listener. {@code wc} null: implied success. */
-    private void retireSend(int slot, @Nullable WorkCompletion wc) {
-        long token = sendTokens[slot];
-        if (wc != null && !wc.isSuccess()) {
-            // failed while the buffer is still held: the listener's onFailure finds this frame to send again
-            fail(transportError("send", wc.status(), wc.detail()));
-        }
-        sendPool.release(slot);
-        if (token != NO_TOKEN) {
-            framesInFlight--;
-        }
-        if (wc != null && !wc.isSuccess()) {
-            return;
-        }
-        if (token != NO_TOKEN && listener != null && !failed) {
+    /** A receive buffer whose frame failed the checks returns to the pool without being reposted. */
+    void dropReceiveBuffer(int slot) {
+        receivePool.release(slot);
+    }
+
+    /** A control frame was read: its receive buffer is posted again at once. */
+    void repost(int slot) {
+        postReceive(slot);
+    }
+
+    /** A frame posted with {@code token} completed successfully (its slot is free again). */
+    void onSendRetired(long token) {
+        ChannelEvents l = listener;
+        if (l != null && !failed) {
             // after a failure the connection already re-sent what had no completion then
-            listener.onSendCompleted(this, token);
+            l.onSendCompleted(this, token);
         }
     }
 
@@ -913,126 +728,11 @@ public final class RcSubchannel implements Channel, CompletionSink {
         if (l != null) {
             l.onMessageCreditTotal(FrameHeader.messageCredits(recvMemory, off));
         }
-        switch (type) {
-            case DATA -> {
-                if (!receiveCredits.onDataArrived()) {
-                    receivePool.release(slot);
-                    fail(new RdmaProtocolException("peer sent a DATA frame (PSN " + FrameHeader.psn(recvMemory, off)
-                        + ") on rail " + rail + " without holding a credit"));
-                    return;
-                }
-                if (l == null) {
-                    releaseReceiveBuffer(slot);
-                    return;
-                }
-                if (DataFrameCodec.isPacked(recvMemory, off)) {
-                    try {
-                        DataFrameCodec.validatePacked(recvMemory, off);
-                    } catch (FrameFormatException e) {
-                        releaseReceiveBuffer(slot);
-                        fail(e);
-                        return;
-                    }
-                    l.onPackedData(this, slot, recvMemory, DataFrameCodec.payloadOffset(off), FrameHeader.psn(recvMemory, off),
-                        FrameHeader.messageLength(recvMemory, off));
-                    return;
-                }
-                l.onData(this, slot, recvMemory, DataFrameCodec.payloadOffset(off), FrameHeader.payloadLength(recvMemory, off),
-                    FrameHeader.psn(recvMemory, off), DataFrameCodec.isFirst(recvMemory, off), DataFrameCodec.isLast(recvMemory, off),
-                    FrameHeader.messageLength(recvMemory, off));
-            }
-            case RTS -> {
-                if (!receiveCredits.onDataArrived()) {
-                    receivePool.release(slot);
-                    fail(new RdmaProtocolException("peer sent an RTS frame (PSN " + FrameHeader.psn(recvMemory, off)
-                        + ") on rail " + rail + " without holding a credit"));
-                    return;
-                }
-                try {
-                    RtsFrameCodec.validatePayload(recvMemory, off);
-                } catch (FrameFormatException e) {
-                    releaseReceiveBuffer(slot);
-                    fail(e);
-                    return;
-                }
-                int psn = FrameHeader.psn(recvMemory, off);
-                int length = RtsFrameCodec.messageLength(recvMemory, off);
-                // the RTS is parsed: its buffer is free again at once (its credit returns with the next grant)
-                releaseReceiveBuffer(slot);
-                if (l != null) {
-                    l.onRts(this, psn, length);
-                }
-            }
-            case CTS -> {
-                if (!validRendezvous(slot, off, type)) {
-                    return;
-                }
-                int psn = FrameHeader.psn(recvMemory, off);
-                int length = FrameHeader.messageLength(recvMemory, off);
-                long address = CtsFrameCodec.remoteAddress(recvMemory, off);
-                int rkey = CtsFrameCodec.rkey(recvMemory, off);
-                int flags = CtsFrameCodec.flags(recvMemory, off);
-                postReceive(slot);
-                if (l != null) {
-                    l.onCts(this, psn, length, address, rkey, flags);
-                }
-            }
-            case FIN -> {
-                if (!validRendezvous(slot, off, type)) {
-                    return;
-                }
-                int psn = FrameHeader.psn(recvMemory, off);
-                int stripeOffset = FinFrameCodec.stripeOffset(recvMemory, off);
-                int stripeLength = FinFrameCodec.stripeLength(recvMemory, off);
-                int stripes = FinFrameCodec.stripes(recvMemory, off);
-                int index = FinFrameCodec.stripeIndex(recvMemory, off);
-                postReceive(slot);
-                if (l != null) {
-                    l.onFin(this, psn, stripeOffset, stripeLength, stripes, index);
-                }
-            }
-            case RAIL_DOWN -> {
-                int failedRail = RailDownFrameCodec.rail(recvMemory, off);
-                postReceive(slot);
-                if (l != null) {
-                    l.onPeerRailDown(this, failedRail);
-                }
-            }
-            case CREDIT -> {
-                boolean inboundClosed = CreditFrameCodec.isInboundClosed(recvMemory, off);
-                int firstUndelivered = FrameHeader.psn(recvMemory, off);
-                postReceive(slot);
-                if (inboundClosed && l != null) {
-                    l.onPeerInboundClosed(this, firstUndelivered);
-                }
-            }
-            case CLOSE -> {
-                boolean abort = CloseFrameCodec.isAbort(recvMemory, off);
-                boolean last = CloseFrameCodec.isFinal(recvMemory, off);
-                int nextPsn = FrameHeader.psn(recvMemory, off);
-                int railMask = CloseFrameCodec.railMask(recvMemory, off);
-                String reason = CloseFrameCodec.reason(recvMemory, off);
-                postReceive(slot);
-                if (l != null) {
-                    l.onPeerClose(this, abort, last, nextPsn, reason, railMask);
-                }
-            }
-        }
+        dispatch.dispatch(slot, off, type, l);
     }
 
-    private boolean validRendezvous(int slot, int off, FrameType type) {
-        try {
-            if (type == FrameType.CTS) {
-                CtsFrameCodec.validatePayload(recvMemory, off);
-            } else {
-                FinFrameCodec.validatePayload(recvMemory, off);
-            }
-            return true;
-        } catch (FrameFormatException e) {
-            receivePool.release(slot);
-            fail(e);
-            return false;
-        }
+    RdmaException transportError(String what, WorkCompletion wc) {
+        return transportError(what, wc.status(), wc.detail());
     }
 
     private RdmaException transportError(String what, WcStatus status, String detail) {
@@ -1046,7 +746,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
             + (detail.isEmpty() ? "" : " (" + detail + ")"), status, null);
     }
 
-    private void fail(RdmaException e) {
+    void fail(RdmaException e) {
         if (failed) {
             return;
         }
@@ -1060,14 +760,14 @@ public final class RcSubchannel implements Channel, CompletionSink {
             // the frame held back by selective signaling is dropped after this, so that onFailure still sees it
             listener.onFailure(this, e);
         }
-        dropDeferred();
+        sendQueue.dropDeferred();
     }
 
     /** Moves the QP to ERROR (abort); outstanding work completes flushed. */
     public void abort() {
         if (!failed && !closed) {
             failed = true;
-            dropDeferred();
+            sendQueue.dropDeferred();
             try {
                 qp.toError();
             } catch (VerbsException ignored) {
@@ -1083,7 +783,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
             return;
         }
         closed = true;
-        dropDeferred();
+        sendQueue.dropDeferred();
         qp.close();
         cq.close();
         sendPool.close();
