@@ -6,21 +6,17 @@ import io.rdmaflux.core.channel.QpTimeouts;
 import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.ChannelKind;
 import io.rdmaflux.core.channel.ChannelProvider;
-import io.rdmaflux.core.channel.ChannelSetup;
 import io.rdmaflux.core.engine.IdleWait;
 import io.rdmaflux.core.engine.ProgressEngine;
 import io.rdmaflux.core.engine.ProgressIdleStrategy;
 import io.rdmaflux.core.frame.FrameHeader;
-import io.rdmaflux.core.frame.HandshakeCodec;
 import io.rdmaflux.verbs.Access;
-import io.rdmaflux.verbs.CmParams;
 import io.rdmaflux.verbs.ConnectionManager;
 import io.rdmaflux.verbs.Device;
 import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ProgressAgent;
 import io.rdmaflux.verbs.ProtectionDomain;
-import io.rdmaflux.verbs.QpEndpoint;
 import io.rdmaflux.verbs.RdmaProvider;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.VerbsException;
@@ -35,10 +31,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 
 /**
  * An rdmaflux endpoint: one device of a provider, the ports used as rails, the buffer sizes, and
@@ -96,8 +90,8 @@ public final class RdmaNode implements AutoCloseable {
     private volatile @Nullable MessageBufferPool rendezvousSendPool;
     private final ChannelFactory acceptChannelFactory;
     private final QpTimeouts qpTimeouts;
-    /** The channel kinds this node offers, each with its provider. */
-    private final java.util.Map<ChannelKind, ChannelProvider> channelProviders;
+    /** Opens this node's connections: channels per rail, the handshake (channel kind per rail). */
+    private final ConnectionEstablishment establishment;
     private final Set<DefaultRdmaConnection> connections = ConcurrentHashMap.newKeySet();
     private final List<RdmaServer> servers = new ArrayList<>();
     private final AtomicLong connectionIds = new AtomicLong();
@@ -125,8 +119,10 @@ public final class RdmaNode implements AutoCloseable {
         this.rendezvousThresholdBytes = b.rendezvousThresholdBytes >= 0 ? b.rendezvousThresholdBytes : bufferBytes - FrameHeader.LENGTH;
         this.acceptChannelFactory = b.acceptChannelFactory;
         this.qpTimeouts = new QpTimeouts(b.qpRetryTimeoutNs, b.qpRetryCount, b.qpRnrTimeoutNs, b.qpRnrRetryCount);
-        this.channelProviders = java.util.Map.copyOf(b.channelProviders);
         this.pd = device.allocateProtectionDomain();
+        this.establishment = new ConnectionEstablishment(this, provider.connectionManager(), pd, ports,
+            new ConnectionEstablishment.Settings(bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold,
+                qpTimeouts, rendezvousBuffers, maxMessageBytes), java.util.Map.copyOf(b.channelProviders), acceptChannelFactory);
         boolean drive = b.driveProvider != null ? b.driveProvider : provider.threadingMode() == ThreadingMode.INVOKER;
         this.engine = new ProgressEngine(name, b.threadingMode, clock, idleStrategy(b.idleStrategy, drive), Throwable::printStackTrace);
         if (drive) {
@@ -219,7 +215,7 @@ public final class RdmaNode implements AutoCloseable {
         ensureOpen();
         Sinks.Many<RdmaConnection> sink = Sinks.many().unicast().onBackpressureBuffer();
         ConnectionManager.Listener listener = provider.connectionManager().listen(address,
-            (from, request) -> accept(from, request, c -> {
+            (from, request) -> establishment.accept(from, request, c -> {
                 synchronized (sink) {
                     sink.tryEmitNext(c);
                 }
@@ -231,39 +227,6 @@ public final class RdmaNode implements AutoCloseable {
         return server;
     }
 
-    private CompletableFuture<CmParams> accept(PortAddress from, CmParams request, Consumer<RdmaConnection> emit) {
-        List<Channel> created = new ArrayList<>();
-        try {
-            ensureOpen();
-            HandshakeCodec peer = HandshakeCodec.decode(request.privateData());
-            int rails = request.endpoints().size();
-            if (rails != peer.rails() || rails > ports.length) {
-                throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for " + rails
-                    + " rails but node " + name + " has " + ports.length + " ports; use ConnectionSpec.rails(n) with n <= " + ports.length);
-            }
-            List<ChannelKind> kinds = new ArrayList<>(rails);
-            for (int r = 0; r < rails; r++) {
-                kinds.add(offeredKind(from, r, peer.kindCodes().get(r)));
-            }
-            for (int r = 0; r < rails; r++) {
-                created.add(newChannel(r, kinds.get(r)));
-            }
-            List<QpEndpoint> endpoints = new ArrayList<>();
-            for (int r = 0; r < rails; r++) {
-                Channel sc = created.get(r);
-                sc.connect(request.endpoints().get(r), peer.bufferBytes(), peer.receiveBuffers(), peer.initialCredits(), false);
-                endpoints.add(sc.localEndpoint());
-            }
-            DefaultRdmaConnection c = register(created, acceptChannelFactory, peer.maxMessageBytes(), peer.rendezvousBuffers() > 0,
-                "accepted from " + from);
-            emit.accept(c);
-            return CompletableFuture.completedFuture(new CmParams(endpoints, handshake(kinds).encode()));
-        } catch (RuntimeException e) {
-            created.forEach(Channel::close);
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
     /**
      * Connects to the server at {@code address}.
      *
@@ -273,84 +236,7 @@ public final class RdmaNode implements AutoCloseable {
      *     {@link IllegalStateException} naming the node if it is closed (when subscribed)
      */
     public Mono<RdmaConnection> connect(PortAddress address, ConnectionSpec spec) {
-        return Mono.defer(() -> {
-            ensureOpen();
-            if (spec.rails() > ports.length) {
-                return Mono.error(new IllegalArgumentException("spec asks for " + spec.rails() + " rails but node " + name
-                    + " has " + ports.length + " ports; add ports with RdmaNode.Builder.ports(..) or use fewer rails"));
-            }
-            List<Channel> created = new ArrayList<>();
-            try {
-                List<QpEndpoint> endpoints = new ArrayList<>();
-                List<ChannelKind> kinds = new ArrayList<>(spec.rails());
-                for (int r = 0; r < spec.rails(); r++) {
-                    ChannelKind kind = spec.channelKind(r);
-                    if (!channelProviders.containsKey(kind)) {
-                        throw new IllegalArgumentException("spec asks for channel kind " + kind + " on rail " + r + " but node " + name
-                            + " offers " + channelProviders.keySet() + "; add its provider with RdmaNode.Builder.channelProvider(..)");
-                    }
-                    kinds.add(kind);
-                }
-                for (int r = 0; r < spec.rails(); r++) {
-                    Channel sc = newChannel(r, kinds.get(r));
-                    created.add(sc);
-                    endpoints.add(sc.localEndpoint());
-                }
-                CmParams request = new CmParams(endpoints, handshake(kinds).encode());
-                return Mono.fromFuture(provider.connectionManager().connect(address, request, spec.connectTimeoutNs()))
-                    .map(reply -> {
-                        HandshakeCodec peer = HandshakeCodec.decode(reply.privateData());
-                        if (reply.endpoints().size() != created.size()) {
-                            throw new RdmaException(RdmaException.Category.PROTOCOL, "peer at " + address + " accepted with "
-                                + reply.endpoints().size() + " rails but " + created.size() + " were asked");
-                        }
-                        for (int r = 0; r < created.size(); r++) {
-                            if (peer.kindCodes().get(r) != kinds.get(r).wireCode()) {
-                                throw new RdmaException(RdmaException.Category.PROTOCOL, "peer at " + address + " answered channel kind code "
-                                    + peer.kindCodes().get(r) + " on rail " + r + " but " + kinds.get(r) + " was asked");
-                            }
-                        }
-                        for (int r = 0; r < created.size(); r++) {
-                            created.get(r).connect(reply.endpoints().get(r), peer.bufferBytes(), peer.receiveBuffers(),
-                                peer.initialCredits(), true);
-                        }
-                        return (RdmaConnection) register(created, spec.channelFactory(), peer.maxMessageBytes(),
-                            peer.rendezvousBuffers() > 0, "to " + address);
-                    })
-                    .doOnError(e -> created.forEach(Channel::close))
-                    .doOnCancel(() -> created.forEach(Channel::close));
-            } catch (RuntimeException e) {
-                created.forEach(Channel::close);
-                return Mono.error(e);
-            }
-        });
-    }
-
-    private HandshakeCodec handshake(List<ChannelKind> kinds) {
-        return new HandshakeCodec(kinds.size(), bufferBytes, receiveBuffers, 0, maxMessageBytes, rendezvousBuffers,
-            kinds.stream().map(ChannelKind::wireCode).toList());
-    }
-
-    /** The kind a peer's handshake asks for on {@code rail}, if this node offers it. */
-    private ChannelKind offeredKind(PortAddress from, int rail, int code) {
-        ChannelKind kind;
-        try {
-            kind = ChannelKind.ofWireCode(code);
-        } catch (IllegalArgumentException e) {
-            throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for rail " + rail + ": " + e.getMessage());
-        }
-        if (!channelProviders.containsKey(kind)) {
-            throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for channel kind " + kind
-                + " on rail " + rail + " but node " + name + " offers " + channelProviders.keySet()
-                + "; add its provider with RdmaNode.Builder.channelProvider(..)");
-        }
-        return kind;
-    }
-
-    private Channel newChannel(int rail, ChannelKind kind) {
-        // CTS and FIN frames take no credit: each rendezvous buffer can have one of each in flight per rail
-        return channelProviders.get(kind).open(new ChannelSetup(rail, pd, ports[rail], bufferBytes, receiveBuffers,
-            controlBuffers + 2 * rendezvousBuffers, sendBuffers, creditThreshold, qpTimeouts, rendezvousBuffers));
+        return establishment.connect(address, spec);
     }
 
     /**
@@ -414,7 +300,7 @@ public final class RdmaNode implements AutoCloseable {
         }
     }
 
-    private DefaultRdmaConnection register(List<Channel> subchannels, ChannelFactory factory, int peerMaxMessageBytes,
+    DefaultRdmaConnection register(List<Channel> subchannels, ChannelFactory factory, int peerMaxMessageBytes,
                                            boolean peerRendezvous,
                                            String description) {
         Channel[] scs = subchannels.toArray(new Channel[0]);
@@ -463,7 +349,7 @@ public final class RdmaNode implements AutoCloseable {
     public record NodeMetrics(int connections, int buffersOutstanding) {
     }
 
-    private void ensureOpen() {
+    void ensureOpen() {
         if (closed) {
             throw new IllegalStateException("node " + name + " is closed; build a new RdmaNode to bind, connect or register memory");
         }

@@ -1,0 +1,177 @@
+package io.rdmaflux.core;
+
+import io.rdmaflux.core.channel.Channel;
+import io.rdmaflux.core.channel.ChannelFactory;
+import io.rdmaflux.core.channel.ChannelKind;
+import io.rdmaflux.core.channel.ChannelProvider;
+import io.rdmaflux.core.channel.ChannelSetup;
+import io.rdmaflux.core.channel.QpTimeouts;
+import io.rdmaflux.core.frame.HandshakeCodec;
+import io.rdmaflux.verbs.CmParams;
+import io.rdmaflux.verbs.ConnectionManager;
+import io.rdmaflux.verbs.Port;
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.ProtectionDomain;
+import io.rdmaflux.verbs.QpEndpoint;
+import reactor.core.publisher.Mono;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+/**
+ * How a node opens its connections: one channel per rail of the kind the connecting side asks for
+ * ({@link ConnectionSpec#channelKind(int)}) and the accepting node offers, the handshake in the
+ * connection manager's private data ({@link HandshakeCodec}: buffers, credits, largest message,
+ * rendezvous, the kind of each rail), then the connection registered with the node. A kind the
+ * accepting node does not offer, a rail count above its ports, or a peer's answer that differs from
+ * what was asked fails the connect with an error naming the value and the fix; every channel opened for
+ * it is closed.
+ *
+ * <p><b>Concurrency:</b> {@link #connect} on any thread when subscribed; {@link #accept} on the
+ * connection manager's thread.
+ */
+final class ConnectionEstablishment {
+    /** The node's channel settings, the same for every rail. */
+    record Settings(int bufferBytes, int receiveBuffers, int controlBuffers, int sendBuffers, int creditThreshold,
+                    QpTimeouts timeouts, int rendezvousBuffers, int maxMessageBytes) {
+    }
+
+    private final RdmaNode node;
+    private final ConnectionManager cm;
+    private final ProtectionDomain pd;
+    private final Port[] ports;
+    private final Settings settings;
+    /** The channel kinds the node offers, each with its provider. */
+    private final Map<ChannelKind, ChannelProvider> providers;
+    private final ChannelFactory acceptFactory;
+
+    ConnectionEstablishment(RdmaNode node, ConnectionManager cm, ProtectionDomain pd, Port[] ports, Settings settings,
+                            Map<ChannelKind, ChannelProvider> providers, ChannelFactory acceptFactory) {
+        this.node = node;
+        this.cm = cm;
+        this.pd = pd;
+        this.ports = ports;
+        this.settings = settings;
+        this.providers = providers;
+        this.acceptFactory = acceptFactory;
+    }
+
+    CompletableFuture<CmParams> accept(PortAddress from, CmParams request, Consumer<RdmaConnection> emit) {
+        List<Channel> created = new ArrayList<>();
+        try {
+            node.ensureOpen();
+            HandshakeCodec peer = HandshakeCodec.decode(request.privateData());
+            int rails = request.endpoints().size();
+            if (rails != peer.rails() || rails > ports.length) {
+                throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for " + rails
+                    + " rails but node " + node.name() + " has " + ports.length + " ports; use ConnectionSpec.rails(n) with n <= " + ports.length);
+            }
+            List<ChannelKind> kinds = new ArrayList<>(rails);
+            for (int r = 0; r < rails; r++) {
+                kinds.add(offeredKind(from, r, peer.kindCodes().get(r)));
+            }
+            for (int r = 0; r < rails; r++) {
+                created.add(newChannel(r, kinds.get(r)));
+            }
+            List<QpEndpoint> endpoints = new ArrayList<>();
+            for (int r = 0; r < rails; r++) {
+                Channel sc = created.get(r);
+                sc.connect(request.endpoints().get(r), peer.bufferBytes(), peer.receiveBuffers(), peer.initialCredits(), false);
+                endpoints.add(sc.localEndpoint());
+            }
+            DefaultRdmaConnection c = node.register(created, acceptFactory, peer.maxMessageBytes(), peer.rendezvousBuffers() > 0,
+                "accepted from " + from);
+            emit.accept(c);
+            return CompletableFuture.completedFuture(new CmParams(endpoints, handshake(kinds).encode()));
+        } catch (RuntimeException e) {
+            created.forEach(Channel::close);
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    Mono<RdmaConnection> connect(PortAddress address, ConnectionSpec spec) {
+        return Mono.defer(() -> {
+            node.ensureOpen();
+            if (spec.rails() > ports.length) {
+                return Mono.error(new IllegalArgumentException("spec asks for " + spec.rails() + " rails but node " + node.name()
+                    + " has " + ports.length + " ports; add ports with RdmaNode.Builder.ports(..) or use fewer rails"));
+            }
+            List<Channel> created = new ArrayList<>();
+            try {
+                List<QpEndpoint> endpoints = new ArrayList<>();
+                List<ChannelKind> kinds = new ArrayList<>(spec.rails());
+                for (int r = 0; r < spec.rails(); r++) {
+                    ChannelKind kind = spec.channelKind(r);
+                    if (!providers.containsKey(kind)) {
+                        throw new IllegalArgumentException("spec asks for channel kind " + kind + " on rail " + r + " but node " + node.name()
+                            + " offers " + providers.keySet() + "; add its provider with RdmaNode.Builder.channelProvider(..)");
+                    }
+                    kinds.add(kind);
+                }
+                for (int r = 0; r < spec.rails(); r++) {
+                    Channel sc = newChannel(r, kinds.get(r));
+                    created.add(sc);
+                    endpoints.add(sc.localEndpoint());
+                }
+                CmParams request = new CmParams(endpoints, handshake(kinds).encode());
+                return Mono.fromFuture(cm.connect(address, request, spec.connectTimeoutNs()))
+                    .map(reply -> {
+                        HandshakeCodec peer = HandshakeCodec.decode(reply.privateData());
+                        if (reply.endpoints().size() != created.size()) {
+                            throw new RdmaException(RdmaException.Category.PROTOCOL, "peer at " + address + " accepted with "
+                                + reply.endpoints().size() + " rails but " + created.size() + " were asked");
+                        }
+                        for (int r = 0; r < created.size(); r++) {
+                            if (peer.kindCodes().get(r) != kinds.get(r).wireCode()) {
+                                throw new RdmaException(RdmaException.Category.PROTOCOL, "peer at " + address + " answered channel kind code "
+                                    + peer.kindCodes().get(r) + " on rail " + r + " but " + kinds.get(r) + " was asked");
+                            }
+                        }
+                        for (int r = 0; r < created.size(); r++) {
+                            created.get(r).connect(reply.endpoints().get(r), peer.bufferBytes(), peer.receiveBuffers(),
+                                peer.initialCredits(), true);
+                        }
+                        return (RdmaConnection) node.register(created, spec.channelFactory(), peer.maxMessageBytes(),
+                            peer.rendezvousBuffers() > 0, "to " + address);
+                    })
+                    .doOnError(e -> created.forEach(Channel::close))
+                    .doOnCancel(() -> created.forEach(Channel::close));
+            } catch (RuntimeException e) {
+                created.forEach(Channel::close);
+                return Mono.error(e);
+            }
+        });
+    }
+
+    private HandshakeCodec handshake(List<ChannelKind> kinds) {
+        return new HandshakeCodec(kinds.size(), settings.bufferBytes(), settings.receiveBuffers(), 0, settings.maxMessageBytes(),
+            settings.rendezvousBuffers(),
+            kinds.stream().map(ChannelKind::wireCode).toList());
+    }
+
+    /** The kind a peer's handshake asks for on {@code rail}, if this node offers it. */
+    private ChannelKind offeredKind(PortAddress from, int rail, int code) {
+        ChannelKind kind;
+        try {
+            kind = ChannelKind.ofWireCode(code);
+        } catch (IllegalArgumentException e) {
+            throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for rail " + rail + ": " + e.getMessage());
+        }
+        if (!providers.containsKey(kind)) {
+            throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for channel kind " + kind
+                + " on rail " + rail + " but node " + node.name() + " offers " + providers.keySet()
+                + "; add its provider with RdmaNode.Builder.channelProvider(..)");
+        }
+        return kind;
+    }
+
+    private Channel newChannel(int rail, ChannelKind kind) {
+        // CTS and FIN frames take no credit: each rendezvous buffer can have one of each in flight per rail
+        Settings s = settings;
+        return providers.get(kind).open(new ChannelSetup(rail, pd, ports[rail], s.bufferBytes(), s.receiveBuffers(),
+            s.controlBuffers() + 2 * s.rendezvousBuffers(), s.sendBuffers(), s.creditThreshold(), s.timeouts(), s.rendezvousBuffers()));
+    }
+}
