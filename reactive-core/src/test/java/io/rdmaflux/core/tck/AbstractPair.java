@@ -8,9 +8,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * What every {@link ConnectionTckFixture} of this package shares: the two nodes and connections, their
  * {@code onClose} flags, and the close at the end of a test (graceful, then a check that no received
- * message is still held, then nodes and providers).
+ * message is still held, then nodes and providers). Public so that a suite in another module can build a
+ * pair of its own (another fabric, another provider) on it: it sets {@link #clientNode} and
+ * {@link #serverNode}, connects, calls {@link #connected} and implements the rest.
  */
-abstract class AbstractPair implements ConnectionTckFixture {
+public abstract class AbstractPair implements ConnectionTckFixture {
     private final int rails;
     protected RdmaNode clientNode;
     protected RdmaNode serverNode;
@@ -20,11 +22,12 @@ abstract class AbstractPair implements ConnectionTckFixture {
     private final AtomicBoolean clientClosed = new AtomicBoolean();
     private final AtomicBoolean serverClosed = new AtomicBoolean();
 
-    AbstractPair(int rails) {
+    protected AbstractPair(int rails) {
         this.rails = rails;
     }
 
-    static int[] ports(int rails) {
+    /** Port numbers 1 .. {@code rails}. */
+    protected static int[] ports(int rails) {
         int[] ports = new int[rails];
         for (int i = 0; i < rails; i++) {
             ports[i] = i + 1;

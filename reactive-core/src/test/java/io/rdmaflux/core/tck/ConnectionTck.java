@@ -2,6 +2,9 @@ package io.rdmaflux.core.tck;
 
 import io.rdmaflux.core.ConnectionClosedException;
 import io.rdmaflux.core.MessageTooLargeException;
+import io.rdmaflux.core.RdmaConnection;
+import io.rdmaflux.core.RdmaTransportException;
+import io.rdmaflux.core.channel.SubchannelSnapshot;
 import io.rdmaflux.core.tck.ConnectionTckFixture.Side;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -12,6 +15,7 @@ import reactor.core.publisher.Mono;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntUnaryOperator;
 import java.util.function.LongSupplier;
 import java.util.stream.IntStream;
@@ -20,7 +24,8 @@ import java.util.stream.Stream;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -391,6 +396,158 @@ public abstract class ConnectionTck {
         }
     }
 
+    // ------------------------------------------------------------------ late subscriber, publisher errors
+
+    /**
+     * The client sends 120 mixed messages before the server subscribes to {@code receive()}: without demand
+     * there is no credit, so the sender takes no more than its send queue and nothing arrives; once the
+     * subscriber comes, every message arrives exactly once, in PSN order, byte-exact, within the credit
+     * bound all along.
+     */
+    @ParameterizedTest(name = "{0} rail(s)")
+    @ValueSource(ints = {1, 2})
+    void aLateReceiveSubscriberGetsEveryMessageThatWaitedForCredit(int rails) {
+        try (ConnectionTckFixture fx = openPair(options(rails).railLatencySkewNs(RAIL_SKEW_NS))) {
+            int n = 120;
+            TckReceiver r = TckReceiver.builder(fx, ConnectionTck::mixedSize).demand(Demand.BURSTS).build();
+            AtomicReference<LongSupplier> bound = new AtomicReference<>(() -> SEND_QUEUE);
+            TckSend s = TckSend.start(fx, fx.client(), 0, n, ConnectionTck::mixedSize, () -> bound.get().getAsLong());
+            fx.settle();
+            assertFalse(s.terminated(), "the send waits for credit: " + s);
+            assertTrue(s.emitted() <= SEND_QUEUE, "without a subscriber the sender took " + s.emitted() + " > send queue " + SEND_QUEUE);
+            assertEquals(0, fx.server().metrics().messagesReceived(), "nothing arrives without demand");
+            bound.set(creditBound(r, rails));
+            r.subscribeTo(fx.server());
+            fx.await("every message arrives once the subscriber came; " + r + ", " + s, () -> r.received() == n && s.terminated());
+            s.assertCompleted();
+            r.assertNoFailure();
+            assertEquals(range(0, n), r.psns(), "each once, in PSN order");
+            s.assertBoundHeld();
+            fx.settle();
+            assertEquals(n, r.received(), "nothing arrives twice");
+        }
+    }
+
+    static Stream<Arguments> railsAndMessagesBeforeError() {
+        return Stream.of(Arguments.of(1, 0), Arguments.of(1, 30), Arguments.of(2, 30));
+    }
+
+    /**
+     * A publisher that signals an error after {@code before} mixed messages (the last of them a rendezvous
+     * one): the send fails with that very error once the messages before it were delivered; they arrive, in
+     * order, byte-exact, and nothing else; the connection stays usable and its PSNs go on.
+     */
+    @ParameterizedTest(name = "{0} rail(s), error after {1} messages")
+    @MethodSource("railsAndMessagesBeforeError")
+    void aPublisherErrorFailsItsSendWithThatErrorAfterTheMessagesBeforeIt(int rails, int before) {
+        try (ConnectionTckFixture fx = openPair(options(rails).railLatencySkewNs(RAIL_SKEW_NS))) {
+            IllegalStateException boom = new IllegalStateException("the publisher failed after " + before + " messages");
+            TckReceiver r = TckReceiver.builder(fx, ConnectionTck::mixedSize).demand(Demand.UNBOUNDED).subscribe(fx.server());
+            TckSend s = TckSend.startFailing(fx, fx.client(), 0, before, ConnectionTck::mixedSize, boom, creditBound(r, rails));
+            fx.await("the send fails and the messages before the error arrive; " + r + ", " + s,
+                () -> s.terminated() && r.received() == before);
+            assertSame(boom, s.error(), "the send fails with the publisher's error: " + s);
+            fx.settle();
+            r.assertNoFailure();
+            assertEquals(range(0, before), r.psns(), "the messages before the error, each once, in order");
+            s.assertBoundHeld();
+            assertFalse(fx.client().isDisposed() || fx.server().isDisposed(), "a publisher error fails only its send");
+            TckSend after = TckSend.start(fx, fx.client(), before, 10, ConnectionTck::mixedSize);
+            fx.await("a send after the failed one delivers", () -> after.terminated() && r.received() == before + 10);
+            after.assertCompleted();
+            r.assertNoFailure();
+            assertEquals(range(0, before + 10), r.psns());
+        }
+    }
+
+    /**
+     * The receiver holds 5 messages while the publisher emits 8 (within 5 credits + the send queue) and
+     * then an error: the send does not fail while 3 of the 8 wait for credit; once the subscriber asks for
+     * more they arrive, and then the send fails with the publisher's error.
+     */
+    @ParameterizedTest(name = "{0} rail(s)")
+    @ValueSource(ints = {1, 2})
+    void aPublisherErrorWaitsForTheMessagesBeforeItThatWaitForCredit(int rails) {
+        try (ConnectionTckFixture fx = openPair(options(rails))) {
+            int demand = 5;
+            int before = 8;
+            IllegalStateException boom = new IllegalStateException("the publisher failed after " + before + " messages");
+            TckReceiver r = TckReceiver.builder(fx, ConnectionTck::mixedSize).holding(demand).subscribe(fx.server());
+            TckSend s = TckSend.startFailing(fx, fx.client(), 0, before, ConnectionTck::mixedSize, boom, creditBound(r, rails));
+            fx.await("the " + demand + " messages asked for arrive", () -> r.received() == demand);
+            fx.settle();
+            assertEquals(before, s.emitted(), "the publisher emitted everything and its error: " + s);
+            assertFalse(s.terminated(), "the send waits for its messages still waiting for credit: " + s);
+            r.stopHolding();
+            r.request(before);
+            fx.await("the rest arrives, then the send fails; " + r + ", " + s, () -> r.received() == before && s.terminated());
+            assertSame(boom, s.error(), "the send fails with the publisher's error: " + s);
+            r.assertNoFailure();
+            assertEquals(range(0, before), r.psns());
+            s.assertBoundHeld();
+        }
+    }
+
+    // ------------------------------------------------------------------ subchannels()
+
+    /**
+     * {@code subchannels()} on both sides: one snapshot per rail, in rail order, in an unmodifiable list,
+     * of the kind the spec asked for, USABLE, on distinct ports, nothing sent yet. After 60 messages of one
+     * frame or less a new snapshot shows them (every message completed on some rail of the sender, bytes on
+     * every rail that carried one) while the old one still shows nothing: a picture, not a view. After a graceful close no
+     * rail is USABLE.
+     */
+    @ParameterizedTest(name = "{0} rail(s)")
+    @ValueSource(ints = {1, 2})
+    void subchannelsAreImmutableSnapshotsOnePerRail(int rails) {
+        PairOptions o = options(rails);
+        try (ConnectionTckFixture fx = openPair(o)) {
+            for (Side side : Side.values()) {
+                List<SubchannelSnapshot> before = fx.connection(side).subchannels();
+                assertEquals(rails, before.size(), side + ": one snapshot per rail");
+                assertThrows(UnsupportedOperationException.class, () -> before.remove(0), side + ": the list is unmodifiable");
+                for (int i = 0; i < rails; i++) {
+                    SubchannelSnapshot sc = before.get(i);
+                    assertEquals(i, sc.rail(), side + ": rail order");
+                    assertEquals(o.connectionSpec().channelKind(i), sc.kind(), side + " rail " + i);
+                    assertEquals(SubchannelSnapshot.State.USABLE, sc.state(), side + " rail " + i);
+                    assertTrue(sc.isUsable());
+                    assertEquals(fx.maxFramePayloadBytes(), sc.maxFramePayloadBytes(), side + " rail " + i);
+                    assertEquals(0, sc.messagesCompleted(), side + " rail " + i + " before any send");
+                }
+                assertEquals(rails, before.stream().map(sc -> sc.port().number()).distinct().count(), side + ": a port per rail");
+                assertEquals(rails, before.stream().map(SubchannelSnapshot::identity).distinct().count(), side + ": an identity per rail");
+            }
+            List<SubchannelSnapshot> clientBefore = fx.client().subchannels();
+            int n = 60;
+            IntUnaryOperator size = seq -> 1 + seq * 7 % fx.maxFramePayloadBytes();
+            TckReceiver r = TckReceiver.builder(fx, size).demand(Demand.UNBOUNDED).subscribe(fx.server());
+            TckSend s = TckSend.start(fx, fx.client(), 0, n, size);
+            fx.await("the messages arrive; " + r + ", " + s, () -> r.received() == n && s.terminated());
+            s.assertCompleted();
+            fx.settle();
+            List<SubchannelSnapshot> clientAfter = fx.client().subchannels();
+            assertEquals(n, clientAfter.stream().mapToLong(SubchannelSnapshot::messagesCompleted).sum(), "every message completed on a rail: "
+                + clientAfter);
+            for (int i = 0; i < rails; i++) {
+                SubchannelSnapshot now = clientAfter.get(i);
+                assertSame(clientBefore.get(i).identity(), now.identity(), "the same rail in every snapshot");
+                assertTrue(now.messagesCompleted() == 0 || now.bytesSent() > 0, "a rail that carried messages sent bytes: " + now);
+                assertEquals(0, clientBefore.get(i).messagesCompleted(), "an old snapshot does not change");
+                assertEquals(0, clientBefore.get(i).bytesSent(), "an old snapshot does not change");
+                assertEquals(SubchannelSnapshot.State.USABLE, now.state());
+            }
+            fx.client().close();
+            fx.server().close();
+            fx.await("both sides close", () -> fx.closed(Side.CLIENT) && fx.closed(Side.SERVER));
+            for (Side side : Side.values()) {
+                for (SubchannelSnapshot sc : fx.connection(side).subchannels()) {
+                    assertFalse(sc.isUsable(), side + ": after close no rail is usable: " + sc);
+                }
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ rails
 
     /**
@@ -419,6 +576,12 @@ public abstract class ConnectionTck {
             r.assertNoFailure();
             assertEquals(range(0, n), r.psns(), "exactly once, in PSN order");
             assertFalse(fx.client().isDisposed(), "one rail left: the connection lives");
+            for (Side each : Side.values()) {
+                fx.await(each + "'s snapshot of rail " + rail + " shows it FAILED: " + fx.connection(each).subchannels(),
+                    () -> fx.connection(each).subchannels().get(rail).state() == SubchannelSnapshot.State.FAILED);
+                SubchannelSnapshot other = fx.connection(each).subchannels().get(1 - rail);
+                assertEquals(SubchannelSnapshot.State.USABLE, other.state(), each + ": the other rail carries on: " + other);
+            }
             // no settle(): a real-time pair's probe connection may run on the rail that failed; the next send
             // is the barrier instead, and a late copy of an earlier message would break its PSN sequence
             TckSend after = TckSend.start(fx, fx.client(), n, 20, ConnectionTck::mixedSize);
@@ -433,23 +596,114 @@ public abstract class ConnectionTck {
         return Stream.of(Arguments.of(0, Side.SERVER), Arguments.of(1, Side.SERVER), Arguments.of(0, Side.CLIENT), Arguments.of(1, Side.CLIENT));
     }
 
+    /** Rendezvous above this under rail faults, so messages between a frame's payload and it go as DATA fragments. */
+    protected static final int FAULT_RENDEZVOUS_THRESHOLD_BYTES = 1024;
+
     /**
-     * RC loss, duplication and reordering on every rail: every message still arrives once, in order,
-     * byte-exact. Runs only where {@link #supportsRailFaults()}.
+     * Packed small messages, single frames, messages of 2 or 3 DATA fragments (above a frame's payload,
+     * below {@link #FAULT_RENDEZVOUS_THRESHOLD_BYTES}) and rendezvous messages (RTS, RDMA WRITE, FIN).
      */
-    @ParameterizedTest(name = "{0} rail(s)")
-    @ValueSource(ints = {1, 2})
-    void underRailFaultsEveryMessageArrivesOnceInPsnOrder(int rails) {
-        Assumptions.assumeTrue(supportsRailFaults(), "this pair cannot inject RC wire faults (see RailFaults)");
-        try (ConnectionTckFixture fx = openPair(options(rails).railFaults(new RailFaults(0.05, 0.02, 0.05, 42)))) {
-            int n = 300;
-            TckReceiver r = TckReceiver.builder(fx, ConnectionTck::mixedSize).demand(Demand.LIMIT_RATE).subscribe(fx.server());
-            TckSend s = TckSend.start(fx, fx.client(), 0, n, ConnectionTck::mixedSize, creditBound(r, rails));
-            fx.await("every message arrives under faults; " + r + ", " + s, () -> r.received() == n && s.terminated());
-            s.assertCompleted();
-            r.assertNoFailure();
-            assertEquals(range(0, n), r.psns());
-            assertNull(r.error());
+    static int faultSize(int seq) {
+        return switch (seq % 10) {
+            case 9 -> 1500 + seq % 700;
+            case 4 -> 600 + seq % 400;
+            case 0, 3, 6 -> 400;
+            default -> 8 + seq % 50;
+        };
+    }
+
+    static Stream<Arguments> faultProfilesAndRails() {
+        List<Arguments> out = new ArrayList<>();
+        for (RailFaultProfile p : RailFaultProfile.values()) {
+            out.add(Arguments.of(p, 1));
+            out.add(Arguments.of(p, 2));
         }
+        return out.stream();
+    }
+
+    /**
+     * RC loss, duplication and reordering of the frames every rail carries each way
+     * ({@link RailFaultProfile}), with traffic both ways (packed, single-frame, fragmented and rendezvous
+     * messages; credits and ACKs going back) and then a graceful close: every message arrives exactly once,
+     * in PSN order, byte-exact, the sender never takes more than credits allow, both sides close gracefully,
+     * and the pair's counters show the faults happened and were recovered from by go-back-N. Under a profile
+     * whose retries may run out, a clean {@link RdmaTransportException} is the other correct outcome: then
+     * what was delivered before it is still a gap-free, duplicate-free PSN prefix, and both sides end. Runs
+     * only where {@link #supportsRailFaults()}.
+     */
+    @ParameterizedTest(name = "{0}, {1} rail(s)")
+    @MethodSource("faultProfilesAndRails")
+    void underRailFaultsEveryMessageArrivesOnceInPsnOrder(RailFaultProfile profile, int rails) {
+        Assumptions.assumeTrue(supportsRailFaults(), "this pair cannot inject RC wire faults (see RailFaults)");
+        PairOptions o = options(rails).railLatencySkewNs(RAIL_SKEW_NS).railFaults(profile.faults())
+            .node(b -> b.rendezvousThresholdBytes(FAULT_RENDEZVOUS_THRESHOLD_BYTES));
+        try (ConnectionTckFixture fx = openPair(o)) {
+            Assumptions.assumeTrue(fx.virtualTime() || !profile.retriesMayRunOut(),
+                profile.name() + " may exhaust the RC retries: its outcome is fixed in virtual time only");
+            int up = 300;
+            int down = 100;
+            AtomicReference<Object> clientClose = closeOutcome(fx.client());
+            AtomicReference<Object> serverClose = closeOutcome(fx.server());
+            TckReceiver atServer = TckReceiver.builder(fx, ConnectionTck::faultSize).demand(Demand.LIMIT_RATE).subscribe(fx.server());
+            TckReceiver atClient = TckReceiver.builder(fx, ConnectionTck::faultSize).demand(Demand.BURSTS).subscribe(fx.client());
+            TckSend upSend = TckSend.start(fx, fx.client(), 0, up, ConnectionTck::faultSize, whileOpen(fx.client(), creditBound(atServer, rails)));
+            TckSend downSend = TckSend.start(fx, fx.server(), 0, down, ConnectionTck::faultSize, whileOpen(fx.server(), creditBound(atClient, rails)));
+            fx.await("both directions end under " + profile + "; " + atServer + ", " + upSend + "; " + atClient + ", " + downSend,
+                () -> upSend.terminated() && downSend.terminated() && (atServer.received() == up || atServer.terminated())
+                    && (atClient.received() == down || atClient.terminated()));
+            RailFaultCounters counters = fx.railFaultCounters();
+            atServer.assertNoFailure();
+            atClient.assertNoFailure();
+            assertEquals(range(0, atServer.received()), atServer.psns(), "client to server: a PSN prefix, each once");
+            assertEquals(range(0, atClient.received()), atClient.psns(), "server to client: a PSN prefix, each once");
+            upSend.assertBoundHeld();
+            downSend.assertBoundHeld();
+            assertTrue(profile.happenedIn(counters), "the faults of " + profile + " happened and were recovered from: " + counters);
+            if (profile.retriesMayRunOut() && (upSend.error() != null || downSend.error() != null)) {
+                fx.await("both sides end after the transport failure; " + atServer + ", " + atClient,
+                    () -> fx.closed(Side.CLIENT) && fx.closed(Side.SERVER) && atServer.terminated() && atClient.terminated());
+                assertCleanTransportFailure("client to server", upSend, atServer, up);
+                assertCleanTransportFailure("server to client", downSend, atClient, down);
+                return;
+            }
+            upSend.assertCompleted();
+            downSend.assertCompleted();
+            fx.client().close();
+            fx.server().close();
+            fx.await("both sides close gracefully under " + profile + "; " + atServer + ", " + atClient,
+                () -> clientClose.get() != null && serverClose.get() != null && atServer.terminated() && atClient.terminated());
+            assertEquals(Boolean.TRUE, clientClose.get(), "client onClose() completes");
+            assertEquals(Boolean.TRUE, serverClose.get(), "server onClose() completes");
+            assertTrue(atServer.completed() && atClient.completed(), "both receive streams complete, neither fails: " + atServer + ", " + atClient);
+            assertEquals(up, atServer.received());
+            assertEquals(down, atClient.received());
+        }
+    }
+
+    /** A send and its peer's receive stream that a transport failure ended: each completed in full or failed with it. */
+    private static void assertCleanTransportFailure(String direction, TckSend s, TckReceiver r, int n) {
+        if (s.completed()) {
+            assertEquals(n, r.received(), direction + ": a completed send delivered everything");
+        } else {
+            assertInstanceOf(RdmaTransportException.class, s.error(), direction + " send: " + s);
+        }
+        if (!r.completed()) {
+            assertInstanceOf(RdmaTransportException.class, r.error(), direction + " receive: " + r);
+        }
+    }
+
+    /**
+     * {@code bound} while {@code c} is open: a send on a connection that failed takes (and discards) what its
+     * publisher still has, which credits no longer govern.
+     */
+    private static LongSupplier whileOpen(RdmaConnection c, LongSupplier bound) {
+        return () -> c.isDisposed() ? Long.MAX_VALUE : bound.getAsLong();
+    }
+
+    /** Holds {@code Boolean.TRUE} once {@code c.onClose()} completed, its error if it failed, null before. */
+    private static AtomicReference<Object> closeOutcome(RdmaConnection c) {
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        c.onClose().subscribe(null, outcome::set, () -> outcome.set(Boolean.TRUE));
+        return outcome;
     }
 }

@@ -81,6 +81,16 @@ public interface ConnectionTckFixture extends AutoCloseable {
     void failRail(Side side, int rail);
 
     /**
+     * What the RC wire faults asked for by {@link PairOptions#railFaults()} did so far, over both sides
+     * and every rail.
+     *
+     * @throws UnsupportedOperationException unless the suite {@link ConnectionTck#supportsRailFaults() supports rail faults}
+     */
+    default RailFaultCounters railFaultCounters() {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " injects no RC wire faults");
+    }
+
+    /**
      * Closes both connections gracefully (aborting what does not close within the bound), checks that
      * neither node still holds a received message, then closes nodes and providers. The module's
      * {@code RdmaLeakCheckExtension} then checks buffers, soft-provider resources and threads.

@@ -6,4 +6,9 @@ class ConnectionTckMemDedicatedTest extends ConnectionTck {
     protected ConnectionTckFixture openPair(PairOptions options) {
         return RealTimePair.mem(options);
     }
+
+    @Override
+    protected boolean supportsRailFaults() {
+        return true;
+    }
 }

@@ -6,4 +6,9 @@ class ConnectionTckMemInvokerTest extends ConnectionTck {
     protected ConnectionTckFixture openPair(PairOptions options) {
         return new VirtualTimeMemPair(options);
     }
+
+    @Override
+    protected boolean supportsRailFaults() {
+        return true;
+    }
 }

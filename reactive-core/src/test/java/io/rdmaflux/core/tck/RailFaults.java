@@ -1,28 +1,50 @@
 package io.rdmaflux.core.tck;
 
 /**
- * RC wire faults a {@link ConnectionTck} pair may be asked to run under: the fraction of frames lost,
- * duplicated and reordered on every rail, from a seed, so a failing run can be repeated. A hook: the
- * soft provider's RC path takes none of these yet, so the suites in this module report
- * {@link ConnectionTck#supportsRailFaults()} false and the fault tests are skipped; a suite whose pair
- * can inject them overrides it and applies {@link PairOptions#railFaults()} in its
- * {@link ConnectionTck#openPair}.
+ * RC wire faults a {@link ConnectionTck} pair may be asked to run under: the fraction of RC frames
+ * (requests and responses) lost, duplicated and held back on every rail, each way, from a seed, so a
+ * failing run can be repeated. A suite whose pair can inject them overrides
+ * {@link ConnectionTck#supportsRailFaults()} and applies {@link PairOptions#railFaults()} in its
+ * {@link ConnectionTck#openPair}; the pairs of this package do it on the soft provider's RC fault model
+ * ({@link SoftRails}).
  *
- * @param lossRate      fraction of frames dropped, in [0, 1)
- * @param duplicateRate fraction of frames delivered twice, in [0, 1)
- * @param reorderRate   fraction of frames delayed behind later ones, in [0, 1)
- * @param seed          seed of every random choice
+ * @param lossRate       fraction of frames dropped, in [0, 1)
+ * @param duplicateRate  fraction of frames delivered twice, in [0, 1)
+ * @param reorderRate    fraction of frames held back {@code reorderDelayNs} so later ones overtake them, in [0, 1)
+ * @param reorderDelayNs how long a reordered frame is held back, ns (&gt; 0)
+ * @param seed           seed of every random choice
  */
-public record RailFaults(double lossRate, double duplicateRate, double reorderRate, long seed) {
+public record RailFaults(double lossRate, double duplicateRate, double reorderRate, long reorderDelayNs, long seed) {
+    /** The hold-back of a reordered frame unless given: 10 µs, two rail-skew steps of the TCK. */
+    public static final long DEFAULT_REORDER_DELAY_NS = 10_000;
+
     public RailFaults {
         check("lossRate", lossRate);
         check("duplicateRate", duplicateRate);
         check("reorderRate", reorderRate);
+        if (reorderDelayNs <= 0) {
+            throw new IllegalArgumentException("reorderDelayNs > 0 required but it was " + reorderDelayNs);
+        }
+    }
+
+    /** Faults with the {@link #DEFAULT_REORDER_DELAY_NS default hold-back}. */
+    public RailFaults(double lossRate, double duplicateRate, double reorderRate, long seed) {
+        this(lossRate, duplicateRate, reorderRate, DEFAULT_REORDER_DELAY_NS, seed);
     }
 
     private static void check(String name, double rate) {
         if (!(rate >= 0 && rate < 1)) {
             throw new IllegalArgumentException(name + " in [0, 1) required but it was " + rate);
         }
+    }
+
+    @Override
+    public String toString() {
+        return "loss " + percent(lossRate) + ", dup " + percent(duplicateRate) + ", reorder " + percent(reorderRate) + " by "
+            + reorderDelayNs + " ns, seed " + seed;
+    }
+
+    private static String percent(double rate) {
+        return (rate * 100) + " %";
     }
 }

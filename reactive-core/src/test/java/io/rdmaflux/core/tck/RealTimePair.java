@@ -9,9 +9,7 @@ import io.rdmaflux.core.RdmaServer;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.PortState;
 import io.rdmaflux.verbs.ThreadingMode;
-import io.rdmaflux.verbs.soft.RailConfig;
 import io.rdmaflux.verbs.soft.SoftFabric;
-import io.rdmaflux.verbs.soft.SoftPort;
 import io.rdmaflux.verbs.soft.SoftProvider;
 import io.rdmaflux.verbs.soft.net.NetProviders;
 import io.rdmaflux.verbs.soft.net.NetTransportConfig;
@@ -26,14 +24,21 @@ import java.util.function.BooleanSupplier;
 
 /**
  * Two DEDICATED nodes (one progress thread each) over two soft providers in INVOKER mode that the nodes
- * drive, in real time: on the in-JVM fabric ({@link #mem}) or on the IP fabric over loopback, RC over
- * TCP ({@link #net}). Waits are bounded ({@link #TIMEOUT}) and wake on the signals the TCK's helpers
- * report, never sleep a fixed time. A second, probe connection between the same nodes serves
+ * drive, in real time: on the in-JVM fabric ({@link #mem}, which also takes
+ * {@link PairOptions#railFaults() rail faults}, applied once connected, with RC retry timeouts of
+ * {@value #FAULT_RETRY_TIMEOUT_NS} ns) or on the IP fabric over loopback, RC over TCP ({@link #net}).
+ * Waits are bounded ({@link #TIMEOUT}) and wake on the signals the TCK's helpers report, never sleep a
+ * fixed time. A second, probe connection between the same nodes serves
  * {@link #settle()}.
  */
 public final class RealTimePair extends AbstractPair {
     /** How long any one wait may take: far beyond what a healthy run needs on a loaded 2-core host. */
     static final Duration TIMEOUT = Duration.ofSeconds(20);
+    /**
+     * RC retry timeout under rail faults: a lost last frame costs this much before its go-back-N retry;
+     * 7 retries without progress (160 ms) still outlast a progress thread kept off the CPU for a while.
+     */
+    static final long FAULT_RETRY_TIMEOUT_NS = 20_000_000;
     private static final AtomicInteger IDS = new AtomicInteger();
 
     private final SoftProvider pa;
@@ -50,11 +55,7 @@ public final class RealTimePair extends AbstractPair {
         this.portsCanFail = portsCanFail;
         try {
             if (portsCanFail && o.railLatencySkewNs() > 0) {
-                for (int r = 1; r < o.rails(); r++) {
-                    RailConfig slow = RailConfig.builder().latencyNs(r * o.railLatencySkewNs()).build();
-                    port(pa, r).setRail(slow);
-                    port(pb, r).setRail(slow);
-                }
+                SoftRails.apply(pa, pb, o.rails(), o.railLatencySkewNs(), null);
             }
             int[] ports = ports(o.rails());
             RdmaNode.Builder cb = RdmaNode.builder().provider(pa).name("tck-client").ports(ports).threadingMode(ThreadingMode.DEDICATED);
@@ -64,6 +65,10 @@ public final class RealTimePair extends AbstractPair {
                 // the CPU for a while on a loaded host still does not fail a healthy rail
                 cb.qpRetryTimeoutNs(100_000_000).qpRetryCount(3);
                 sb.qpRetryTimeoutNs(100_000_000).qpRetryCount(3);
+            }
+            if (o.railFaults() != null) {
+                cb.qpRetryTimeoutNs(FAULT_RETRY_TIMEOUT_NS);
+                sb.qpRetryTimeoutNs(FAULT_RETRY_TIMEOUT_NS);
             }
             o.configureNode(cb);
             o.configureNode(sb);
@@ -79,6 +84,12 @@ public final class RealTimePair extends AbstractPair {
             probeServer = probe[1];
             probeServer.receive().subscribe(RdmaMessage::release);
             connected(main[0], main[1]);
+            if (o.railFaults() != null) {
+                if (!portsCanFail) {
+                    throw new UnsupportedOperationException("the IP fabric pair cannot inject RC wire faults");
+                }
+                SoftRails.apply(pa, pb, o.rails(), o.railLatencySkewNs(), o.railFaults());
+            }
         } catch (RuntimeException | Error e) {
             closeQuietly();
             throw e;
@@ -134,10 +145,6 @@ public final class RealTimePair extends AbstractPair {
             throw e;
         }
         return new RealTimePair(o, pa, pb, "net", "127.0.0.1", false);
-    }
-
-    private static SoftPort port(SoftProvider p, int rail) {
-        return (SoftPort) p.devices().get(0).port(rail + 1);
     }
 
     @Override
@@ -220,7 +227,15 @@ public final class RealTimePair extends AbstractPair {
         if (!portsCanFail) {
             throw new UnsupportedOperationException("ports of the IP fabric pair cannot be taken down");
         }
-        port(side == Side.CLIENT ? pa : pb, rail).setState(PortState.DOWN);
+        SoftRails.port(side == Side.CLIENT ? pa : pb, rail).setState(PortState.DOWN);
+    }
+
+    @Override
+    public RailFaultCounters railFaultCounters() {
+        if (!portsCanFail) {
+            throw new UnsupportedOperationException("the IP fabric pair injects no RC wire faults");
+        }
+        return SoftRails.counters(pa, pb);
     }
 
     @Override

@@ -109,14 +109,23 @@ public final class TckReceiver extends BaseSubscriber<RdmaMessage> {
 
         /** Subscribes to {@code c.receive()} now. */
         public TckReceiver subscribe(RdmaConnection c) {
-            TckReceiver r = new TckReceiver(this);
-            Flux<RdmaMessage> in = c.receive().doOnRequest(r::countRequest);
-            if (fixedDemand < 0 && demand == Demand.LIMIT_RATE) {
-                in = in.limitRate(8);
-            }
-            in.subscribe(r);
-            return r;
+            return build().subscribeTo(c);
         }
+
+        /** The receiver, not subscribed yet (see {@link TckReceiver#subscribeTo}). */
+        public TckReceiver build() {
+            return new TckReceiver(this);
+        }
+    }
+
+    /** Subscribes to {@code c.receive()} now; once only. */
+    public TckReceiver subscribeTo(RdmaConnection c) {
+        Flux<RdmaMessage> in = c.receive().doOnRequest(this::countRequest);
+        if (fixedDemand < 0 && demand == Demand.LIMIT_RATE) {
+            in = in.limitRate(8);
+        }
+        in.subscribe(this);
+        return this;
     }
 
     private void countRequest(long n) {

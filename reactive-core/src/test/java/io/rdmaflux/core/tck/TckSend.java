@@ -39,14 +39,33 @@ public final class TckSend {
         Flux<RdmaMessage> messages = Flux.range(first, count)
             .doOnNext(i -> s.took(bound))
             .map(i -> TckPayload.message(i, sizeOf.applyAsInt(i)));
+        s.subscribe(c, messages);
+        return s;
+    }
+
+    /**
+     * As {@link #start(ConnectionTckFixture, RdmaConnection, int, int, IntUnaryOperator, LongSupplier)}, and the
+     * publisher signals {@code error} after its {@code count} messages.
+     */
+    public static TckSend startFailing(ConnectionTckFixture fx, RdmaConnection c, int first, int count, IntUnaryOperator sizeOf,
+                                       Throwable error, LongSupplier bound) {
+        TckSend s = new TckSend(fx);
+        Flux<RdmaMessage> messages = Flux.range(first, count)
+            .doOnNext(i -> s.took(bound))
+            .map(i -> TckPayload.message(i, sizeOf.applyAsInt(i)))
+            .concatWith(Flux.error(error));
+        s.subscribe(c, messages);
+        return s;
+    }
+
+    private void subscribe(RdmaConnection c, Flux<RdmaMessage> messages) {
         c.send(messages).subscribe(null, e -> {
-            s.error.set(e);
+            error.set(e);
             fx.signal();
         }, () -> {
-            s.completed.set(true);
+            completed.set(true);
             fx.signal();
         });
-        return s;
     }
 
     private void took(LongSupplier bound) {

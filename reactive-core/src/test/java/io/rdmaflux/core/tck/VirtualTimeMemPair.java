@@ -7,8 +7,6 @@ import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.PortState;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.soft.RailConfig;
-import io.rdmaflux.verbs.soft.SoftPort;
-import io.rdmaflux.verbs.soft.SoftProvider;
 import io.rdmaflux.verbs.testing.SoftTwoNodes;
 
 import java.util.concurrent.atomic.AtomicReference;
@@ -17,11 +15,16 @@ import java.util.function.BooleanSupplier;
 /**
  * Two INVOKER-mode nodes on a private in-JVM soft fabric sharing one virtual clock: no threads, no
  * sleeps, the same run every time. Each progress pass runs both providers, then both nodes; a pass that
- * does nothing advances the clock 1 µs. RC retry timeouts are 1 ms of virtual time.
+ * does nothing advances the clock 1 µs. RC retry timeouts are 1 ms of virtual time, {@value #FAULT_RETRY_TIMEOUT_NS} ns
+ * under {@link PairOptions#railFaults() rail faults} (which it applies once connected, so they hit the
+ * whole connection but its setup), so that recovering from a lost tail frame costs 200 idle passes, not
+ * 1,000.
  */
 public final class VirtualTimeMemPair extends AbstractPair {
     /** The most passes one {@link #await} or {@link #settle} may take. */
     static final int MAX_PASSES = 2_000_000;
+    /** RC retry timeout under rail faults: 10 x the slowest round trip (2 x 5 µs skew) plus a reordered frame's 10 µs. */
+    static final long FAULT_RETRY_TIMEOUT_NS = 200_000;
 
     private final SoftTwoNodes soft;
 
@@ -33,12 +36,15 @@ public final class VirtualTimeMemPair extends AbstractPair {
         super(o.rails());
         this.soft = soft;
         try {
-            skew(o.railLatencySkewNs());
+            if (o.railLatencySkewNs() > 0) {
+                SoftRails.apply(soft.a(), soft.b(), o.rails(), o.railLatencySkewNs(), null);
+            }
+            long retryTimeoutNs = o.railFaults() != null ? FAULT_RETRY_TIMEOUT_NS : 1_000_000;
             int[] ports = ports(o.rails());
             RdmaNode.Builder cb = RdmaNode.builder().provider(soft.a()).name("tck-client").ports(ports)
-                .threadingMode(ThreadingMode.INVOKER).clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000);
+                .threadingMode(ThreadingMode.INVOKER).clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(retryTimeoutNs);
             RdmaNode.Builder sb = RdmaNode.builder().provider(soft.b()).name("tck-server").ports(ports)
-                .threadingMode(ThreadingMode.INVOKER).clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000);
+                .threadingMode(ThreadingMode.INVOKER).clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(retryTimeoutNs);
             o.configureNode(cb);
             o.configureNode(sb);
             clientNode = cb.build();
@@ -55,26 +61,14 @@ public final class VirtualTimeMemPair extends AbstractPair {
                 throw new AssertionError("connect failed: " + error.get(), error.get());
             }
             connected(connected.get(), accepted.get());
+            if (o.railFaults() != null) {
+                SoftRails.apply(soft.a(), soft.b(), o.rails(), o.railLatencySkewNs(), o.railFaults());
+            }
             settle();
         } catch (RuntimeException | Error e) {
             closeQuietly();
             throw e;
         }
-    }
-
-    private void skew(long skewNs) {
-        if (skewNs <= 0) {
-            return;
-        }
-        for (int r = 1; r < rails(); r++) {
-            RailConfig slow = RailConfig.builder().latencyNs(r * skewNs).build();
-            port(soft.a(), r).setRail(slow);
-            port(soft.b(), r).setRail(slow);
-        }
-    }
-
-    private static SoftPort port(SoftProvider p, int rail) {
-        return (SoftPort) p.devices().get(0).port(rail + 1);
     }
 
     /** One pass: both providers, then both nodes. */
@@ -134,7 +128,12 @@ public final class VirtualTimeMemPair extends AbstractPair {
 
     @Override
     public void failRail(Side side, int rail) {
-        port(side == Side.CLIENT ? soft.a() : soft.b(), rail).setState(PortState.DOWN);
+        SoftRails.port(side == Side.CLIENT ? soft.a() : soft.b(), rail).setState(PortState.DOWN);
+    }
+
+    @Override
+    public RailFaultCounters railFaultCounters() {
+        return SoftRails.counters(soft.a(), soft.b());
     }
 
     @Override

@@ -1,0 +1,72 @@
+package io.rdmaflux.core.tck;
+
+import io.rdmaflux.verbs.Port;
+import io.rdmaflux.verbs.soft.RailConfig;
+import io.rdmaflux.verbs.soft.SoftDevice;
+import io.rdmaflux.verbs.soft.SoftPort;
+import io.rdmaflux.verbs.soft.SoftProvider;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The rail model a {@link ConnectionTck} pair on the soft provider's in-JVM fabric gives its ports: rail
+ * {@code r} (port {@code r + 1}) {@code r x skewNs} slower each way, and the {@link RailFaults} on the RC
+ * frames every port sends. Each port draws from its own seed (the profile's, the rail and the side), so
+ * the two directions and the rails do not lose the same frames.
+ */
+public final class SoftRails {
+    private SoftRails() {
+    }
+
+    /** Port of rail {@code rail} (0-based) on the first device of {@code p}. */
+    public static SoftPort port(SoftProvider p, int rail) {
+        return p.softDevice(0).softPort(rail + 1);
+    }
+
+    /**
+     * Sets the rail model of the first {@code rails} ports of {@code client} and {@code server}: latency
+     * {@code r x skewNs} on rail {@code r}, and {@code faults} unless null. Any time: a port applies a new
+     * model to the frames it sends next.
+     */
+    public static void apply(SoftProvider client, SoftProvider server, int rails, long skewNs, @Nullable RailFaults faults) {
+        for (int r = 0; r < rails; r++) {
+            port(client, r).setRail(rail(r * Math.max(0, skewNs), faults, r, 0));
+            port(server, r).setRail(rail(r * Math.max(0, skewNs), faults, r, 1));
+        }
+    }
+
+    private static RailConfig rail(long latencyNs, @Nullable RailFaults f, int rail, int side) {
+        RailConfig.Builder b = RailConfig.builder().latencyNs(latencyNs);
+        if (f != null) {
+            b.rcLossRate(f.lossRate()).rcDuplicateRate(f.duplicateRate()).rcReorderRate(f.reorderRate())
+                .rcReorderDelayNs(f.reorderDelayNs()).rcFaultSeed(f.seed() * 1_000 + rail * 2L + side);
+        }
+        return b.build();
+    }
+
+    /** The RC fault and recovery counters of every port and device of {@code providers}, summed. */
+    public static RailFaultCounters counters(SoftProvider... providers) {
+        long lost = 0;
+        long duplicated = 0;
+        long reordered = 0;
+        long timeouts = 0;
+        long naks = 0;
+        long duplicateRequests = 0;
+        long sequenceNaks = 0;
+        for (SoftProvider p : providers) {
+            for (int d = 0; d < p.devices().size(); d++) {
+                SoftDevice dev = p.softDevice(d);
+                timeouts += dev.rcRetransmits();
+                naks += dev.rcNakRetransmits();
+                duplicateRequests += dev.rcDuplicateRequests();
+                sequenceNaks += dev.rcSequenceNaksSent();
+                for (Port port : dev.ports()) {
+                    SoftPort sp = (SoftPort) port;
+                    lost += sp.rcFramesLost();
+                    duplicated += sp.rcFramesDuplicated();
+                    reordered += sp.rcFramesReordered();
+                }
+            }
+        }
+        return new RailFaultCounters(lost, duplicated, reordered, timeouts, naks, duplicateRequests, sequenceNaks);
+    }
+}
