@@ -1,5 +1,6 @@
 package io.rdmaflux.striping;
 
+import io.rdmaflux.core.stripe.RecordedMessageTimings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
