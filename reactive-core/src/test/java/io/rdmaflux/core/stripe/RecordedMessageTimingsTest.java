@@ -1,6 +1,5 @@
-package io.rdmaflux.striping;
+package io.rdmaflux.core.stripe;
 
-import io.rdmaflux.core.stripe.RecordedMessageTimings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
