@@ -1,5 +1,6 @@
 package io.rdmaflux.striping;
 
+import io.rdmaflux.core.stripe.MessageTimings;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**

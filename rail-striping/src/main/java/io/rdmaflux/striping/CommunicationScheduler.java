@@ -1,12 +1,18 @@
 package io.rdmaflux.striping;
 
+import io.rdmaflux.core.stripe.RecordedMessageTimings;
+import io.rdmaflux.core.stripe.PsnOrder;
+import io.rdmaflux.core.stripe.StripeEngine;
 import java.util.ArrayDeque;
-import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The communication scheduler and completion filter of a virtual channel (seed 000 §4.1, Fig. 2
- * and Fig. 4), independent of any transport.
+ * and Fig. 4), independent of any transport: a thin layer over reactive-core's {@link StripeEngine}
+ * (plan, per-stripe accounting, completion filter, policy feedback, re-plan) and {@link PsnOrder}
+ * (release in PSN order) that adds PSNs, the multiplexing policy, {@link Stripe} handles for a
+ * {@link StripeSink}, post-order checks per rail and metrics. Used by the {@link Rails} operators and
+ * {@code OneSidedRails}.
  *
  * <p><b>Send.</b> {@link #send} gives the message the next PSN and asks a policy where it goes:
  * below the switchover threshold (seed 000 §4.3, seed 002 §3.2) the {@link MultiplexingPolicy}
@@ -62,42 +68,20 @@ public final class CommunicationScheduler<T> {
         void onCompleted(T message, long psn, long lengthBytes);
     }
 
-    static final class Entry<T> extends RecordedMessageTimings {
-        long psn = -1;
-        @Nullable T message;
-        int outstanding;
-        boolean completed;
-        boolean striped;
-        /** Rails on which a stripe of this message completed (a message counts once per rail it used). */
-        long completedOn;
-
-        Entry(int railCount) {
-            super(railCount);
-        }
-    }
-
     private final int railCount;
     private final long switchoverThresholdBytes;
-    private final long granuleBytes;
     private final MultiplexingPolicy multiplexing;
     private final StripingPolicy striping;
     private final StripeSink<T> sink;
-    private final Entry<T>[] ring;
-    private final int ringMask;
+    private final PsnOrder order;
+    private final StripeEngine engine;
+    private final @Nullable T[] messages;
+    /** Per rail, the stripes posted there and not completed, in post order (an RC queue completes in order). */
     private final ArrayDeque<Stripe<T>>[] outstanding;
     private final ArrayDeque<Stripe<T>> stripePool = new ArrayDeque<>();
-    private final long[] split;
-    /** {@link RailsSpec#commonFinish()}: per rail, bytes posted and not completed, for {@link CommonFinishSplit}. */
-    private final boolean commonFinish;
-    private final long[] backlogBytes;
-    private final double[] rateScratch;
-    private final long[] lastCompletionNs;
     private final RailCounters counters;
     private final double[] shareScratch;
     private final int maxInFlight;
-    private long usableRails;
-    private long nextPsn;
-    private long headPsn;
     private long nextStripeId;
     private boolean initialWeightsRecorded;
     private @Nullable Throwable noRailCause;
@@ -109,7 +93,7 @@ public final class CommunicationScheduler<T> {
     public CommunicationScheduler(RailsSpec spec, StripeSink<T> sink) {
         this.railCount = spec.railCount();
         this.switchoverThresholdBytes = spec.switchoverThresholdBytes();
-        this.granuleBytes = spec.stripeGranuleBytes();
+        long granuleBytes = spec.stripeGranuleBytes();
         this.multiplexing = spec.multiplexing().create(railCount);
         this.striping = spec.striping().create(railCount, granuleBytes);
         if (multiplexing.railCount() != railCount || striping.railCount() != railCount) {
@@ -119,23 +103,16 @@ public final class CommunicationScheduler<T> {
         }
         this.sink = sink;
         this.maxInFlight = spec.maxInFlightMessages();
-        int capacity = Integer.highestOneBit(Math.max(1, maxInFlight - 1)) << 1;
-        this.ring = new Entry[Math.max(2, capacity)];
-        this.ringMask = ring.length - 1;
-        for (int i = 0; i < ring.length; i++) {
-            ring[i] = new Entry<>(railCount);
-        }
+        this.order = new PsnOrder(maxInFlight);
+        CommonFinishStriping policy = new CommonFinishStriping(striping, spec.commonFinish(), granuleBytes);
+        this.engine = new StripeEngine(railCount, order.capacity(), policy);
+        policy.attach(engine);
+        this.messages = (T[]) new Object[order.capacity()];
         this.outstanding = new ArrayDeque[railCount];
         for (int i = 0; i < railCount; i++) {
             outstanding[i] = new ArrayDeque<>();
         }
-        this.split = new long[railCount];
-        this.commonFinish = spec.commonFinish();
-        this.backlogBytes = new long[railCount];
-        this.rateScratch = new double[railCount];
-        this.lastCompletionNs = new long[railCount];
         this.shareScratch = new double[railCount];
-        this.usableRails = RailMask.all(railCount);
         this.counters = new RailCounters(railCount, spec.weightHistoryCapacity());
     }
 
@@ -158,86 +135,87 @@ public final class CommunicationScheduler<T> {
      * @param nowNs       current time of the channel's clock, in ns
      * @return the message's PSN, or {@link #BACK_PRESSURED} / {@link #NO_RAIL} (nothing was posted)
      * @throws IllegalArgumentException if {@code lengthBytes < 0}
+     * @throws IllegalStateException    if a policy chose wrongly (names the policy and its choice)
      */
     public long send(T message, long lengthBytes, long nowNs) {
         if (lengthBytes < 0) {
             throw new IllegalArgumentException("lengthBytes >= 0 required but it was " + lengthBytes);
         }
         recordInitialWeights(nowNs);
-        if (usableRails == 0) {
+        long usable = engine.usableRails();
+        if (usable == 0) {
             return NO_RAIL;
         }
-        if (nextPsn - headPsn >= maxInFlight) {
+        if (order.inFlight() >= maxInFlight) {
             return BACK_PRESSURED;
         }
-        long psn = nextPsn++;
-        Entry<T> e = ring[(int) psn & ringMask];
-        e.psn = psn;
-        e.message = message;
-        e.reset(lengthBytes);
-        e.outstanding = 0;
-        e.completed = false;
-        e.completedOn = 0;
-        e.striped = lengthBytes >= switchoverThresholdBytes && RailMask.count(usableRails) > 1 && lengthBytes > 0;
-        plan(e, 0, lengthBytes, e.striped, false, nowNs);
+        long psn = order.assign();
+        int e = order.slot(psn);
+        messages[e] = message;
+        engine.begin(e, psn, lengthBytes);
+        if (lengthBytes >= switchoverThresholdBytes && RailMask.count(usable) > 1 && lengthBytes > 0) {
+            engine.split(e, usable, nowNs);
+            postInRailOrder(e, engine.slots(e), false, nowNs);
+        } else {
+            int rail = select(lengthBytes, usable);
+            engine.whole(e, rail);
+            post(e, rail, false, nowNs);
+        }
         return psn;
     }
 
-    /** Plans and posts bytes {@code [offset, offset+length)} of {@code e} over the usable rails. */
-    private void plan(Entry<T> e, long offset, long length, boolean stripe, boolean resent, long nowNs) {
-        if (stripe) {
-            striping.split(length, usableRails, nowNs, split);
-            if (commonFinish && striping.splitsByRate()) {
-                CommonFinishSplit.topUp(length, usableRails, backlogBytes, granuleBytes, split, rateScratch);
-            }
-            long at = offset;
-            for (int rail = 0; rail < railCount; rail++) {
-                if (split[rail] > 0) {
-                    if (!RailMask.contains(usableRails, rail)) {
-                        throw new IllegalStateException(striping.name() + " gave " + split[rail] + " bytes to unusable rail "
-                            + rail + " (usable mask 0x" + Long.toHexString(usableRails) + ")");
-                    }
-                    post(e, rail, at, split[rail], resent, nowNs);
-                    at += split[rail];
+    private int select(long lengthBytes, long usable) {
+        int rail = multiplexing.selectRail(lengthBytes, usable);
+        if (!RailMask.contains(usable, rail)) {
+            throw new IllegalStateException(multiplexing.name() + " chose unusable rail " + rail
+                + " (usable mask 0x" + Long.toHexString(usable) + ")");
+        }
+        return rail;
+    }
+
+    /** Posts the stripes in {@code slots} of entry {@code e} by increasing offset (rail order of a split). */
+    private void postInRailOrder(int e, long slots, boolean resent, long nowNs) {
+        while (slots != 0) {
+            int first = -1;
+            for (long m = slots; m != 0; m &= m - 1) {
+                int s = Long.numberOfTrailingZeros(m);
+                if (first < 0 || engine.stripeOffset(e, s) < engine.stripeOffset(e, first)) {
+                    first = s;
                 }
             }
-            if (at != offset + length) {
-                throw new IllegalStateException(striping.name() + " split " + length + " bytes into " + (at - offset)
-                    + ": " + Arrays.toString(split));
-            }
-        } else {
-            int rail = multiplexing.selectRail(length, usableRails);
-            if (!RailMask.contains(usableRails, rail)) {
-                throw new IllegalStateException(multiplexing.name() + " chose unusable rail " + rail
-                    + " (usable mask 0x" + Long.toHexString(usableRails) + ")");
-            }
-            post(e, rail, offset, length, resent, nowNs);
+            slots &= ~(1L << first);
+            post(e, first, resent, nowNs);
         }
     }
 
-    private void post(Entry<T> e, int rail, long offset, long length, boolean resent, long nowNs) {
+    private void post(int e, int slot, boolean resent, long nowNs) {
+        int rail = engine.carrier(e, slot);
+        engine.post(e, slot, rail, nowNs);
         Stripe<T> s = stripePool.poll();
         if (s == null) {
             s = new Stripe<>();
         }
         s.stripeId = nextStripeId++;
-        s.psn = e.psn;
+        s.psn = engine.psn(e);
         s.rail = rail;
-        s.offsetBytes = offset;
-        s.lengthBytes = length;
-        s.messageLengthBytes = e.lengthBytes();
+        s.offsetBytes = engine.stripeOffset(e, slot);
+        s.lengthBytes = engine.stripeBytes(e, slot);
+        s.messageLengthBytes = engine.lengthBytes(e);
         s.postedNs = nowNs;
-        s.railIdleAtPost = outstanding[rail].isEmpty();
+        s.railIdleAtPost = engine.idleAtPost(e, slot);
         s.resent = resent;
-        s.striped = e.striped;
+        s.striped = engine.striped(e);
+        s.owner = this;
         s.entry = e;
-        e.outstanding++;
-        e.addStripe(rail, length);
+        s.slot = slot;
         outstanding[rail].add(s);
-        backlogBytes[rail] += length;
         counters.posted(rail);
-        striping.onStripePosted(rail, length, nowNs);
         sink.post(s);
+    }
+
+    /** The message of engine entry {@code e} while it is in flight, else null (for {@link Stripe#message()}). */
+    @Nullable T messageAt(int e) {
+        return messages[e];
     }
 
     /**
@@ -249,7 +227,7 @@ public final class CommunicationScheduler<T> {
      */
     public void onStripeCompleted(int rail, long stripeId, long nowNs) {
         checkRail(rail);
-        if (!RailMask.contains(usableRails, rail)) {
+        if (!RailMask.contains(engine.usableRails(), rail)) {
             return;
         }
         Stripe<T> s = outstanding[rail].peek();
@@ -259,44 +237,19 @@ public final class CommunicationScheduler<T> {
                 + "; a subchannel must report completions once each and in post order");
         }
         outstanding[rail].poll();
-        backlogBytes[rail] -= s.lengthBytes;
-        Entry<T> e = s.entry;
-        if (e == null) {
-            throw new IllegalStateException("stripe " + stripeId + " has no message");
-        }
-        // the stripe's delivery time on its rail: from post, or from the previous completion on the
-        // same rail if it queued behind earlier stripes (see MessageTimings#deliveryTimeNs)
-        long deliveryNs = nowNs - Math.max(s.postedNs, lastCompletionNs[rail]);
-        if (deliveryNs <= 0 && s.lengthBytes > 0) {
-            e.censor();
-        }
-        lastCompletionNs[rail] = nowNs;
-        e.addDelivery(rail, deliveryNs);
-        e.completedOn |= 1L << rail;
+        int e = s.entry;
         counters.completed(rail, s.lengthBytes);
-        striping.onStripeCompleted(rail, s.lengthBytes, s.postedNs, nowNs, s.railIdleAtPost, outstanding[rail].size());
+        int result = engine.complete(e, s.slot, nowNs);
         recycle(s);
-        if (--e.outstanding == 0) {
-            e.completed = true;
-            e.completed(nowNs);
-            counters.messageCompleted(e.completedOn);
-            if (e.psn != headPsn && !earlierAllCompleted(e.psn)) {
+        if (result == StripeEngine.MESSAGE) {
+            counters.messageCompleted(engine.completedOn(e));
+            if (order.complete(engine.psn(e))) {
                 counters.outOfOrderCompletion();
             }
-            if (e.striped) {
-                striping.onMessageCompleted(e);
+            if (engine.striped(e)) {
                 counters.recordWeights(nowNs, sharesInto(shareScratch));
             }
         }
-    }
-
-    private boolean earlierAllCompleted(long psn) {
-        for (long p = headPsn; p < psn; p++) {
-            if (!ring[(int) p & ringMask].completed) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /**
@@ -308,32 +261,32 @@ public final class CommunicationScheduler<T> {
      */
     public int onRailFailed(int rail, Throwable cause, long nowNs) {
         checkRail(rail);
-        if (!RailMask.contains(usableRails, rail)) {
+        if (!RailMask.contains(engine.usableRails(), rail)) {
             return 0;
         }
         recordInitialWeights(nowNs);
-        usableRails &= ~(1L << rail);
         counters.railFailed(rail);
-        striping.onRailRemoved(rail);
+        engine.railFailed(rail);
         counters.recordWeights(nowNs, sharesInto(shareScratch));
-        ArrayDeque<Stripe<T>> lost = outstanding[rail];
-        backlogBytes[rail] = 0;
-        if (usableRails == 0) {
+        long usable = engine.usableRails();
+        if (usable == 0) {
             noRailCause = new NoRailException("every rail of the virtual channel failed; last was rail " + rail, cause);
             drainAll();
             return 0;
         }
+        ArrayDeque<Stripe<T>> lost = outstanding[rail];
         int resent = 0;
         Stripe<T> s;
         while ((s = lost.poll()) != null) {
-            Entry<T> e = s.entry;
-            if (e == null) {
-                throw new IllegalStateException("stripe " + s.stripeId + " has no message");
+            int e = s.entry;
+            int slot = s.slot;
+            engine.unpost(e, slot);
+            if (engine.striped(e) && s.lengthBytes >= switchoverThresholdBytes && RailMask.count(usable) > 1) {
+                postInRailOrder(e, engine.resplit(e, slot, nowNs), true, nowNs);
+            } else {
+                engine.move(e, slot, select(s.lengthBytes, usable));
+                post(e, slot, true, nowNs);
             }
-            e.outstanding--;
-            e.stripeResent(rail, s.lengthBytes);
-            boolean stripeAgain = e.striped && s.lengthBytes >= switchoverThresholdBytes && RailMask.count(usableRails) > 1;
-            plan(e, s.offsetBytes, s.lengthBytes, stripeAgain, true, nowNs);
             counters.resent();
             resent++;
             recycle(s);
@@ -357,18 +310,16 @@ public final class CommunicationScheduler<T> {
      */
     public int pollCompleted(int max, CompletedMessageHandler<T> handler) {
         int n = 0;
-        while (n < max && headPsn < nextPsn) {
-            Entry<T> e = ring[(int) headPsn & ringMask];
-            if (!e.completed) {
-                break;
-            }
-            T message = e.message;
-            e.message = null;
-            headPsn++;
+        while (n < max && order.headCompleted()) {
+            long psn = order.head();
+            int e = order.slot(psn);
+            T message = messages[e];
+            messages[e] = null;
+            order.release();
             n++;
             counters.messageReleased();
             if (message != null) {
-                handler.onCompleted(message, e.psn, e.lengthBytes());
+                handler.onCompleted(message, psn, engine.lengthBytes(e));
             }
         }
         return n;
@@ -383,15 +334,15 @@ public final class CommunicationScheduler<T> {
     public int drainInFlight(CompletedMessageHandler<T> handler) {
         int n = 0;
         drainAll();
-        while (headPsn < nextPsn) {
-            Entry<T> e = ring[(int) headPsn & ringMask];
-            T message = e.message;
-            e.message = null;
-            e.completed = false;
-            headPsn++;
+        while (order.inFlight() > 0) {
+            long psn = order.head();
+            int e = order.slot(psn);
+            T message = messages[e];
+            messages[e] = null;
+            order.release();
             if (message != null) {
                 n++;
-                handler.onCompleted(message, e.psn, e.lengthBytes());
+                handler.onCompleted(message, psn, engine.lengthBytes(e));
             }
         }
         return n;
@@ -404,12 +355,12 @@ public final class CommunicationScheduler<T> {
 
     /** Bit mask of the rails still usable. */
     public long usableRails() {
-        return usableRails;
+        return engine.usableRails();
     }
 
     /** Messages sent and not yet released by {@link #pollCompleted}. */
     public int inFlight() {
-        return (int) (nextPsn - headPsn);
+        return order.inFlight();
     }
 
     /** Stripes posted on {@code rail} and not yet completed. */
@@ -425,7 +376,7 @@ public final class CommunicationScheduler<T> {
 
     /** PSN the next message will get. */
     public long nextPsn() {
-        return nextPsn;
+        return order.nextPsn();
     }
 
     /** The striping policy (for tests and tools; do not call it concurrently with the scheduler). */
@@ -451,7 +402,7 @@ public final class CommunicationScheduler<T> {
     }
 
     private void recycle(Stripe<T> s) {
-        s.entry = null;
+        s.owner = null;
         stripePool.add(s);
     }
 

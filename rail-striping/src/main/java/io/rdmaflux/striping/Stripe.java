@@ -21,7 +21,11 @@ public final class Stripe<T> {
     boolean railIdleAtPost;
     boolean resent;
     boolean striped;
-    CommunicationScheduler.@org.jspecify.annotations.Nullable Entry<T> entry;
+    /** The scheduler while the stripe is in flight, else null. */
+    @org.jspecify.annotations.Nullable CommunicationScheduler<T> owner;
+    /** The message's entry in the scheduler's {@code StripeEngine}, and the stripe's slot there. */
+    int entry;
+    int slot;
 
     Stripe() {
     }
@@ -73,11 +77,12 @@ public final class Stripe<T> {
 
     /** The message this stripe belongs to. */
     public T message() {
-        CommunicationScheduler.Entry<T> e = entry;
-        if (e == null || e.message == null) {
+        CommunicationScheduler<T> o = owner;
+        T m = o == null ? null : o.messageAt(entry);
+        if (m == null) {
             throw new IllegalStateException("stripe " + stripeId + " is not in flight; a Stripe is only valid during post()");
         }
-        return e.message;
+        return m;
     }
 
     @Override

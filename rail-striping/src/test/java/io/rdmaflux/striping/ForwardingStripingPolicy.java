@@ -1,5 +1,6 @@
 package io.rdmaflux.striping;
 
+import io.rdmaflux.core.stripe.MessageTimings;
 /**
  * A {@link StripingPolicy} that passes every call to another one, for tests that record or change one
  * aspect of a real policy by overriding just that method.

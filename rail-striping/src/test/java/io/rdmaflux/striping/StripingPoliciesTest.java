@@ -1,5 +1,6 @@
 package io.rdmaflux.striping;
 
+import io.rdmaflux.core.stripe.MessageTimings;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

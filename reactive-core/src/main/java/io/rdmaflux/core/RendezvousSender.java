@@ -5,18 +5,20 @@ import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.channel.WorkRequestTokens;
 import io.rdmaflux.core.frame.CtsFrameCodec;
+import io.rdmaflux.core.stripe.StripeEngine;
 import org.jspecify.annotations.Nullable;
-
-import java.util.Arrays;
 
 /**
  * Connection stage: the send side of the RDMA WRITE rendezvous (seed 001 &sect;3, Fig. 2) and its
  * striping over rails (seed 000 &sect;4.3&ndash;4.4, &sect;5.3). A large message is staged once into a
  * registered slot of the node (or sent from memory the application registered), announced by an RTS,
  * and, once the CTS names the receiver's buffer, split by the scheduler into at most one stripe per rail:
- * one RDMA WRITE each, landing in place at its offset, then one FIN on the same queue pair. The
- * completion filter reports each stripe to the scheduler (its feedback, seed 000 eq. 1&ndash;4, seed 004
- * &sect;II-B) and the message once, after its last stripe.
+ * one RDMA WRITE each, landing in place at its offset, then one FIN on the same queue pair. The stripes
+ * are planned and accounted by the {@link StripeEngine} (the same engine rail-striping's operators use),
+ * with the scheduler as its policy ({@link SchedulerStripePolicy}); its completion filter reports each
+ * stripe to the scheduler (its feedback, seed 000 eq. 1&ndash;4, seed 004 &sect;II-B) and the message
+ * once, after its last stripe. An entry of {@link RendezvousSends} is the engine entry of the same index;
+ * a stripe's slot is the rail the split gave it, and its FIN's token names both.
  *
  * <p>Why a staging copy and not a registration cache for the user's memory: most messages live on the
  * Java heap, which cannot be registered because the GC moves it; and a cache keyed by the address of
@@ -34,7 +36,8 @@ final class RendezvousSender {
     private final @Nullable MessageBufferPool staging;
     private final int thresholdBytes;
     private final RendezvousSends t;
-    private final long[] stripeScratch;
+    private final SchedulerStripePolicy policy;
+    private final StripeEngine engine;
 
     RendezvousSender(DefaultRdmaConnection connection, Channel[] channels, SubchannelScheduler scheduler, SendOps ops,
                      @Nullable MessageBufferPool staging, int thresholdBytes, int rendezvousBuffers) {
@@ -45,8 +48,9 @@ final class RendezvousSender {
         this.staging = staging;
         this.thresholdBytes = thresholdBytes;
         // staged messages are bounded by the node's staging pool; registered ones by these entries
-        this.t = new RendezvousSends(2 * rendezvousBuffers, channels.length);
-        this.stripeScratch = new long[channels.length];
+        this.t = new RendezvousSends(2 * rendezvousBuffers);
+        this.policy = new SchedulerStripePolicy(scheduler, channels);
+        this.engine = new StripeEngine(channels.length, t.state.length, policy);
     }
 
     /** Whether messages above the threshold go by rendezvous at all (this node and the peer have it on). */
@@ -102,6 +106,7 @@ final class RendezvousSender {
             t.source(entry, stagingSlot, s.address(stagingSlot), s.lkey(), null);
         }
         t.start(entry, psn, length, rail);
+        engine.begin(entry, psn, length);
         channels[rail].sendRts(psn, length, WorkRequestTokens.UNREPORTED);
     }
 
@@ -142,7 +147,7 @@ final class RendezvousSender {
         t.rkey[e] = rkey;
         if (t.hasSplit[e]) {
             // again after a failover: the split stays, stripes that completed are not written again
-            t.postedMask[e] = t.completedMask[e];
+            engine.unpostAll(e);
         }
         // split when posted (post), with the rails' state then
         t.queueForPosting(e);
@@ -167,37 +172,28 @@ final class RendezvousSender {
                     return work;
                 }
             }
-            long[] bytes = t.stripeBytes[e];
-            int stripes = t.stripes[e];
-            long all = 0;
-            for (int r = 0; r < bytes.length; r++) {
-                if (bytes[r] == 0) {
-                    continue;
-                }
-                all |= 1L << r;
-                if ((t.postedMask[e] & (1L << r)) != 0) {
-                    continue;
-                }
+            long slots = engine.slots(e);
+            int stripes = engine.stripeCount(e);
+            for (long todo = slots & ~engine.postedOrCompleted(e); todo != 0; todo &= todo - 1) {
+                int r = Long.numberOfTrailingZeros(todo);
                 // stripe r goes on rail r; after rail r failed, on the first live rail with room
                 Channel ch = channels[r].isUsable() ? channels[r] : firstRailThatCanWrite();
                 if (ch == null || !ch.canWriteStripe()) {
                     continue;
                 }
-                t.postedMask[e] |= 1L << r;
-                t.postedNs[e][r] = nowNs;
-                t.carrier[e][r] = ch.rail();
-                ch.writeStripe(t.psn[e], t.length[e], t.localAddress[e], t.lkey[e], t.remoteAddress[e],
-                    t.rkey[e], (int) t.stripeOffset[e][r], (int) bytes[r], stripes, r, WorkRequestTokens.stripe(e, r));
+                engine.post(e, r, ch.rail(), nowNs);
+                ch.writeStripe(t.psn[e], t.length[e], t.localAddress[e], t.lkey[e], t.remoteAddress[e], t.rkey[e],
+                    (int) engine.stripeOffset(e, r), (int) engine.stripeBytes(e, r), stripes, r, WorkRequestTokens.stripe(e, r));
                 work++;
                 if (connection.isTerminated() || t.state[e] != RendezvousSends.POSTING) {
                     return work;
                 }
             }
-            if (t.postedMask[e] != all) {
+            if ((engine.postedOrCompleted(e) & slots) != slots) {
                 return work;
             }
             t.setState(e, RendezvousSends.POSTED);
-            if (t.stripesLeft[e] == 0) {
+            if (engine.allCompleted(e)) {
                 finish(e);
             }
         }
@@ -212,17 +208,21 @@ final class RendezvousSender {
      *         connection is terminated)
      */
     private boolean split(int e, long nowNs) {
-        int psn = t.psn[e];
         int length = t.length[e];
-        long[] split = stripeScratch;
-        Arrays.fill(split, 0);
         if (length >= scheduler.stripeThresholdBytes()) {
-            scheduler.stripe(psn, length, channels, nowNs, split);
-            String problem = checkSplit(split, length);
-            if (problem != null) {
-                connection.abortWith("local scheduler error", new IllegalStateException("scheduler " + scheduler + " split PSN "
-                    + psn + " of " + length + " bytes wrongly: " + problem
-                    + "; stripe(..) must give >= 0 bytes per usable subchannel, 0 to unusable ones, summing to the length"));
+            long usable = 0;
+            for (Channel ch : channels) {
+                if (ch.isUsable()) {
+                    usable |= 1L << ch.rail();
+                }
+            }
+            try {
+                policy.planning(t.psn[e]);
+                if (engine.split(e, usable, nowNs) == 0) {
+                    return false;
+                }
+            } catch (IllegalStateException wrong) {
+                connection.abortWith("local scheduler error", wrong);
                 return false;
             }
         } else {
@@ -233,36 +233,10 @@ final class RendezvousSender {
                     return false;
                 }
             }
-            split[rail] = length;
+            engine.whole(e, rail);
         }
-        long offset = 0;
-        int stripes = 0;
-        for (int r = 0; r < split.length; r++) {
-            t.stripeBytes[e][r] = split[r];
-            t.stripeOffset[e][r] = offset;
-            offset += split[r];
-            if (split[r] > 0) {
-                stripes++;
-            }
-        }
-        t.stripes[e] = stripes;
-        t.stripesLeft[e] = stripes;
         t.hasSplit[e] = true;
         return true;
-    }
-
-    private @Nullable String checkSplit(long[] split, int length) {
-        long sum = 0;
-        for (int r = 0; r < split.length; r++) {
-            if (split[r] < 0) {
-                return "rail " + r + " got " + split[r] + " bytes";
-            }
-            if (split[r] > 0 && !channels[r].isUsable()) {
-                return "rail " + r + " is not usable but got " + split[r] + " bytes";
-            }
-            sum += split[r];
-        }
-        return sum == length ? null : "the stripes add up to " + sum + " bytes";
     }
 
     private @Nullable Channel firstRailThatCanWrite() {
@@ -287,14 +261,16 @@ final class RendezvousSender {
     void onStripeCompleted(Channel ch, long token, long nowNs) {
         int entry = WorkRequestTokens.stripeEntry(token);
         int stripe = WorkRequestTokens.stripeIndex(token);
-        if (t.state[entry] == RendezvousSends.FREE || (t.completedMask[entry] & (1L << stripe)) != 0) {
+        if (t.state[entry] == RendezvousSends.FREE) {
             return;
         }
-        t.completedMask[entry] |= 1L << stripe;
-        int psn = t.psn[entry];
-        scheduler.onStripeCompleted(ch, psn, t.stripeOffset[entry][stripe], t.stripeBytes[entry][stripe],
-            t.postedNs[entry][stripe], nowNs);
-        if (--t.stripesLeft[entry] == 0 && t.state[entry] == RendezvousSends.POSTED) {
+        int done = engine.complete(entry, stripe, nowNs);
+        if (done == StripeEngine.IGNORED) {
+            return;
+        }
+        scheduler.onStripeCompleted(ch, t.psn[entry], engine.stripeOffset(entry, stripe), engine.stripeBytes(entry, stripe),
+            engine.postedNs(entry, stripe), nowNs);
+        if (done == StripeEngine.MESSAGE && t.state[entry] == RendezvousSends.POSTED) {
             finish(entry);
         }
     }
@@ -333,20 +309,14 @@ final class RendezvousSender {
      * from its RTS, with its PSN, once the receiver confirms the buffer is still the message's.
      */
     void onRailFailed(int failed, InflightLedger ledger, int nextPsn) {
+        engine.railFailed(failed);
         for (int e = 0; e < t.state.length; e++) {
             int s = t.state[e];
-            boolean lost = s == RendezvousSends.RTS_SENT && t.rtsRail[e] == failed;
-            if (s == RendezvousSends.POSTING || s == RendezvousSends.POSTED) {
-                for (int r = 0; r < channels.length; r++) {
-                    long bit = 1L << r;
-                    if ((t.postedMask[e] & bit) != 0 && (t.completedMask[e] & bit) == 0 && t.carrier[e][r] == failed) {
-                        lost = true;
-                    }
-                }
-            }
+            boolean lost = s == RendezvousSends.RTS_SENT && t.rtsRail[e] == failed
+                || (s == RendezvousSends.POSTING || s == RendezvousSends.POSTED) && engine.carriesOn(e, failed);
             if (lost) {
                 t.setState(e, RendezvousSends.RESEND);
-                t.postedMask[e] = t.completedMask[e];
+                engine.unpostAll(e);
                 if (!ledger.resendListed(t.psn[e])) {
                     ledger.addResend(t.psn[e], nextPsn);
                 }

@@ -1,14 +1,12 @@
 package io.rdmaflux.core;
 
-import java.util.Arrays;
-
 /**
  * Send-side state of the rendezvous messages of one connection, a bounded number of entries (each
  * holding a staging slot of the node's send {@code MessageBufferPool}, or a message in memory the
- * application registered): the RTS sent, the
- * CTS received, the stripe split chosen and which stripes are posted and completed. Arrays only: a
- * large message allocates nothing. The completion filter of seed 000 &sect;4.1/&sect;5.3 counts
- * stripe completions here and reports the message once all completed.
+ * application registered): the RTS sent, the CTS received (the receiver's buffer), whether the message
+ * was split. Arrays only: a large message allocates nothing. Its stripes (split, posted, carrier rail,
+ * completed) are accounted in the connection's {@link io.rdmaflux.core.stripe.StripeEngine} under the
+ * same entry index, whose completion filter (seed 000 &sect;4.1/&sect;5.3) reports the message once.
  *
  * <p><b>Concurrency:</b> progress thread only.
  */
@@ -20,9 +18,6 @@ final class RendezvousSends {
     /** The RTS, CTS or a stripe was on a rail that failed: the RTS goes again (same PSN) on a live rail. */
     static final int RESEND = 4;
 
-    /** Token flag of a stripe's FIN: {@code STRIPE | entry << 8 | stripe index}; stripe i is the one stripe() gave rail i. */
-    static final long STRIPE = 1L << 40;
-
     final int[] state;
     final int[] stagingSlot;
     final long[] localAddress;
@@ -33,19 +28,11 @@ final class RendezvousSends {
     final int[] rtsRail;
     final long[] remoteAddress;
     final int[] rkey;
-    final int[] stripes;
-    final int[] stripesLeft;
-    final long[] postedMask;
-    final long[] completedMask;
     final boolean[] hasSplit;
-    final int[][] carrier;
-    final long[][] stripeBytes;
-    final long[][] stripeOffset;
-    final long[][] postedNs;
     private int inUse;
     private int posting;
 
-    RendezvousSends(int entries, int rails) {
+    RendezvousSends(int entries) {
         int n = Math.max(1, entries);
         state = new int[n];
         stagingSlot = new int[n];
@@ -57,31 +44,7 @@ final class RendezvousSends {
         rtsRail = new int[n];
         remoteAddress = new long[n];
         rkey = new int[n];
-        stripes = new int[n];
-        stripesLeft = new int[n];
-        postedMask = new long[n];
-        completedMask = new long[n];
         hasSplit = new boolean[n];
-        carrier = new int[n][rails];
-        stripeBytes = new long[n][rails];
-        stripeOffset = new long[n][rails];
-        postedNs = new long[n][rails];
-    }
-
-    static long stripeToken(int entry, int rail) {
-        return STRIPE | ((long) entry << 8) | rail;
-    }
-
-    static boolean isStripe(long token) {
-        return token >= 0 && (token & STRIPE) != 0;
-    }
-
-    static int entryOf(long token) {
-        return (int) ((token & ~STRIPE) >>> 8);
-    }
-
-    static int railOf(long token) {
-        return (int) (token & 0xFF);
     }
 
     /** A free entry, or -1 when as many rendezvous messages as entries are in progress. */
@@ -126,10 +89,7 @@ final class RendezvousSends {
         psn[entry] = messagePsn;
         length[entry] = messageLength;
         rtsRail[entry] = rail;
-        postedMask[entry] = 0;
-        completedMask[entry] = 0;
         hasSplit[entry] = false;
-        Arrays.fill(stripeBytes[entry], 0);
         inUse++;
     }
 

@@ -3,12 +3,12 @@ package io.rdmaflux.striping.connection;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.striping.CommonFinishSplit;
-import io.rdmaflux.striping.MessageTimings;
+import io.rdmaflux.core.stripe.MessageTimings;
 import io.rdmaflux.striping.MultiplexingPolicy;
 import io.rdmaflux.striping.RailCounters;
 import io.rdmaflux.striping.RailMask;
 import io.rdmaflux.striping.RailsSpec;
-import io.rdmaflux.striping.RecordedMessageTimings;
+import io.rdmaflux.core.stripe.RecordedMessageTimings;
 import io.rdmaflux.striping.StripingMetrics;
 import io.rdmaflux.striping.StripingPolicy;
 

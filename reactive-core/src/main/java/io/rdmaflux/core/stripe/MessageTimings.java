@@ -1,8 +1,8 @@
-package io.rdmaflux.striping;
+package io.rdmaflux.core.stripe;
 
 /**
  * Read-only view of the stripes of one completed message, handed to
- * {@link StripingPolicy#onMessageCompleted}. Valid only during that call (the scheduler reuses it).
+ * {@link StripePolicy#onMessageCompleted}. Valid only during that call (the {@link StripeEngine} reuses it).
  */
 public interface MessageTimings {
     /** Message length in bytes. */

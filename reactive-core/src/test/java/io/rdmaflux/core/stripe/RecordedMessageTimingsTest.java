@@ -1,4 +1,4 @@
-package io.rdmaflux.striping;
+package io.rdmaflux.core.stripe;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,13 +1,12 @@
-package io.rdmaflux.striping;
+package io.rdmaflux.core.stripe;
 
 import java.util.Arrays;
 
 /**
  * The {@link MessageTimings} a scheduler records for one message while its stripes are posted and
- * complete, then hands to {@link StripingPolicy#onMessageCompleted}; reset and reused for a later
- * message (no allocation per message). Both the {@link CommunicationScheduler} and the connection's
- * per-message scheduler keep a ring of these, extended with their own bookkeeping (PSN, stripes
- * outstanding).
+ * complete, then hands to {@link StripePolicy#onMessageCompleted}; reset and reused for a later
+ * message (no allocation per message). The {@link StripeEngine} keeps one per message entry, for every
+ * user of the engine (the connection's rendezvous path, rail-striping's operators and one-sided rails).
  *
  * <p>Per rail: the stripe bytes the message put on it and the sum of its stripes' delivery times
  * (ns), each measured as seed 000 §4.5 says and as {@link MessageTimings#deliveryTimeNs} explains.
