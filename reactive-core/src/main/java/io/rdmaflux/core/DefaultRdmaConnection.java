@@ -73,6 +73,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     private final CreditGrantor grantor;
     private final CloseHandshake close;
     private final Failover failover;
+    private final CreditProbe probe;
     private final ConnectionResources resources;
 
     // inputs from other threads
@@ -124,6 +125,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         this.close = new CloseHandshake(this, channels);
         this.failover = new Failover(this, channels, scheduler);
         this.resources = new ConnectionResources(this, node, channels);
+        this.probe = new CreditProbe(channels, sendCredits, ops, pipeline, node.creditProbeIntervalNs(), node.clock().nanoTime());
     }
 
     String name() {
@@ -273,6 +275,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
             }
             work += pipeline.requestMore();
             work += rvReceiver.grant();
+            work += probe.probe(nowNs);
         }
         work += delivery.deliver();
         // messages the subscriber released in onNext: their buffers count as free for the credits below
@@ -420,6 +423,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     @Override
     public void onMessageCreditTotal(int total15) {
         sendCredits.onGrantTotal(total15);
+        probe.heard(cycleNs);
     }
 
     @Override
@@ -550,6 +554,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     /** Rails that failed while the connection went on over the others. */
     int railFailures() {
         return failover.railFailures();
+    }
+
+    /** Zero-credit probes sent so far. */
+    long creditProbes() {
+        return probe.probes();
     }
 
     /** Pooled views created so far: the most packed messages held at once. */

@@ -267,6 +267,14 @@ public final class RdmaNode implements AutoCloseable {
         return rendezvousBuffers;
     }
 
+    /**
+     * Time without a frame from the peer, while a send waits for credit, before a connection probes its
+     * rails ({@link CreditProbe}): the queue pairs' transport retry timeout, ns.
+     */
+    long creditProbeIntervalNs() {
+        return qpTimeouts.retryTimeoutNs();
+    }
+
     /** Messages longer than this many bytes are sent by rendezvous. */
     int rendezvousThresholdBytes() {
         return rendezvousThresholdBytes;

@@ -77,4 +77,9 @@ final class ConnectionProbe {
     static SendOp newSendOp(RdmaConnection c, MonoSink<Void> sink, int capacity) {
         return new SendOp(of(c), sink, capacity);
     }
+
+    /** Zero-credit probes the connection sent ({@link CreditProbe}); progress thread or between INVOKER duty cycles. */
+    static long creditProbes(RdmaConnection c) {
+        return of(c).creditProbes();
+    }
 }

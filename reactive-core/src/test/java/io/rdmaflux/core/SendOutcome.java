@@ -40,6 +40,11 @@ final class SendOutcome {
         return completed.get();
     }
 
+    /** The error the send ended with, or null (not ended, or completed). */
+    Throwable error() {
+        return error.get();
+    }
+
     /** @throws AssertionError if the send ended with an error, which is the cause */
     void assertNoError() {
         Throwable e = error.get();

@@ -50,7 +50,11 @@ public interface Subchannel {
     /** Bytes of payload sent on this subchannel since it was created. */
     long bytesSent();
 
-    /** Messages whose last fragment completed on this subchannel. */
+    /**
+     * Messages whose last DATA frame (or packed frame) was posted on this subchannel. Rendezvous messages,
+     * written by RDMA WRITE stripes after an RTS, are not counted here; their bytes are in
+     * {@link #bytesSent()}.
+     */
     long messagesCompleted();
 
     /**

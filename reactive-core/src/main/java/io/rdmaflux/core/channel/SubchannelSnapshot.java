@@ -17,7 +17,7 @@ import io.rdmaflux.verbs.Port;
  * @param maxFramePayloadBytes payload bytes one DATA frame carries, bytes
  * @param framesInFlight       DATA frames posted and not completed
  * @param bytesSent            payload bytes sent on the rail since the connection opened, bytes
- * @param messagesCompleted    messages whose last frame completed on the rail
+ * @param messagesCompleted    messages whose last DATA frame went on the rail (rendezvous messages not counted)
  * @param identity             the live rail's {@link Subchannel#identity()}
  */
 public record SubchannelSnapshot(int rail, Port port, ChannelKind kind, State state, long sendCredits, int freeSendBuffers,
