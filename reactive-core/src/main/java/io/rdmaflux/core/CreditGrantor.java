@@ -1,7 +1,7 @@
 package io.rdmaflux.core;
 
 import io.rdmaflux.core.channel.Channel;
-import io.rdmaflux.core.credit.MessageCredits;
+import io.rdmaflux.core.internal.credit.MessageCredits;
 
 /**
  * Connection stage: grants the peer credits on every duty cycle (seed 001 &sect;3.1, two-level as

@@ -1,7 +1,7 @@
 package io.rdmaflux.core;
 
 import io.rdmaflux.core.channel.Channel;
-import io.rdmaflux.core.credit.SendCredits;
+import io.rdmaflux.core.internal.credit.SendCredits;
 
 /**
  * Connection stage: the zero-credit probe. A sender that has messages to send and no credit waits for

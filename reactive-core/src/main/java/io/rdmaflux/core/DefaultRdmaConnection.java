@@ -1,15 +1,15 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.core.buffer.MessageBufferPool;
 import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.ChannelEvents;
-import io.rdmaflux.core.channel.RcSubchannel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.channel.SubchannelSnapshot;
-import io.rdmaflux.core.credit.MessageCredits;
-import io.rdmaflux.core.credit.SendCredits;
 import io.rdmaflux.core.frame.DataFrameCodec;
 import io.rdmaflux.core.frame.FrameType;
+import io.rdmaflux.core.internal.buffer.MessageBufferPool;
+import io.rdmaflux.core.internal.credit.MessageCredits;
+import io.rdmaflux.core.internal.credit.SendCredits;
+import io.rdmaflux.core.internal.rc.RcSubchannel;
 import io.rdmaflux.verbs.ProgressAgent;
 import org.agrona.DirectBuffer;
 import org.jspecify.annotations.Nullable;

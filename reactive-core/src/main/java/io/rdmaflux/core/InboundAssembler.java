@@ -1,8 +1,8 @@
 package io.rdmaflux.core;
 
 import io.rdmaflux.core.channel.Channel;
-import io.rdmaflux.core.credit.MessageCredits;
 import io.rdmaflux.core.frame.DataFrameCodec;
+import io.rdmaflux.core.internal.credit.MessageCredits;
 import org.agrona.DirectBuffer;
 import org.jspecify.annotations.Nullable;
 

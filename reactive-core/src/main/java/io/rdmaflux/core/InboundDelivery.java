@@ -1,8 +1,8 @@
 package io.rdmaflux.core;
 
 import io.rdmaflux.core.channel.Channel;
-import io.rdmaflux.core.credit.MessageCredits;
 import io.rdmaflux.core.frame.DataFrameCodec;
+import io.rdmaflux.core.internal.credit.MessageCredits;
 import io.rdmaflux.core.reorder.ReorderWindow;
 import io.rdmaflux.core.reorder.ReorderWindowOverflowException;
 import org.agrona.DirectBuffer;

@@ -1,15 +1,15 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.core.buffer.MessageBufferPool;
-import io.rdmaflux.core.channel.ChannelFactory;
-import io.rdmaflux.core.channel.QpTimeouts;
 import io.rdmaflux.core.channel.Channel;
+import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.ChannelKind;
 import io.rdmaflux.core.channel.ChannelProvider;
+import io.rdmaflux.core.channel.QpTimeouts;
 import io.rdmaflux.core.engine.IdleWait;
 import io.rdmaflux.core.engine.ProgressEngine;
 import io.rdmaflux.core.engine.ProgressIdleStrategy;
 import io.rdmaflux.core.frame.FrameHeader;
+import io.rdmaflux.core.internal.buffer.MessageBufferPool;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.ConnectionManager;
 import io.rdmaflux.verbs.Device;

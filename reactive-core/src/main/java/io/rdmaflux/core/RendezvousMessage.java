@@ -1,6 +1,6 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.core.buffer.MessageBufferPool;
+import io.rdmaflux.core.internal.buffer.MessageBufferPool;
 
 /**
  * A message that arrived by rendezvous: a view of the registered message buffer its stripes were

@@ -1,9 +1,9 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.core.buffer.MessageBufferPool;
 import io.rdmaflux.core.channel.Channel;
-import io.rdmaflux.core.credit.MessageCredits;
 import io.rdmaflux.core.frame.CtsFrameCodec;
+import io.rdmaflux.core.internal.buffer.MessageBufferPool;
+import io.rdmaflux.core.internal.credit.MessageCredits;
 import org.jspecify.annotations.Nullable;
 
 import java.util.List;

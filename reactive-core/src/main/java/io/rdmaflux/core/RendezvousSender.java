@@ -1,10 +1,10 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.core.buffer.MessageBufferPool;
 import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.channel.WorkRequestTokens;
 import io.rdmaflux.core.frame.CtsFrameCodec;
+import io.rdmaflux.core.internal.buffer.MessageBufferPool;
 import io.rdmaflux.core.stripe.StripeEngine;
 import org.jspecify.annotations.Nullable;
 

@@ -2,7 +2,7 @@ package io.rdmaflux.core;
 
 import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
-import io.rdmaflux.core.credit.SendCredits;
+import io.rdmaflux.core.internal.credit.SendCredits;
 import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
 import org.jspecify.annotations.Nullable;
 

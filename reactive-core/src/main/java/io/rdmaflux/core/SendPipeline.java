@@ -3,8 +3,8 @@ package io.rdmaflux.core;
 import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.channel.WorkRequestTokens;
-import io.rdmaflux.core.credit.SendCredits;
 import io.rdmaflux.core.frame.DataFrameCodec;
+import io.rdmaflux.core.internal.credit.SendCredits;
 import org.jspecify.annotations.Nullable;
 
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;

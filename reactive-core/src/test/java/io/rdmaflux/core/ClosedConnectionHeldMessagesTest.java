@@ -1,6 +1,6 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.core.channel.RcSubchannel;
+import io.rdmaflux.core.internal.rc.RcSubchannel;
 import io.rdmaflux.verbs.soft.SoftResources;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

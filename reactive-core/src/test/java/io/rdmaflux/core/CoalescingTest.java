@@ -1,6 +1,6 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.core.channel.RcSubchannel;
+import io.rdmaflux.core.internal.rc.RcSubchannel;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 

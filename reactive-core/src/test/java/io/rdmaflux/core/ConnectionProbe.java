@@ -1,6 +1,6 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.core.channel.RcSubchannel;
+import io.rdmaflux.core.internal.rc.RcSubchannel;
 import reactor.core.publisher.MonoSink;
 
 /**

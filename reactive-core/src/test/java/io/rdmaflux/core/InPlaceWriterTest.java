@@ -1,6 +1,6 @@
 package io.rdmaflux.core;
 
-import io.rdmaflux.core.channel.RcSubchannelAccess;
+import io.rdmaflux.core.internal.rc.RcSubchannelAccess;
 import io.rdmaflux.core.frame.DataFrameCodec;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.verbs.MemoryRegion;

@@ -20,7 +20,7 @@ public interface ChannelEvents {
     /**
      * The connection's message-credit word for a frame being encoded now: it moves the credits
      * pending to the wire and returns the running total granted, modulo 2^15
-     * ({@link io.rdmaflux.core.credit.MessageCredits#takeWireTotal()}).
+     * ({@link io.rdmaflux.core.internal.credit.MessageCredits#takeWireTotal()}).
      */
     int takeMessageCreditTotal();
 

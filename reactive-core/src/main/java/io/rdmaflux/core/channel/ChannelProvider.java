@@ -1,5 +1,6 @@
 package io.rdmaflux.core.channel;
 
+import io.rdmaflux.core.internal.rc.RcChannelProvider;
 import io.rdmaflux.verbs.VerbsException;
 
 /**

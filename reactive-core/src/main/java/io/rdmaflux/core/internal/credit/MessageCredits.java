@@ -1,4 +1,4 @@
-package io.rdmaflux.core.credit;
+package io.rdmaflux.core.internal.credit;
 
 /**
  * Receive-side <em>message</em> credits of one connection: the Reactive Streams demand of the

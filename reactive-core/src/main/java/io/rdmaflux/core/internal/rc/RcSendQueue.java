@@ -1,9 +1,11 @@
-package io.rdmaflux.core.channel;
+package io.rdmaflux.core.internal.rc;
 
 import io.rdmaflux.core.RdmaProtocolException;
 import io.rdmaflux.core.RdmaTransportException;
-import io.rdmaflux.core.buffer.SlotPool;
+import io.rdmaflux.core.channel.Channel;
+import io.rdmaflux.core.channel.WorkRequestTokens;
 import io.rdmaflux.core.frame.FrameType;
+import io.rdmaflux.core.internal.buffer.SlotPool;
 import io.rdmaflux.verbs.QueuePair;
 import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.VerbsException;

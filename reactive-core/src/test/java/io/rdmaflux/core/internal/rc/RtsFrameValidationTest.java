@@ -1,6 +1,9 @@
-package io.rdmaflux.core.channel;
+package io.rdmaflux.core.internal.rc;
 
 import io.rdmaflux.core.RdmaException;
+import io.rdmaflux.core.channel.Channel;
+import io.rdmaflux.core.channel.ChannelEvents;
+import io.rdmaflux.core.channel.QpTimeouts;
 import io.rdmaflux.core.frame.FrameFormatException;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.RtsFrameCodec;

@@ -1,10 +1,13 @@
-package io.rdmaflux.core.channel;
+package io.rdmaflux.core.internal.rc;
 
 import io.rdmaflux.core.RdmaException;
 import io.rdmaflux.core.RdmaMessage;
 import io.rdmaflux.core.RdmaTransportException;
-import io.rdmaflux.core.buffer.SlotPool;
-import io.rdmaflux.core.credit.ReceiveCredits;
+import io.rdmaflux.core.channel.Channel;
+import io.rdmaflux.core.channel.ChannelEvents;
+import io.rdmaflux.core.channel.ChannelKind;
+import io.rdmaflux.core.channel.QpTimeouts;
+import io.rdmaflux.core.channel.WorkRequestTokens;
 import io.rdmaflux.core.frame.CloseFrameCodec;
 import io.rdmaflux.core.frame.CreditFrameCodec;
 import io.rdmaflux.core.frame.CtsFrameCodec;
@@ -15,6 +18,8 @@ import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.frame.RailDownFrameCodec;
 import io.rdmaflux.core.frame.RtsFrameCodec;
+import io.rdmaflux.core.internal.buffer.SlotPool;
+import io.rdmaflux.core.internal.credit.ReceiveCredits;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.CompletionQueue;
 import io.rdmaflux.verbs.CompletionSink;

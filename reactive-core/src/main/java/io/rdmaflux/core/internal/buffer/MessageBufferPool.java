@@ -1,4 +1,4 @@
-package io.rdmaflux.core.buffer;
+package io.rdmaflux.core.internal.buffer;
 
 import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.ProtectionDomain;

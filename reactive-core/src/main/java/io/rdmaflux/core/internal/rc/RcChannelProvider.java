@@ -1,8 +1,12 @@
-package io.rdmaflux.core.channel;
+package io.rdmaflux.core.internal.rc;
 
-/** {@link ChannelProvider#rcSendRecv()}: opens {@link RcSubchannel}s. */
-final class RcChannelProvider implements ChannelProvider {
-    static final RcChannelProvider INSTANCE = new RcChannelProvider();
+import io.rdmaflux.core.channel.Channel;
+import io.rdmaflux.core.channel.ChannelKind;
+import io.rdmaflux.core.channel.ChannelProvider;
+import io.rdmaflux.core.channel.ChannelSetup;
+/** {@link ChannelProvider#rcSendRecv()}: opens {@link RcSubchannel}s. Internal: use {@code ChannelProvider.rcSendRecv()}. */
+public final class RcChannelProvider implements ChannelProvider {
+    public static final RcChannelProvider INSTANCE = new RcChannelProvider();
 
     private RcChannelProvider() {
     }

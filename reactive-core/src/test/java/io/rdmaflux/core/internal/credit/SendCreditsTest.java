@@ -1,4 +1,4 @@
-package io.rdmaflux.core.credit;
+package io.rdmaflux.core.internal.credit;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.rdmaflux.core.channel;
+package io.rdmaflux.core.internal.rc;
 
 import io.rdmaflux.verbs.MemoryRegion;
 

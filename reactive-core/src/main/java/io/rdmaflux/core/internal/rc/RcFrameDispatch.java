@@ -1,6 +1,7 @@
-package io.rdmaflux.core.channel;
+package io.rdmaflux.core.internal.rc;
 
 import io.rdmaflux.core.RdmaProtocolException;
+import io.rdmaflux.core.channel.ChannelEvents;
 import io.rdmaflux.core.frame.CloseFrameCodec;
 import io.rdmaflux.core.frame.CreditFrameCodec;
 import io.rdmaflux.core.frame.CtsFrameCodec;

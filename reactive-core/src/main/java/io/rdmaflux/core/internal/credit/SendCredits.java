@@ -1,4 +1,4 @@
-package io.rdmaflux.core.credit;
+package io.rdmaflux.core.internal.credit;
 
 /**
  * Send-side credit accounting of one connection, a pure state machine: how many credits the peer

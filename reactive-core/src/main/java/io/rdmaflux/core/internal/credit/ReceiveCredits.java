@@ -1,4 +1,4 @@
-package io.rdmaflux.core.credit;
+package io.rdmaflux.core.internal.credit;
 
 /**
  * Receive-side <em>buffer</em> credits of one subchannel (rail), a pure state machine (no I/O, no

@@ -1,5 +1,0 @@
-/** Registered buffer pools sliced into fixed-size slots. */
-@NullMarked
-package io.rdmaflux.core.buffer;
-
-import org.jspecify.annotations.NullMarked;
