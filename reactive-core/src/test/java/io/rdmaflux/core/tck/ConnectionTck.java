@@ -218,13 +218,7 @@ public abstract class ConnectionTck {
             }
             int n = sizes.size();
             IntUnaryOperator size = sizes::get;
-            TckReceiver r = TckReceiver.builder(fx, size).demand(Demand.ONE_AT_A_TIME).subscribe(fx.server());
-            TckSend s = TckSend.start(fx, fx.client(), 0, n, size, creditBound(r, rails));
-            fx.await("every edge size arrives; " + r + ", " + s, () -> r.received() == n && s.terminated());
-            s.assertCompleted();
-            r.assertNoFailure();
-            assertEquals(range(0, n), r.psns());
-            s.assertBoundHeld();
+            assertAllDelivered(fx, rails, n, size, Demand.ONE_AT_A_TIME, "every edge size arrives");
         }
     }
 
@@ -279,13 +273,7 @@ public abstract class ConnectionTck {
                 default -> 3 * mtu + seq;
             };
             int n = 40;
-            TckReceiver r = TckReceiver.builder(fx, size).demand(Demand.RELEASE_OUT_OF_ORDER).subscribe(fx.server());
-            TckSend s = TckSend.start(fx, fx.client(), 0, n, size, creditBound(r, rails));
-            fx.await("every large message arrives; " + r + ", " + s, () -> r.received() == n && s.terminated());
-            s.assertCompleted();
-            r.assertNoFailure();
-            assertEquals(range(0, n), r.psns());
-            s.assertBoundHeld();
+            assertAllDelivered(fx, rails, n, size, Demand.RELEASE_OUT_OF_ORDER, "every large message arrives");
         }
     }
 
@@ -705,5 +693,21 @@ public abstract class ConnectionTck {
         AtomicReference<Object> outcome = new AtomicReference<>();
         c.onClose().subscribe(null, outcome::set, () -> outcome.set(Boolean.TRUE));
         return outcome;
+    }
+
+    /**
+     * Sends messages 0..n-1 of {@code size(seq)} bytes to a receiver with {@code demand}: every one arrives
+     * once, in PSN order, byte-exact, the send completes, and the sender never held more than the credit
+     * bound allows.
+     */
+    private static void assertAllDelivered(ConnectionTckFixture fx, int rails, int n, IntUnaryOperator size, Demand demand,
+                                           String what) {
+        TckReceiver r = TckReceiver.builder(fx, size).demand(demand).subscribe(fx.server());
+        TckSend s = TckSend.start(fx, fx.client(), 0, n, size, creditBound(r, rails));
+        fx.await(what + "; " + r + ", " + s, () -> r.received() == n && s.terminated());
+        s.assertCompleted();
+        r.assertNoFailure();
+        assertEquals(range(0, n), r.psns());
+        s.assertBoundHeld();
     }
 }

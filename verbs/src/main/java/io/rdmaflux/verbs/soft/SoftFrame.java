@@ -113,22 +113,7 @@ public final class SoftFrame {
 
     /** Copies the header and payload of {@code other} into this frame, the payload into its own buffer. */
     void copyFrom(SoftFrame other) {
-        type = other.type;
-        route = other.route;
-        sourceRoute = other.sourceRoute;
-        sourceQpn = other.sourceQpn;
-        destinationQpn = other.destinationQpn;
-        psn = other.psn;
-        hasImmediate = other.hasImmediate;
-        immediate = other.immediate;
-        remoteAddress = other.remoteAddress;
-        rkey = other.rkey;
-        qkey = other.qkey;
-        length = other.length;
-        status = other.status;
-        sentAtNs = other.sentAtNs;
-        deliverAtNs = other.deliverAtNs;
-        payloadCount = 0;
+        copyHeader(other);
         ByteBuffer own = ownPayload(other.length);
         int pos = 0;
         for (int i = 0; i < other.payloadCount; i++) {
@@ -145,6 +130,14 @@ public final class SoftFrame {
      * was acknowledged is never placed).
      */
     void shareFrom(SoftFrame other) {
+        copyHeader(other);
+        for (int i = 0; i < other.payloadCount; i++) {
+            addPayload(other.payloadBuffers[i], other.payloadOffsets[i], other.payloadLengths[i], other.payloadAddresses[i]);
+        }
+    }
+
+    /** Copies every header field of {@code other} and empties this frame's payload list. */
+    private void copyHeader(SoftFrame other) {
         type = other.type;
         route = other.route;
         sourceRoute = other.sourceRoute;
@@ -161,9 +154,6 @@ public final class SoftFrame {
         sentAtNs = other.sentAtNs;
         deliverAtNs = other.deliverAtNs;
         payloadCount = 0;
-        for (int i = 0; i < other.payloadCount; i++) {
-            addPayload(other.payloadBuffers[i], other.payloadOffsets[i], other.payloadLengths[i], other.payloadAddresses[i]);
-        }
     }
 
     /** Returns the frame to its pool; any thread; the frame must not be used afterwards. */
