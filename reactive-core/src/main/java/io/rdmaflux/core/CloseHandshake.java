@@ -95,6 +95,10 @@ final class CloseHandshake {
 
     /** Advances the graceful close as far as it can go now. @return work done */
     int progress() {
+        if (connection.abortRequested()) {
+            // an abort asked for during this duty cycle (e.g. from onNext) wins over the graceful steps
+            return 0;
+        }
         ConnectionState state = connection.state();
         if (state == ConnectionState.OPEN) {
             if (!connection.gracefulCloseRequested()) {

@@ -29,14 +29,21 @@ public final class ConnectionSpec {
     private final int rails;
     private final ChannelFactory channelFactory;
     private final long connectTimeoutNs;
-    /** One kind for every rail, or one per rail. */
+    /** One kind for every rail ({@link #perRail} false), or one per rail. */
     private final List<ChannelKind> kinds;
+    private final boolean perRail;
 
     private ConnectionSpec(int rails, ChannelFactory channelFactory, long connectTimeoutNs, List<ChannelKind> kinds) {
+        this(rails, channelFactory, connectTimeoutNs, kinds, false);
+    }
+
+    private ConnectionSpec(int rails, ChannelFactory channelFactory, long connectTimeoutNs, List<ChannelKind> kinds,
+                           boolean perRail) {
         this.rails = rails;
         this.channelFactory = channelFactory;
         this.connectTimeoutNs = connectTimeoutNs;
         this.kinds = kinds;
+        this.perRail = perRail;
     }
 
     /** One rail, round robin (trivially rail 0), a 5 s connect timeout. */
@@ -60,16 +67,16 @@ public final class ConnectionSpec {
             throw new IllegalArgumentException("rails in [1, 255] required but it was " + n
                 + "; a connection has at least one rail (ConnectionSpec.defaults() has one) and one rail per port given to RdmaNode.Builder.ports(..)");
         }
-        if (kinds.size() > 1 && kinds.size() != n) {
+        if (perRail && kinds.size() != n) {
             throw new IllegalArgumentException("rails(" + n + ") but this spec names the channel kinds of " + kinds.size()
                 + " rails " + kinds + "; set the rails first, or give channelKind(kind) for every rail");
         }
-        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds);
+        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds, perRail);
     }
 
     /** This spec with the scheduling policy {@code factory} builds per connection. */
     public ConnectionSpec striping(ChannelFactory factory) {
-        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds);
+        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds, perRail);
     }
 
     /** This spec with a connect timeout in ns. @throws IllegalArgumentException unless &gt; 0 */
@@ -77,7 +84,7 @@ public final class ConnectionSpec {
         if (timeoutNs <= 0) {
             throw new IllegalArgumentException("connectTimeoutNs > 0 required but it was " + timeoutNs);
         }
-        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds);
+        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds, perRail);
     }
 
     /** This spec with channels of {@code kind} on every rail. */
@@ -90,18 +97,18 @@ public final class ConnectionSpec {
      *
      * @throws IllegalArgumentException unless there is one kind per rail ({@link #rails()})
      */
-    public ConnectionSpec channelKinds(List<ChannelKind> perRail) {
-        if (perRail.size() != rails) {
-            throw new IllegalArgumentException(perRail.size() + " channel kinds " + perRail + " for " + rails
+    public ConnectionSpec channelKinds(List<ChannelKind> kindsPerRail) {
+        if (kindsPerRail.size() != rails) {
+            throw new IllegalArgumentException(kindsPerRail.size() + " channel kinds " + kindsPerRail + " for " + rails
                 + " rails; give one kind per rail, or channelKind(kind) for every rail");
         }
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(perRail));
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(kindsPerRail), true);
     }
 
     /** The channel kind of rail {@code rail}. @throws IndexOutOfBoundsException unless 0 &lt;= rail &lt; rails() */
     public ChannelKind channelKind(int rail) {
         Objects.checkIndex(rail, rails);
-        return kinds.size() == 1 ? kinds.get(0) : kinds.get(rail);
+        return perRail ? kinds.get(rail) : kinds.get(0);
     }
 
     public int rails() {

@@ -27,10 +27,10 @@ enum ConnectionState {
 
     /** Whether this side's CLOSE went (or the connection is over): no message is sent any more. */
     boolean closeSent() {
-        return compareTo(CLOSE_SENT) >= 0;
+        return ordinal() >= CLOSE_SENT.ordinal();
     }
 
     boolean terminated() {
-        return compareTo(TERMINATED) >= 0;
+        return ordinal() >= TERMINATED.ordinal();
     }
 }

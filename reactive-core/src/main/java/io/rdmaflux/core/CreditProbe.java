@@ -50,11 +50,14 @@ final class CreditProbe {
     /** A frame arrived from the peer at {@code nowNs}. */
     void heard(long nowNs) {
         lastHeardNs = nowNs;
-        gapNs = intervalNs;
     }
 
     /** Probes every usable rail if this side has waited for credit for an interval without hearing the peer. @return work done */
     int probe(long nowNs) {
+        if (lastHeardNs - lastProbeNs > 0) {
+            // the peer spoke since the last probe: start over at one interval
+            gapNs = intervalNs;
+        }
         if (nowNs - lastHeardNs < intervalNs || nowNs - lastProbeNs < gapNs || !waitingForCredit()) {
             return 0;
         }

@@ -83,6 +83,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
 
     // progress thread
     private ConnectionState state = ConnectionState.OPEN;
+    /** {@code state.terminated()}, kept as a field: read per frame and per message on the data path. */
+    private boolean terminated;
     private @Nullable Throwable failure;
     /** The duty cycle's clock reading: completion times are taken from it, not from a clock read per message. */
     private long cycleNs;
@@ -267,7 +269,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         for (Channel ch : channels) {
             work += ch.doWork(nowNs);
         }
-        if (!state.terminated()) {
+        if (!terminated) {
             work += rvSender.post(nowNs, pipeline.nextPsn());
             work += pipeline.transmit(nowNs);
             for (Channel ch : channels) {
@@ -280,13 +282,13 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         work += delivery.deliver();
         // messages the subscriber released in onNext: their buffers count as free for the credits below
         work += buffers.drainReleased();
-        if (!state.terminated()) {
+        if (!terminated) {
             work += grantor.flush();
             work += failover.sendRailDowns();
             work += close.sendInboundClosedNotices();
             work += close.progress();
         }
-        if (state.terminated()) {
+        if (terminated) {
             resources.maybeFree();
         }
         return work;
@@ -296,7 +298,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         int work = buffers.drainReleased();
         work += ops.drainNew(state.closeSent());
         work += delivery.drainInputs();
-        if (closeRequest.get() == CLOSE_ABORT && !state.terminated()) {
+        if (closeRequest.get() == CLOSE_ABORT && !terminated) {
             abortWith("aborted by the application", new ConnectionClosedException(name + " was aborted", false));
         }
         return work;
@@ -309,13 +311,14 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     }
 
     boolean isTerminated() {
-        return state.terminated();
+        return terminated;
     }
 
     /** Moves the lifecycle forward to {@code next} (never back). @return the state now */
     ConnectionState advance(ConnectionState next) {
         if (next.compareTo(state) > 0) {
             state = next;
+            terminated = next.terminated();
         }
         return state;
     }
@@ -365,10 +368,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
      * close), the receive side ends, and the rails are freed once nothing of theirs is held.
      */
     void terminate(@Nullable Throwable error) {
-        if (state.terminated()) {
+        if (terminated) {
             return;
         }
         state = ConnectionState.TERMINATED;
+        terminated = true;
         disposed = true;
         if (error != null) {
             failure = error;
@@ -404,7 +408,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
      * @return the received messages the application still held, or null when it held none
      */
     RdmaLeakReporter.@Nullable Leak forceClose() {
-        if (!state.terminated()) {
+        if (!terminated) {
             // releases what the connection itself still queued: what is left is the application's
             abortWith("node closed", new ConnectionClosedException(name + ": its node was closed", false));
         }
@@ -464,7 +468,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
 
     @Override
     public void onPeerInboundClosed(Channel ch, int firstUndeliveredPsn) {
-        if (!state.terminated()) {
+        if (!terminated) {
             ops.onPeerInboundClosed(firstUndeliveredPsn);
         }
     }

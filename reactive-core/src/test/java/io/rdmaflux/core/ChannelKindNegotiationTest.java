@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -59,7 +60,28 @@ class ChannelKindNegotiationTest {
         assertTrue(rails.getMessage().contains("rails(3) but this spec names the channel kinds of 2 rails"), rails.getMessage());
         assertEquals(ChannelKind.RC_SEND_RECV, two.channelKind(1));
         assertThrows(IndexOutOfBoundsException.class, () -> two.channelKind(2));
+        ConnectionSpec oneRail = ConnectionSpec.rails(1).channelKinds(List.of(ChannelKind.RC_SEND_RECV));
+        IllegalArgumentException perRail = assertThrows(IllegalArgumentException.class, () -> oneRail.withRails(3));
+        assertTrue(perRail.getMessage().contains("rails(3) but this spec names the channel kinds of 1 rails"), perRail.getMessage());
+        assertEquals(ChannelKind.RC_SEND_RECV, ConnectionSpec.defaults().channelKind(ChannelKind.RC_SEND_RECV).withRails(3).channelKind(2),
+            "channelKind(kind) is every rail's, however many");
         IllegalArgumentException code = assertThrows(IllegalArgumentException.class, () -> ChannelKind.ofWireCode(42));
         assertTrue(code.getMessage().contains("channel kind code 42 is unknown"), code.getMessage());
+    }
+
+    @Test
+    void aSnapshotOfAFreedRailIsNotUsableAndDoesNotKeepTheChannel() {
+        try (InvokerPair p = InvokerPair.open()) {
+            SubchannelSnapshot open = p.client.subchannels().get(0);
+            assertEquals(SubchannelSnapshot.State.USABLE, open.state());
+            p.server.abort();
+            p.drive();
+            assertTrue(ConnectionProbe.channel(p.client, 0).isClosed(), "the client's rail was freed");
+            SubchannelSnapshot freed = p.client.subchannels().get(0);
+            assertEquals(SubchannelSnapshot.State.CLOSED, freed.state(), freed.toString());
+            assertTrue(!freed.isUsable());
+            assertSame(open.identity(), freed.identity(), "one identity per rail");
+            assertTrue(open.identity() != ConnectionProbe.channel(p.client, 0), "an opaque token, not the channel");
+        }
     }
 }

@@ -134,6 +134,9 @@ public interface Channel extends Subchannel, AutoCloseable {
     /** Whether the channel failed (it reported {@link ChannelEvents#onFailure}). */
     boolean isFailed();
 
+    /** Whether the channel's resources were destroyed ({@link #close()}). */
+    boolean isClosed();
+
     /** Whether this rail's CLOSE went. */
     boolean closeSent();
 

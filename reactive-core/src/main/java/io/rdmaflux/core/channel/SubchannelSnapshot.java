@@ -37,7 +37,10 @@ public record SubchannelSnapshot(int rail, Port port, ChannelKind kind, State st
 
     /** The snapshot of {@code ch} now. */
     public static SubchannelSnapshot of(Channel ch) {
-        State state = ch.isFailed() ? State.FAILED : ch.finalSent() ? State.CLOSED : ch.closeSent() ? State.CLOSING : State.USABLE;
+        State state = ch.isFailed() ? State.FAILED
+            : ch.isClosed() || ch.finalSent() ? State.CLOSED
+            : ch.closeSent() ? State.CLOSING
+            : State.USABLE;
         return new SubchannelSnapshot(ch.rail(), ch.port(), ch.kind(), state, ch.sendCredits(), ch.freeSendBuffers(),
             ch.maxFramePayloadBytes(), ch.framesInFlight(), ch.bytesSent(), ch.messagesCompleted(), ch.identity());
     }

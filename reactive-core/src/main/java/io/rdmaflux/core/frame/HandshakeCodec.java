@@ -34,8 +34,9 @@ import java.util.List;
  *
  * <p>The kinds are what the connecting side asks for on each rail and
  * what the accepting side agreed to, as {@code io.rdmaflux.core.channel.ChannelKind#wireCode()} values
- * in [1, 255]; a record of exactly 24 bytes (a peer from before the kinds) means
- * {@link #RC_SEND_RECV} on every rail.
+ * in [1, 255]. A peer from before the kinds sends 24 bytes, which a connection manager may pad with
+ * zeros (rdma_cm on InfiniBand delivers a fixed 56 bytes): a missing or zero kind byte means
+ * {@link #RC_SEND_RECV}; bytes after the kinds are padding.
  *
  * @param rails             how many subchannels (one per rail) the sender of this record opens, in [1, 255]
  * @param bufferBytes       receive buffer size in bytes; frames sent to this side must fit it
@@ -133,7 +134,9 @@ public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int
         }
         try {
             for (int r = 0; kinds.size() < rails; r++) {
-                kinds.add(b.getByte(LENGTH + r) & 0xFF);
+                int code = b.getByte(LENGTH + r) & 0xFF;
+                // an old peer's 24 bytes padded with zeros by the connection manager: RC send/receive
+                kinds.add(code == 0 ? RC_SEND_RECV : code);
             }
             return new HandshakeCodec(rails, b.getInt(8, ORDER), b.getInt(12, ORDER), b.getInt(16, ORDER),
                 b.getInt(20, ORDER), b.getShort(6, ORDER) & 0xFFFF, kinds);

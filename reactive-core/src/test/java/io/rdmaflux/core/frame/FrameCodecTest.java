@@ -361,11 +361,23 @@ class FrameCodecTest {
         FrameFormatException cut = assertThrows(FrameFormatException.class,
             () -> HandshakeCodec.decode(java.util.Arrays.copyOf(full, HandshakeCodec.LENGTH + 2)));
         assertTrue(cut.getMessage().contains("names 3 rails but not the channel kind of each (27 bytes expected)"), cut.getMessage());
-        full[HandshakeCodec.LENGTH + 1] = 0;
-        FrameFormatException zero = assertThrows(FrameFormatException.class, () -> HandshakeCodec.decode(full));
+        IllegalArgumentException zero = assertThrows(IllegalArgumentException.class,
+            () -> new HandshakeCodec(1, 4096, 64, 0, 1 << 20, 0, java.util.List.of(0)));
         assertTrue(zero.getMessage().contains("channel kind codes in [1, 255] required but one was 0"), zero.getMessage());
         IllegalArgumentException count = assertThrows(IllegalArgumentException.class,
             () -> new HandshakeCodec(2, 4096, 64, 0, 1 << 20, 0, java.util.List.of(1)));
         assertTrue(count.getMessage().contains("one channel kind per rail required but 1 were given for 2 rails"), count.getMessage());
+    }
+
+    @Test
+    void anOldPeersHandshakePaddedWithZerosMeansRcSendRecv() {
+        // rdma_cm on InfiniBand delivers a fixed 56 bytes of private data: an old peer's 24 bytes and zeros
+        byte[] old = java.util.Arrays.copyOf(new HandshakeCodec(2, 8192, 64, 0, 1 << 20, 4).encode(), HandshakeCodec.LENGTH);
+        HandshakeCodec h = HandshakeCodec.decode(java.util.Arrays.copyOf(old, 56));
+        assertEquals(java.util.List.of(HandshakeCodec.RC_SEND_RECV, HandshakeCodec.RC_SEND_RECV), h.kindCodes());
+        assertEquals(4, h.rendezvousBuffers());
+        // a new peer's record padded the same way keeps its kinds
+        byte[] kinds = new HandshakeCodec(2, 8192, 64, 0, 1 << 20, 4, java.util.List.of(1, 1)).encode();
+        assertEquals(java.util.List.of(1, 1), HandshakeCodec.decode(java.util.Arrays.copyOf(kinds, 56)).kindCodes());
     }
 }

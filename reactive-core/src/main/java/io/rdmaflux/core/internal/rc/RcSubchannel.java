@@ -164,6 +164,19 @@ public final class RcSubchannel implements Channel, CompletionSink {
         }
     }
 
+    /** This rail's identity for scheduler registries: an opaque token, so a snapshot does not keep the channel reachable. */
+    private final Object identity = new Object() {
+        @Override
+        public String toString() {
+            return "rail " + rail + " identity";
+        }
+    };
+
+    @Override
+    public Object identity() {
+        return identity;
+    }
+
     @Override
     public ChannelKind kind() {
         return ChannelKind.RC_SEND_RECV;
