@@ -120,12 +120,18 @@ final class ConnectionStriping implements StripePolicy {
         if (byRate) {
             CommonFinishSplit.topUp(lengthBytes, usable, backlogBytes, 1, stripeBytes, fillRate);
         }
+        // metrics count stripes where they are placed: a whole write was counted by select, and a stripe
+        // posted again after a failover is not placed again
+        for (int rail = 0; rail < railCount; rail++) {
+            if (stripeBytes[rail] > 0) {
+                counters.posted(rail);
+            }
+        }
     }
 
     @Override
     public void onStripePosted(int rail, long lengthBytes, long nowNs) {
         noteClock(nowNs);
-        counters.posted(rail);
         striping.onStripePosted(rail, lengthBytes, nowNs);
     }
 
