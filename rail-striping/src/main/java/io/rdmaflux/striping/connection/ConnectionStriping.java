@@ -47,10 +47,33 @@ import org.jspecify.annotations.Nullable;
  * gate whatever its share (sampled striping's share is the last split's; a rail it gave nothing may be
  * idle now).
  *
- * <p><b>Feedback</b> goes to the striping policy as the engine reports it (its class comment says what
- * counts as idle at post and outstanding, and why); RTSs and small messages that
+ * <p><b>Feedback</b> goes to the striping policy as the engine reports it. RTSs and small messages that
  * {@link MessageRailScheduler#select} places are not stripes of the engine and do not count as busy
- * time: {@code select} has no clock to post them at and their completions carry no time.
+ * time: {@code select} has no clock to post them at and their completions carry no time. Where the
+ * scheduler used to keep its own per-stripe copy, the engine's accounting differs in four ways; each is
+ * the engine's, because it is the truer one and no measured figure moves (MessageRailSchedulerTest,
+ * SampledConnectionStripingTest, CommitHorizonTest and StripedConnectionTest print and assert the same
+ * numbers, to the last digit, as with the copy; rail-striping/README.md's figures come from them):
+ * <ul>
+ *   <li><i>Idle at post</i> is "nothing outstanding on the rail at the post", not "the previous
+ *       completion on the rail came at or before the post". With an RC rail completing in post order and
+ *       events handled in time order the two agree, except when a completion and a post carry the same
+ *       clock reading and the post was handled first: the stripe then did queue, and the simulated rail's
+ *       own queue, SampledConnectionStripingTest's truth, says so.</li>
+ *   <li><i>Outstanding stripes</i> count on the rail that carries them, not the rail they were split
+ *       for: a stripe re-sent after a failover waits in the carrier's queue and ends that rail's busy
+ *       time. The two agree until a rail fails.</li>
+ *   <li>{@code onStripePosted} comes at the post, not at the split: a rail's busy time starts when its
+ *       WRITE is posted. The connection posts a message's stripes right after its split unless a rail
+ *       has no room, and splits no later message before they are all posted, so every split still sees
+ *       every earlier stripe; the SPI hooks, which carry no post, post at the split as before.</li>
+ *   <li><i>Whole rendezvous writes</i> (below the stripe threshold) count in the backlog and as
+ *       outstanding, where the copy left them out of both while feeding their completions to the policy
+ *       without a post: a WRITE of a whole message holds its queue pair like a stripe of its size. No
+ *       test or measured run has such writes (their messages are striped).</li>
+ * </ul>
+ * Metrics count a stripe where it is placed, at its split (a whole write where {@code select} placed
+ * it, a re-sent stripe not again), as before.
  *
  * <p><b>Errors:</b> {@link #attach} throws {@link IllegalStateException} for a second engine (one
  * scheduler serves one connection); a wrong split of the striping policy is the engine's
