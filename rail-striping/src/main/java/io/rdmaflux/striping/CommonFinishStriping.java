@@ -26,8 +26,9 @@ final class CommonFinishStriping implements StripePolicy {
         this.rateScratch = new double[striping.railCount()];
     }
 
-    /** Reads the backlogs of {@code engine} (created with this policy). */
-    void attach(StripeEngine engine) {
+    /** Reads the backlogs of {@code engine} (the engine created with this policy calls this). */
+    @Override
+    public void attach(StripeEngine engine) {
         this.backlogBytes = engine.backlogView();
     }
 

@@ -106,7 +106,6 @@ public final class CommunicationScheduler<T> {
         this.order = new PsnOrder(maxInFlight);
         CommonFinishStriping policy = new CommonFinishStriping(striping, spec.commonFinish(), granuleBytes);
         this.engine = new StripeEngine(railCount, order.capacity(), policy);
-        policy.attach(engine);
         this.messages = (T[]) new Object[order.capacity()];
         this.outstanding = new ArrayDeque[railCount];
         for (int i = 0; i < railCount; i++) {

@@ -6,6 +6,7 @@ import io.rdmaflux.core.channel.WorkRequestTokens;
 import io.rdmaflux.core.frame.CtsFrameCodec;
 import io.rdmaflux.core.internal.buffer.MessageBufferPool;
 import io.rdmaflux.core.stripe.StripeEngine;
+import io.rdmaflux.core.stripe.StripePolicy;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -15,9 +16,11 @@ import org.jspecify.annotations.Nullable;
  * and, once the CTS names the receiver's buffer, split by the scheduler into at most one stripe per rail:
  * one RDMA WRITE each, landing in place at its offset, then one FIN on the same queue pair. The stripes
  * are planned and accounted by the {@link StripeEngine} (the same engine rail-striping's operators use),
- * with the scheduler as its policy ({@link SchedulerStripePolicy}); its completion filter reports each
- * stripe to the scheduler (its feedback, seed 000 eq. 1&ndash;4, seed 004 &sect;II-B) and the message
- * once, after its last stripe. An entry of {@link RendezvousSends} is the engine entry of the same index;
+ * with the scheduler's own {@link SubchannelScheduler#stripePolicy()} as its policy, which then hears
+ * every split, post and completion from the engine, or else the scheduler's hooks as the policy
+ * ({@link SchedulerStripePolicy}), and then the completion filter reports each stripe to
+ * {@link SubchannelScheduler#onStripeCompleted} (the feedback, seed 000 eq. 1&ndash;4, seed 004
+ * &sect;II-B). The message completes once, after its last stripe. An entry of {@link RendezvousSends} is the engine entry of the same index;
  * a stripe's slot is the rail the split gave it, and its FIN's token names both.
  *
  * <p>Why a staging copy and not a registration cache for the user's memory: most messages live on the
@@ -36,7 +39,8 @@ final class RendezvousSender {
     private final @Nullable MessageBufferPool staging;
     private final int thresholdBytes;
     private final RendezvousSends t;
-    private final SchedulerStripePolicy policy;
+    /** The scheduler's hooks as the engine's policy; null when the scheduler gave a policy of its own. */
+    private final @Nullable SchedulerStripePolicy hooks;
     private final StripeEngine engine;
 
     RendezvousSender(DefaultRdmaConnection connection, Channel[] channels, SubchannelScheduler scheduler, SendOps ops,
@@ -49,8 +53,9 @@ final class RendezvousSender {
         this.thresholdBytes = thresholdBytes;
         // staged messages are bounded by the node's staging pool; registered ones by these entries
         this.t = new RendezvousSends(2 * rendezvousBuffers);
-        this.policy = new SchedulerStripePolicy(scheduler, channels);
-        this.engine = new StripeEngine(channels.length, t.state.length, policy);
+        StripePolicy own = scheduler.stripePolicy();
+        this.hooks = own == null ? new SchedulerStripePolicy(scheduler, channels) : null;
+        this.engine = new StripeEngine(channels.length, t.state.length, own != null ? own : hooks);
     }
 
     /** Whether messages above the threshold go by rendezvous at all (this node and the peer have it on). */
@@ -217,7 +222,9 @@ final class RendezvousSender {
                 }
             }
             try {
-                policy.planning(t.psn[e]);
+                if (hooks != null) {
+                    hooks.planning(t.psn[e]);
+                }
                 if (engine.split(e, usable, nowNs) == 0) {
                     return false;
                 }
@@ -268,8 +275,10 @@ final class RendezvousSender {
         if (done == StripeEngine.IGNORED) {
             return;
         }
-        scheduler.onStripeCompleted(ch, t.psn[entry], engine.stripeOffset(entry, stripe), engine.stripeBytes(entry, stripe),
-            engine.postedNs(entry, stripe), nowNs);
+        if (hooks != null) {
+            scheduler.onStripeCompleted(ch, t.psn[entry], engine.stripeOffset(entry, stripe), engine.stripeBytes(entry, stripe),
+                engine.postedNs(entry, stripe), nowNs);
+        }
         if (done == StripeEngine.MESSAGE && t.state[entry] == RendezvousSends.POSTED) {
             finish(entry);
         }

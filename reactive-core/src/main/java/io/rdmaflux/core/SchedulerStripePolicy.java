@@ -6,7 +6,8 @@ import io.rdmaflux.core.stripe.StripePolicy;
 
 /**
  * The connection's {@link SubchannelScheduler} as the {@link StripePolicy} of its rendezvous path's
- * {@link io.rdmaflux.core.stripe.StripeEngine}: a split is {@link SubchannelScheduler#stripe} of the
+ * {@link io.rdmaflux.core.stripe.StripeEngine}, for a scheduler without a
+ * {@link SubchannelScheduler#stripePolicy() policy of its own}: a split is {@link SubchannelScheduler#stripe} of the
  * message whose PSN the {@link RendezvousSender} set with {@link #planning} just before. Per-stripe
  * feedback goes to the scheduler from the sender itself ({@link SubchannelScheduler#onStripeCompleted}
  * wants the PSN and the stripe's offset, which the engine's feedback does not carry), so the feedback

@@ -3,6 +3,8 @@ package io.rdmaflux.core;
 import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
+import io.rdmaflux.core.stripe.StripeEngine;
+import io.rdmaflux.core.stripe.StripePolicy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -33,7 +35,7 @@ class RendezvousTest {
     private static final int POOL = 4;
 
     /** Round robin for whole messages; stripes messages of at least 8 KiB with weights 3:1:2:... and records everything. */
-    static final class RecordingStriper implements SubchannelScheduler {
+    static class RecordingStriper implements SubchannelScheduler {
         final SubchannelScheduler rr;
         final long[] askedBytes;
         final long[] completedBytes;
@@ -181,6 +183,119 @@ class RendezvousTest {
                 assertTrue(st[4] <= st[5], "posted before completed");
             }
             assertEquals(0, p.serverNode.metrics().buffersOutstanding());
+        }
+    }
+
+    /** A scheduler with a policy of its own for the engine: the weights of {@link RecordingStriper}, and every engine call counted. */
+    static final class OwnPolicyStriper extends RecordingStriper implements StripePolicy {
+        int splits;
+        int hookCalls;
+        int carried;
+        final long[] postedStripes;
+        final long[] completedStripes;
+        final long[] completedOnRail;
+        StripeEngine engine;
+
+        OwnPolicyStriper(List<? extends Subchannel> subchannels) {
+            super(subchannels);
+            postedStripes = new long[subchannels.size()];
+            completedStripes = new long[subchannels.size()];
+            completedOnRail = new long[subchannels.size()];
+        }
+
+        @Override
+        public StripePolicy stripePolicy() {
+            return this;
+        }
+
+        @Override
+        public void attach(StripeEngine engine) {
+            this.engine = engine;
+        }
+
+        @Override
+        public void split(long lengthBytes, long usableRails, long nowNs, long[] stripeBytes) {
+            splits++;
+            long left = lengthBytes;
+            int last = -1;
+            for (int i = 0; i < stripeBytes.length; i++) {
+                if ((usableRails & (1L << i)) != 0) {
+                    stripeBytes[i] = lengthBytes * (i == 0 ? 3 : 1) / (2 + stripeBytes.length);
+                    left -= stripeBytes[i];
+                    last = i;
+                }
+            }
+            stripeBytes[last] += left;
+        }
+
+        @Override
+        public void stripe(int psn, int lengthBytes, Subchannel[] subchannels, long nowNs, long[] stripeBytes) {
+            hookCalls++;
+            super.stripe(psn, lengthBytes, subchannels, nowNs, stripeBytes);
+        }
+
+        @Override
+        public void onStripeCompleted(Subchannel subchannel, int psn, long offsetBytes, long lengthBytes, long postedNs,
+                                      long completedNs) {
+            hookCalls++;
+        }
+
+        @Override
+        public void onStripePosted(int rail, long lengthBytes, long nowNs) {
+            postedStripes[rail]++;
+        }
+
+        @Override
+        public void onStripeCompleted(int rail, long lengthBytes, long postedNs, long completedNs, boolean railIdleAtPost,
+                                      int outstandingOnRail) {
+            completedStripes[rail]++;
+            completedOnRail[rail] += lengthBytes;
+            assertEquals(outstandingOnRail, engine.outstandingOn(rail), "what is left on the rail, as the engine counts it");
+        }
+
+        @Override
+        public void onMessageCarried(long psn, long carriedOnRails) {
+            carried++;
+        }
+
+        @Override
+        public String name() {
+            return "own";
+        }
+    }
+
+    @Test
+    void aSchedulersOwnStripePolicyIsTheEnginesPolicyAndItsHooksAreNotCalled() {
+        AtomicReference<OwnPolicyStriper> striper = new AtomicReference<>();
+        ChannelFactory f = subchannels -> {
+            OwnPolicyStriper s = new OwnPolicyStriper(subchannels);
+            striper.set(s);
+            return s;
+        };
+        try (InvokerPair p = InvokerPair.open(2, ConnectionSpec.rails(2).striping(f),
+                b -> b.bufferBytes(BUFFER_BYTES).receiveBuffers(8).maxMessageBytes(MAX_MESSAGE).rendezvousBuffers(POOL))) {
+            int[] sizes = {MAX_MESSAGE, 100_000, 8 * 1024, 8 * 1024 - 1, 65_537};
+            List<byte[]> got = new ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                got.add(m.toByteArray());
+                m.release();
+            });
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, sizes.length).map(i -> RdmaMessage.of(pattern(sizes[i], i)))));
+            p.runUntil(() -> sent.completed() && got.size() == sizes.length);
+            for (int i = 0; i < sizes.length; i++) {
+                assertArrayEquals(pattern(sizes[i], i), got.get(i), "message " + i);
+            }
+            OwnPolicyStriper s = striper.get();
+            assertTrue(s.engine != null, "the engine attached itself");
+            assertEquals(0, s.hookCalls, "neither stripe nor onStripeCompleted is called when the scheduler has a policy");
+            assertEquals(4, s.splits, "one split per message of at least stripeThresholdBytes");
+            assertEquals(sizes.length, s.carried, "every rendezvous message, split or whole, passes the completion filter once");
+            assertArrayEquals(s.postedStripes, s.completedStripes, "every stripe posted completed");
+            for (Subchannel sc : p.client.subchannels()) {
+                assertEquals(sc.bytesSent(), s.completedOnRail[sc.rail()], "rail " + sc.rail() + ": every WRITE, whole ones too, is the engine's");
+                assertEquals(0, s.engine.backlogBytes(sc.rail()));
+            }
+            assertEquals(sizes.length, s.messagesCompleted.get());
         }
     }
 

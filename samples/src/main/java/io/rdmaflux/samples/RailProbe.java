@@ -3,6 +3,8 @@ package io.rdmaflux.samples;
 import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.Subchannel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
+import io.rdmaflux.core.stripe.StripePolicy;
+import org.jspecify.annotations.Nullable;
 
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -59,6 +61,8 @@ final class RailProbe implements ChannelFactory {
         private final SubchannelScheduler inner;
         private final AtomicLongArray bytes;
         private boolean stalled;
+        /** The subchannels {@code select} saw last, to publish every rail when a striped message completes. */
+        private Subchannel[] seen = new Subchannel[0];
 
         Probe(SubchannelScheduler inner, AtomicLongArray bytes) {
             this.inner = inner;
@@ -79,6 +83,7 @@ final class RailProbe implements ChannelFactory {
                 creditStalls.incrementAndGet();
             }
             stalled = noCredit;
+            seen = subchannels;
             publish(subchannels);
             return rail;
         }
@@ -93,6 +98,9 @@ final class RailProbe implements ChannelFactory {
         public void onMessageCompleted(Subchannel subchannel, int psn, int lengthBytes, long elapsedNs) {
             inner.onMessageCompleted(subchannel, psn, lengthBytes, elapsedNs);
             bytes.lazySet(subchannel.rail(), subchannel.bytesSent());
+            // with a stripe policy of the inner scheduler no stripe hook is called: the other rails' WRITEs
+            // are published here
+            publish(seen);
         }
 
         @Override
@@ -108,6 +116,12 @@ final class RailProbe implements ChannelFactory {
         @Override
         public boolean stripeNow(long nowNs) {
             return inner.stripeNow(nowNs);
+        }
+
+        /** The inner scheduler's own, unwrapped: the engine's feedback goes to it unobserved (bytes are read from the subchannels). */
+        @Override
+        public @Nullable StripePolicy stripePolicy() {
+            return inner.stripePolicy();
         }
 
         @Override

@@ -1,5 +1,8 @@
 package io.rdmaflux.core.channel;
 
+import io.rdmaflux.core.stripe.StripePolicy;
+import org.jspecify.annotations.Nullable;
+
 /**
  * A scheduling policy over the subchannels of one connection: the communication scheduler of seed
  * 000 &sect;4.1/&sect;4.4 asks it where each message goes. Created per connection by a
@@ -16,7 +19,8 @@ package io.rdmaflux.core.channel;
  *
  * <p><b>Large messages</b> (above the node's rendezvous threshold) go by rendezvous: {@link #select}
  * places their RTS; once the receiver's CTS arrived, a message of at least {@link #stripeThresholdBytes()}
- * is split with {@link #stripe} into one RDMA WRITE per subchannel, each landing in place at its offset,
+ * is split with {@link #stripe} (or by the {@link #stripePolicy()}, when there is one) into one RDMA
+ * WRITE per subchannel, each landing in place at its offset,
  * followed by one FIN per subchannel used (seed 000 &sect;4.3, &sect;5.3); a smaller one is written
  * whole on the RTS's subchannel. Each stripe's post and completion times go to
  * {@link #onStripeCompleted}; {@link #onMessageCompleted} comes once, after the last stripe, on the
@@ -89,6 +93,23 @@ public interface SubchannelScheduler {
     }
 
     /**
+     * The policy the connection's rendezvous path gives its stripe engine
+     * ({@link io.rdmaflux.core.stripe.StripeEngine}), or null (the default) for the hooks
+     * {@link #stripe} and {@link #onStripeCompleted}. With a policy, the engine that posts the stripes
+     * asks it for every split and tells it every post and completion with that engine's own accounting
+     * (idle at post, stripes outstanding per rail, the rails a message used), and the connection calls
+     * neither {@link #stripe} nor {@link #onStripeCompleted}; {@link #stripeThresholdBytes()} and
+     * {@link #stripeNow} apply as before. The engine calls {@link StripePolicy#attach} with itself, so
+     * the policy may read its per-rail backlog.
+     *
+     * <p>Asked once, when the connection is created. A scheduler serves one connection, so its policy
+     * serves one engine.
+     */
+    default @Nullable StripePolicy stripePolicy() {
+        return null;
+    }
+
+    /**
      * Splits one message into stripes, at most one per subchannel: fills {@code stripeBytes[i]} with
      * the bytes of the message that go on {@code subchannels[i]}. Entries must be &ge; 0, 0 for every
      * subchannel whose {@link Subchannel#isUsable()} is false, and add up to {@code lengthBytes};
@@ -130,7 +151,8 @@ public interface SubchannelScheduler {
     }
 
     /**
-     * One stripe (or one whole multiplexed message) completed: the feedback of seed 000 Fig. 4 that
+     * One stripe (or one whole multiplexed message) completed (not called when {@link #stripePolicy()}
+     * gives a policy, which hears it from the engine instead): the feedback of seed 000 Fig. 4 that
      * adaptive policies turn into delivery times t_i (eq. 1&ndash;4) and sampled policies into their
      * transfer-time model (seed 004 &sect;II-B). The completion filter calls
      * {@link #onMessageCompleted} once per message after all its stripes completed.

@@ -27,7 +27,21 @@ import java.util.Arrays;
  * wants it, is {@link PsnOrder}.
  *
  * <p><b>Per rail</b> the engine keeps the bytes and stripes posted and not completed (a rail's backlog,
- * for common-finish splits and commit horizons) and its last completion time.
+ * for common-finish splits and commit horizons) and its last completion time. What counts, for every
+ * user alike:
+ * <ul>
+ *   <li><i>Idle at post</i>: nothing of the engine was outstanding on the carrier rail when the stripe
+ *       was posted. On a rail that completes in post order (an RC send queue), with posts and
+ *       completions handled in time order, this is the same as "the previous completion on the rail
+ *       came at or before the post"; it differs only when a completion and a post carry the same clock
+ *       reading and the post was handled first, and then the stripe did queue behind the other.</li>
+ *   <li><i>Outstanding</i> and <i>backlog</i> count on the rail that carries a stripe (after a failover
+ *       not the rail it was planned for): that is the queue the stripe waits in.</li>
+ *   <li>{@link StripePolicy#onStripePosted} comes when a stripe is posted, not when it is planned: a
+ *       rail's busy time starts then (seed 004 &sect;II-B).</li>
+ *   <li>Whole messages ({@link #whole}) count like stripes: an RDMA WRITE of a whole message holds its
+ *       queue pair as long as a stripe of the same size.</li>
+ * </ul>
  *
  * <p><b>Memory:</b> after the first use of an entry nothing is allocated per message or stripe; a
  * re-plan after a rail failure may grow an entry's slot arrays once.
@@ -73,7 +87,9 @@ public final class StripeEngine {
     /**
      * @param railCount rails of the virtual channel, 1..64
      * @param entries   messages the engine can hold at once, {@code >= 1}
+     * @param policy    the policy; its {@link StripePolicy#attach} is called with this engine, last
      * @throws IllegalArgumentException if a count is out of range
+     * @throws IllegalStateException    if the policy refuses to be attached (it serves another engine)
      */
     public StripeEngine(int railCount, int entries, StripePolicy policy) {
         if (railCount < 1 || railCount > MAX_SLOTS) {
@@ -104,6 +120,8 @@ public final class StripeEngine {
         lastCompletionNs = new long[railCount];
         split = new long[railCount];
         usableRails = railCount == MAX_SLOTS ? -1L : (1L << railCount) - 1;
+        // last: the policy may read the engine from here on
+        policy.attach(this);
     }
 
     // ---------------------------------------------------------------- plan
@@ -237,14 +255,16 @@ public final class StripeEngine {
         if (deliveryNs <= 0 && b > 0) {
             t.censor();
         }
-        lastCompletionNs[rail] = nowNs;
         t.addDelivery(rail, deliveryNs);
         completedOn[entry] |= 1L << rail;
+        // the policy sees the previous completion in lastCompletionNs(rail), to time the stripe as above
         policy.onStripeCompleted(rail, b, post, nowNs, (idleAtPost[entry] & bit) != 0, outstanding[rail]);
+        lastCompletionNs[rail] = nowNs;
         if (completed[entry] != live[entry]) {
             return STRIPE;
         }
         t.completed(nowNs);
+        policy.onMessageCarried(psn[entry], completedOn[entry]);
         if (striped[entry]) {
             policy.onMessageCompleted(t);
         }
@@ -399,6 +419,11 @@ public final class StripeEngine {
         return posted[entry] | completed[entry];
     }
 
+    /** Slots of {@code entry} whose stripe completed. */
+    public long completedSlots(int entry) {
+        return completed[entry];
+    }
+
     /** Number of stripes of {@code entry}. */
     public int stripeCount(int entry) {
         return Long.bitCount(live[entry]);
@@ -460,6 +485,15 @@ public final class StripeEngine {
     /** Stripes posted on {@code rail} and not completed. */
     public int outstandingOn(int rail) {
         return outstanding[rail];
+    }
+
+    /**
+     * The latest completion on {@code rail}, engine clock ns (0 before the first). During
+     * {@link StripePolicy#onStripeCompleted} it is still the one before the stripe reported, so the
+     * policy can time that stripe as the engine does: {@code completedNs - max(postedNs, lastCompletionNs(rail))}.
+     */
+    public long lastCompletionNs(int rail) {
+        return lastCompletionNs[rail];
     }
 
     /** Rails not failed, as a bit mask. */

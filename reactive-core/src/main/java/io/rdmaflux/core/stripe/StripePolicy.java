@@ -15,6 +15,18 @@ package io.rdmaflux.core.stripe;
 public interface StripePolicy {
 
     /**
+     * The {@link StripeEngine} this policy was given to, called once by its constructor as its last
+     * step. A policy that splits by the engine's state keeps it and reads it from then on
+     * ({@link StripeEngine#backlogView()}, {@link StripeEngine#outstandingOn}, {@link StripeEngine#lastCompletionNs});
+     * the default ignores it.
+     *
+     * @throws IllegalStateException if the policy serves another engine already and cannot serve two
+     *                               (the engine's constructor throws it on)
+     */
+    default void attach(StripeEngine engine) {
+    }
+
+    /**
      * Fills {@code stripeBytes[rail]} with the bytes of a {@code lengthBytes} message that go on each
      * rail. Entries of rails outside {@code usableRails} must be 0, the entries must add up to
      * {@code lengthBytes}; stripes are laid out contiguously in rail order (rail 0's bytes first).
@@ -47,6 +59,17 @@ public interface StripePolicy {
      */
     default void onStripeCompleted(int rail, long lengthBytes, long postedNs, long completedNs,
                                    boolean railIdleAtPost, int outstandingOnRail) {
+    }
+
+    /**
+     * Every stripe of message {@code psn} completed, whether it was {@linkplain StripeEngine#split split}
+     * or planned {@linkplain StripeEngine#whole whole}: the completion filter's one completion per
+     * message (seed 000 &sect;4.1). Called before {@link #onMessageCompleted}.
+     *
+     * @param carriedOnRails bit mask of the rails a stripe of it completed on (a message counts once on
+     *                       every rail that carried bytes of it)
+     */
+    default void onMessageCarried(long psn, long carriedOnRails) {
     }
 
     /**

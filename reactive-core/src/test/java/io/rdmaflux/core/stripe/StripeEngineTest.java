@@ -119,6 +119,65 @@ class StripeEngineTest {
         assertFalse(policy.calls.stream().anyMatch(c -> c.startsWith("message")), "whole messages give no message timings");
     }
 
+    /**
+     * What a policy that splits by the engine's state relies on: the engine attaches itself, every
+     * message (split or whole) passes the completion filter once with the rails that carried it, and
+     * during a stripe's feedback the previous completion on its rail is still readable.
+     */
+    @Test
+    void anAttachedPolicyHearsEveryMessageCarriedAndReadsThePreviousCompletionDuringFeedback() {
+        List<String> seen = new ArrayList<>();
+        StripeEngine[] attached = new StripeEngine[1];
+        StripePolicy p = new StripePolicy() {
+            @Override
+            public void attach(StripeEngine e) {
+                attached[0] = e;
+            }
+
+            @Override
+            public void split(long lengthBytes, long usableRails, long nowNs, long[] stripeBytes) {
+                stripeBytes[0] = lengthBytes / 2;
+                stripeBytes[1] = lengthBytes - lengthBytes / 2;
+            }
+
+            @Override
+            public void onStripeCompleted(int rail, long lengthBytes, long postedNs, long completedNs, boolean idle, int left) {
+                seen.add("completed " + rail + " @" + completedNs + " previous @" + attached[0].lastCompletionNs(rail));
+            }
+
+            @Override
+            public void onMessageCarried(long psn, long carriedOnRails) {
+                seen.add("carried " + psn + " 0x" + Long.toHexString(carriedOnRails));
+            }
+
+            @Override
+            public void onMessageCompleted(MessageTimings t) {
+                seen.add("message");
+            }
+
+            @Override
+            public String name() {
+                return "attached";
+            }
+        };
+        StripeEngine e = new StripeEngine(2, 2, p);
+        assertTrue(attached[0] == e, "the constructor attached the engine");
+        e.begin(0, 5, 100);
+        e.whole(0, 1);
+        e.post(0, 1, 1, 0);
+        e.begin(1, 6, 200);
+        e.split(1, 0b11, 0);
+        e.post(1, 0, 0, 0);
+        e.post(1, 1, 1, 0);
+        e.complete(0, 1, 10);
+        e.complete(1, 0, 20);
+        e.complete(1, 1, 30);
+        assertEquals(List.of("completed 1 @10 previous @0", "carried 5 0x2", "completed 0 @20 previous @0",
+            "completed 1 @30 previous @10", "carried 6 0x3", "message"), seen);
+        assertEquals(30, e.lastCompletionNs(1));
+        assertEquals(0b11, e.completedSlots(1));
+    }
+
     @Test
     void completionsSeenAtTheSameInstantCensorTheMessage() {
         engine.begin(0, 1, 200);
