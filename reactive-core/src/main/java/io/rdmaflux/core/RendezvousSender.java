@@ -7,6 +7,7 @@ import io.rdmaflux.core.frame.CtsFrameCodec;
 import io.rdmaflux.core.internal.buffer.MessageBufferPool;
 import io.rdmaflux.core.stripe.StripeEngine;
 import io.rdmaflux.core.stripe.StripePolicy;
+import io.rdmaflux.core.stripe.StripeSplitException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -228,8 +229,13 @@ final class RendezvousSender {
                 if (engine.split(e, usable, nowNs) == 0) {
                     return false;
                 }
-            } catch (IllegalStateException wrong) {
+            } catch (StripeSplitException wrong) {
                 connection.abortWith("local scheduler error", wrong);
+                return false;
+            } catch (RuntimeException policyFailed) {
+                // a policy's own bug: the connection cannot place the message, and the duty cycle must go on
+                connection.abortWith("local scheduler error", new IllegalStateException("scheduler " + scheduler
+                    + " threw while splitting PSN " + t.psn[e] + " of " + length + " bytes: " + policyFailed, policyFailed));
                 return false;
             }
         } else {

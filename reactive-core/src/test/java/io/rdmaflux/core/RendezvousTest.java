@@ -22,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -45,6 +46,8 @@ class RendezvousTest {
         final AtomicInteger messagesCompleted = new AtomicInteger();
         final AtomicInteger failures = new AtomicInteger();
         boolean broken;
+        /** stripe(..) throws this, as a buggy policy would. */
+        RuntimeException throwing;
         /** What {@link #stripeNow} answers. */
         boolean gate = true;
         int stripeNowCalls;
@@ -93,6 +96,9 @@ class RendezvousTest {
                 }
             }
             stripeBytes[last] += left;
+            if (throwing != null) {
+                throw throwing;
+            }
             if (broken) {
                 stripeBytes[last] += 1;
             }
@@ -484,6 +490,23 @@ class RendezvousTest {
             p.runUntil(() -> error.get() != null);
             IllegalStateException e = assertInstanceOf(IllegalStateException.class, error.get());
             assertTrue(e.getMessage().contains("add up to 20001"), e.getMessage());
+            assertTrue(p.client.isDisposed());
+        }
+    }
+
+    @Test
+    void aSchedulerThrowingWhileItSplitsFailsTheConnectionNamingItWithItsErrorAsTheCause() {
+        AtomicReference<RecordingStriper> striper = new AtomicReference<>();
+        try (InvokerPair p = pair(2, striper)) {
+            IllegalStateException bug = new IllegalStateException("policy bug");
+            striper.get().throwing = bug;
+            p.server.receive().subscribe(RdmaMessage::release, e -> { });
+            AtomicReference<Throwable> error = new AtomicReference<>();
+            p.client.send(Flux.just(RdmaMessage.of(new byte[20_000]))).subscribe(null, error::set);
+            p.runUntil(() -> error.get() != null);
+            IllegalStateException e = assertInstanceOf(IllegalStateException.class, error.get());
+            assertTrue(e.getMessage().contains("threw while splitting PSN 0 of 20000 bytes"), e.getMessage());
+            assertSame(bug, e.getCause());
             assertTrue(p.client.isDisposed());
         }
     }

@@ -143,7 +143,7 @@ public final class StripeEngine {
      * rails that failed: slot {@code r} holds rail {@code r}'s stripe.
      *
      * @return the number of stripes (0 when no rail is usable: nothing planned)
-     * @throws IllegalStateException if the policy split wrongly (nothing planned)
+     * @throws StripeSplitException if the policy split wrongly (nothing planned)
      */
     public int split(int entry, long usableRails, long nowNs) {
         long usable = usableRails & this.usableRails;
@@ -193,7 +193,7 @@ public final class StripeEngine {
             problem = "the stripes add up to " + sum + " bytes";
         }
         if (problem != null) {
-            throw new IllegalStateException(policy.name() + " split PSN " + psn[entry] + " of " + length + " bytes wrongly: "
+            throw new StripeSplitException(policy.name() + " split PSN " + psn[entry] + " of " + length + " bytes wrongly: "
                 + problem + " " + Arrays.toString(split) + "; a split gives >= 0 bytes per usable rail, 0 to others, summing to the length");
         }
     }
