@@ -156,16 +156,7 @@ class RendezvousTest {
         AtomicReference<RecordingStriper> striper = new AtomicReference<>();
         try (InvokerPair p = pair(rails, striper)) {
             int[] sizes = {MAX_MESSAGE, 100_000, 8 * 1024, 8 * 1024 - 1, 2000, 65_537};
-            List<byte[]> got = new ArrayList<>();
-            p.server.receive().subscribe(m -> {
-                got.add(m.toByteArray());
-                m.release();
-            });
-            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, sizes.length).map(i -> RdmaMessage.of(pattern(sizes[i], i)))));
-            p.runUntil(() -> sent.completed() && got.size() == sizes.length);
-            for (int i = 0; i < sizes.length; i++) {
-                assertArrayEquals(pattern(sizes[i], i), got.get(i), "message " + i);
-            }
+            sendAllAndCheck(p, sizes);
             RecordingStriper s = striper.get();
             assertArrayEquals(s.askedBytes, s.completedBytes, "every stripe stripe() asked for completed, no more");
             long striped = Arrays.stream(s.askedBytes).sum();
@@ -281,16 +272,7 @@ class RendezvousTest {
         try (InvokerPair p = InvokerPair.open(2, ConnectionSpec.rails(2).striping(f),
                 b -> b.bufferBytes(BUFFER_BYTES).receiveBuffers(8).maxMessageBytes(MAX_MESSAGE).rendezvousBuffers(POOL))) {
             int[] sizes = {MAX_MESSAGE, 100_000, 8 * 1024, 8 * 1024 - 1, 65_537};
-            List<byte[]> got = new ArrayList<>();
-            p.server.receive().subscribe(m -> {
-                got.add(m.toByteArray());
-                m.release();
-            });
-            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, sizes.length).map(i -> RdmaMessage.of(pattern(sizes[i], i)))));
-            p.runUntil(() -> sent.completed() && got.size() == sizes.length);
-            for (int i = 0; i < sizes.length; i++) {
-                assertArrayEquals(pattern(sizes[i], i), got.get(i), "message " + i);
-            }
+            sendAllAndCheck(p, sizes);
             OwnPolicyStriper s = striper.get();
             assertTrue(s.engine != null, "the engine attached itself");
             assertEquals(0, s.hookCalls, "neither stripe nor onStripeCompleted is called when the scheduler has a policy");
@@ -650,6 +632,20 @@ class RendezvousTest {
             assertInstanceOf(ConnectionClosedException.class, error.get());
             assertEquals(0, p.clientNode.rendezvousPool(false).inUse(), "staging slots back");
             assertEquals(0, p.serverNode.rendezvousPool(true).inUse(), "message buffers back");
+        }
+    }
+
+    /** Sends one message of each size (pattern {@code i}), waits until the send completed and all arrived, checks each byte for byte. */
+    private static void sendAllAndCheck(InvokerPair p, int[] sizes) {
+        List<byte[]> got = new ArrayList<>();
+        p.server.receive().subscribe(m -> {
+            got.add(m.toByteArray());
+            m.release();
+        });
+        SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, sizes.length).map(i -> RdmaMessage.of(pattern(sizes[i], i)))));
+        p.runUntil(() -> sent.completed() && got.size() == sizes.length);
+        for (int i = 0; i < sizes.length; i++) {
+            assertArrayEquals(pattern(sizes[i], i), got.get(i), "message " + i);
         }
     }
 }
