@@ -62,6 +62,8 @@ final class AdaptiveStriping implements StripingPolicy {
     private final double[] weights;
     private final double[] ratio;
     private final AtomicLongArray published;
+    /** Whether the weights were equal by default (no user weights), so advertised rates may replace them. */
+    private final boolean seedFromRates;
     private long usable;
 
     AdaptiveStriping(int railCount, long granuleBytes, double alpha, double minShare, double[] initialWeights) {
@@ -69,6 +71,16 @@ final class AdaptiveStriping implements StripingPolicy {
     }
 
     AdaptiveStriping(int railCount, long granuleBytes, double alpha, long rateWindowNs, double minShare, double[] initialWeights) {
+        this(railCount, granuleBytes, alpha, rateWindowNs, minShare, initialWeights, false);
+    }
+
+    /**
+     * @param seedFromRates whether {@link #advertisedRates} replaces {@code initialWeights} (the factories
+     *                      that start from equal weights because the user gave none)
+     */
+    AdaptiveStriping(int railCount, long granuleBytes, double alpha, long rateWindowNs, double minShare, double[] initialWeights,
+                     boolean seedFromRates) {
+        this.seedFromRates = seedFromRates;
         this.railCount = RailMask.checkRailCount(railCount);
         this.granuleBytes = StripingPolicies.checkGranule(granuleBytes);
         if (!(alpha > 0 && alpha <= 1)) {
@@ -100,6 +112,32 @@ final class AdaptiveStriping implements StripingPolicy {
         this.ratio = new double[railCount];
         this.published = new AtomicLongArray(railCount);
         this.usable = RailMask.all(railCount);
+        applyFloor();
+        publish();
+    }
+
+    /**
+     * Starts from the advertised rates when this policy's weights were the default equal ones and every
+     * rail advertises a finite rate &gt; 0: {@code W_i = BW_i / Σ BW_k} is the fixed point of eq. 3 for
+     * links running at their advertised rates, so eq. 4 starts where it would otherwise converge to
+     * (seed 004 §II-A starts its split from a per-rail model for the same reason). A rail that advertises
+     * nothing (unshaped) leaves the equal start: there is no rate to seed from.
+     */
+    @Override
+    public void advertisedRates(long[] railBytesPerSec) {
+        if (!seedFromRates || railBytesPerSec.length != railCount) {
+            return;
+        }
+        double sum = 0;
+        for (long r : railBytesPerSec) {
+            if (r <= 0 || r == Long.MAX_VALUE) {
+                return;
+            }
+            sum += r;
+        }
+        for (int i = 0; i < railCount; i++) {
+            weights[i] = railBytesPerSec[i] / sum;
+        }
         applyFloor();
         publish();
     }

@@ -55,13 +55,17 @@ public final class StripingPolicies {
         return LoadBalancedStriping::new;
     }
 
-    /** Adaptive striping with {@link #DEFAULT_ALPHA} from equal weights. */
+    /**
+     * Adaptive striping with {@link #DEFAULT_ALPHA}, starting from the rails' advertised rates where every
+     * rail advertises one ({@link StripingPolicy#advertisedRates}), else from equal weights.
+     */
     public static StripingPolicy.Factory adaptive() {
         return adaptive(DEFAULT_ALPHA);
     }
 
     /**
-     * Adaptive striping (seed 000 eq. 4) from equal weights.
+     * Adaptive striping (seed 000 eq. 4), starting from the rails' advertised rates where every rail
+     * advertises one ({@link StripingPolicy#advertisedRates}), else from equal weights.
      *
      * @param alpha history factor in (0, 1]: the share of the newest measurement in each update
      * @throws IllegalArgumentException if {@code alpha} is outside (0, 1]
@@ -71,7 +75,7 @@ public final class StripingPolicies {
         return (railCount, granule) -> {
             double[] equal = new double[railCount];
             Arrays.fill(equal, 1.0);
-            return new AdaptiveStriping(railCount, granule, alpha, DEFAULT_RATE_WINDOW.toNanos(), DEFAULT_MIN_SHARE, equal);
+            return new AdaptiveStriping(railCount, granule, alpha, DEFAULT_RATE_WINDOW.toNanos(), DEFAULT_MIN_SHARE, equal, true);
         };
     }
 

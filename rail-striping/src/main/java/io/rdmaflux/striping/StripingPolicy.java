@@ -30,6 +30,20 @@ public interface StripingPolicy extends StripePolicy {
         return false;
     }
 
+    /**
+     * The rails' advertised link rates, bytes/s per rail in rail order ({@link Long#MAX_VALUE} or 0 where
+     * a rail advertises none, e.g. an unshaped soft rail), as a port reports them ({@code ibv_query_port}'s
+     * active speed &times; width; the soft provider's rail model). Called by the scheduler once, before the
+     * first {@link #split}. A policy that starts from no knowledge of the rails (adaptive striping from
+     * equal weights) starts from these instead, so the first messages are not split evenly over unequal
+     * rails while the feedback converges; it keeps adapting from there. The default ignores them: static
+     * policies split as the user said, and explicit initial weights win.
+     *
+     * @param railBytesPerSec one rate per rail; the policy does not keep the array
+     */
+    default void advertisedRates(long[] railBytesPerSec) {
+    }
+
     /** Current fraction of a message's bytes that goes to {@code rail}, in [0, 1]. */
     double share(int rail);
 

@@ -313,6 +313,10 @@ public final class PipelineCommand implements Callable<Integer> {
             + ", " + (s.chunkBytes >> 10) + " KiB chunks"));
         l.add(row("elapsed", String.format(Locale.ROOT, "%.2f s", seconds)));
         l.add(row("throughput", String.format(Locale.ROOT, "%.1f MiB/s", bytes / seconds / (1 << 20))));
+        String efficiency = efficiency(bytes, seconds, rails.rails(), rails::railBytesPerSec);
+        if (efficiency != null) {
+            l.add(row("efficiency", efficiency));
+        }
         railRows(l, railBytes, samples, rails::railBytesPerSec);
         l.add(row("out-of-order", outOfOrder + " messages waited in the reorder queue for an earlier PSN"));
         l.add(row("credit stalls", stalls + " times the sender had a message and no rail had a credit"));
@@ -327,6 +331,27 @@ public final class PipelineCommand implements Callable<Integer> {
         l.add(row("sha-256 source", src));
         l.add(row("sha-256 received", dst + (ok ? "  OK, verified" : "  MISMATCH")));
         return l;
+    }
+
+    /**
+     * The run's throughput as a fraction of the rails' summed shaped capacity over the whole run, first
+     * byte to last ({@code "0.93 of the rails' capacity (120 MiB/s shaped)"}), or null when a rail is
+     * unshaped (no capacity to compare with).
+     */
+    static @Nullable String efficiency(long bytes, double seconds, int railCount, java.util.function.IntToLongFunction rateOf) {
+        double capacity = 0;
+        for (int i = 0; i < railCount; i++) {
+            long rate = rateOf.applyAsLong(i);
+            if (rate <= 0 || rate == Long.MAX_VALUE) {
+                return null;
+            }
+            capacity += rate;
+        }
+        if (!(seconds > 0) || capacity == 0) {
+            return null;
+        }
+        return String.format(Locale.ROOT, "%.2f of the rails' capacity (%.0f MiB/s shaped), over the whole run",
+            bytes / seconds / capacity, capacity / (1 << 20));
     }
 
     /**

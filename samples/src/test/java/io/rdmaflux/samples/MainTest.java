@@ -70,6 +70,7 @@ class MainTest {
         assertTrue(out.contains("OK, verified"), out);
         assertTrue(out.contains("3.0 MiB of " + file), out);
         assertTrue(out.contains("rail 1"), out);
+        assertFalse(out.contains("efficiency"), "unshaped rails have no capacity to compare with: " + out);
         try (var reports = Files.list(dir.resolve("reports"))) {
             Path report = reports.findFirst().orElseThrow();
             String html = Files.readString(report);
@@ -95,6 +96,8 @@ class MainTest {
         double after = System.currentTimeMillis() / 1e3 + 1e-3;
         assertEquals(0, code, err + out);
         assertTrue(out.lines().anyMatch(l -> l.matches(" +policy weights +0\\.\\d\\d / 0\\.\\d\\d .*")), out);
+        assertTrue(out.lines().anyMatch(l -> l.matches(" +efficiency +[01]\\.\\d\\d of the rails' capacity \\(120 MiB/s shaped\\), over the whole run")),
+            out);
         List<String> lines = Files.readAllLines(weights);
         assertTrue(lines.get(0).startsWith("# striping weights of pipeline (in-JVM), policy adaptive, every 20 ms"), lines.get(0));
         // close() writes the last sample, whatever happened before; the periodic ones come only once the

@@ -68,6 +68,14 @@ final class MessageRailScheduler implements SubchannelScheduler {
         this.whole = new WholeMessageWeights(railCount, switchoverThresholdBytes, striping);
     }
 
+    /**
+     * Hands the rails' advertised rates (bytes/s per rail, from the ports) to the striping policy before
+     * the first message, so adaptive striping starts from them ({@link StripingPolicy#advertisedRates}).
+     */
+    void advertisedRates(long[] railBytesPerSec) {
+        striping.advertisedRates(railBytesPerSec);
+    }
+
     @Override
     public int select(int psn, int lengthBytes, Subchannel[] subchannels) {
         order.sent(psn);

@@ -82,10 +82,20 @@ public final class RailsChannelFactory implements ChannelFactory {
         RailsSpec spec = RailsSpec.rails(subchannels.size());
         configure.accept(spec);
         MessageRailScheduler scheduler = new MessageRailScheduler(spec);
+        scheduler.advertisedRates(advertisedRates(subchannels));
         if (!subchannels.isEmpty()) {
             schedulers.put(subchannels.get(0).identity(), scheduler);
         }
         return scheduler;
+    }
+
+    /** Each subchannel's local port rate, bytes/s ({@link io.rdmaflux.verbs.Port#bandwidthBytesPerSec()}). */
+    static long[] advertisedRates(List<? extends Subchannel> subchannels) {
+        long[] rates = new long[subchannels.size()];
+        for (int i = 0; i < rates.length; i++) {
+            rates[i] = subchannels.get(i).port().bandwidthBytesPerSec();
+        }
+        return rates;
     }
 
     /**

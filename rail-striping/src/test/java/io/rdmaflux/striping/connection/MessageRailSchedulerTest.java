@@ -22,6 +22,31 @@ class MessageRailSchedulerTest {
 
 
     @Test
+    void adaptiveStartsFromTheRailsAdvertisedRatesBeforeTheFirstMessage() {
+        Subchannel[] subs = {subchannel(0, 96L << 20), subchannel(1, 24L << 20)};
+        MessageRailScheduler s = (MessageRailScheduler) RailsChannelFactory.adaptive().create(List.of(subs));
+        assertEquals(0.8, s.share(0), 1e-9);
+        assertEquals(0.2, s.share(1), 1e-9);
+        long[] out = new long[2];
+        s.stripe(0, 1 << 20, subs, 0, out);
+        assertEquals(0.8, (double) out[0] / (1 << 20), 0.01, "the first striped message is split by the advertised rates");
+    }
+
+    @Test
+    void adaptiveStartsEvenWhenARailAdvertisesNoRateAndUserWeightsWinOverRates() {
+        MessageRailScheduler unshaped = (MessageRailScheduler) RailsChannelFactory.adaptive()
+            .create(List.of(subchannel(0, 96L << 20), subchannel(1)));
+        assertEquals(0.5, unshaped.share(0), 1e-9);
+        MessageRailScheduler user = (MessageRailScheduler) RailsChannelFactory.of(spec -> spec.striping(
+                StripingPolicies.adaptive(0.5, 0.0, 1, 3)))
+            .create(List.of(subchannel(0, 96L << 20), subchannel(1, 24L << 20)));
+        assertEquals(0.25, user.share(0), 1e-9);
+        MessageRailScheduler even = (MessageRailScheduler) RailsChannelFactory.even()
+            .create(List.of(subchannel(0, 96L << 20), subchannel(1, 24L << 20)));
+        assertEquals(0.5, even.share(0), 1e-9);
+    }
+
+    @Test
     void adaptiveStripesOfConnectionMessagesConvergeTo4To1() {
         Subchannel[] subs = {subchannel(0), subchannel(1)};
         MessageRailScheduler s = (MessageRailScheduler) RailsChannelFactory.of(spec -> spec.striping(StripingPolicies.adaptive())

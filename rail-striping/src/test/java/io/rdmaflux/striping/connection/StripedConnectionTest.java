@@ -296,7 +296,7 @@ class StripedConnectionTest {
         assertArrayEquals(clientWeights, m.weights());
         List<StripingMetrics.WeightSample> h = m.weightHistory();
         assertEquals(N + 1, h.size(), "the initial weights, then one sample per striped message");
-        assertArrayEquals(new double[] {0.5, 0.5}, h.get(0).shares());
+        assertArrayEquals(new double[] {0.8, 0.2}, h.get(0).shares(), 1e-9, "adaptive starts from the ports' advertised 4:1 rates");
         assertArrayEquals(m.weights(), h.get(N).shares());
         long previous = sendStartNs;
         for (StripingMetrics.WeightSample w : h) {
