@@ -64,16 +64,23 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         + "A --listen side accepts messages up to its largest size (default 1m).")
     @Nullable String sizes;
 
-    @Option(names = "--iterations", description = "Iterations per size (default ${DEFAULT-VALUE}; bw/bibw/msg-rate/put-bw/get-bw move iterations x window messages). "
-        + "The --connect side's value rules.")
-    int iterations = 200;
+    @Option(names = {"-i", "--iterations"}, paramLabel = "N", description = "Timed iterations per size (default OSU's by size: latency 10000 up to 8 KiB, "
+        + "1000 above; bw/bibw/msg-rate/put-bw/get-bw 100 windows up to 8 KiB, 20 above). The --connect side's value rules.")
+    @Nullable Integer iterations;
 
-    @Option(names = "--warmup", paramLabel = "N", description = "latency: ping-pongs per size before the measured ones, 0..1000000 "
-        + "(default: iterations / 10, at least 10). The --connect side's value rules.")
+    @Option(names = {"-x", "--warmup"}, paramLabel = "N", description = "Skipped iterations per size before the timed ones, 0..1000000 "
+        + "(default OSU's by size: latency 100 up to 8 KiB, 10 above; streaming 10 windows, 2 above). The --connect side's value rules.")
     @Nullable Integer warmup;
 
-    @Option(names = "--window", description = "Messages in flight per iteration for bw/bibw/msg-rate/put-bw/get-bw, 1..4096 (default ${DEFAULT-VALUE}).")
-    int window = 64;
+    @Option(names = "--jit-warmup", paramLabel = "N", description = "Iterations at the first size before the table, not printed, so the first rows "
+        + "do not measure the JVM's JIT compiler, 0..1000000 (default: latency 10000 ping-pongs, streaming 100 windows; 0 for none).")
+    @Nullable Integer jitWarmup;
+
+    @Option(names = {"-W", "--window"}, description = "Messages in flight per iteration for bw/bibw/msg-rate/put-bw/get-bw, 1..4096 (default ${DEFAULT-VALUE}, OSU's).")
+    int window = OsuSchedule.DEFAULT_WINDOW;
+
+    @Option(names = "--json", paramLabel = "FILE", description = "Also write the table as JSON to FILE (settings and one object per size).")
+    java.nio.file.@Nullable Path json;
 
     @Option(names = "--rail-rates", split = ",", description = "Bandwidth per rail in MiB/s, 0 = unshaped (default: unshaped).")
     @Nullable List<Long> railRates;
@@ -85,8 +92,8 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     boolean verbose;
 
     /** Validated settings: what every mode needs. */
-    record Settings(Test test, String fabric, int rails, @Nullable List<String> addresses, List<Integer> sizes, int warmup, int iterations,
-                    int window, List<Long> railBytesPerSec, boolean shaped, String policy, NetOptions.Parsed peer) {
+    record Settings(Test test, String fabric, int rails, @Nullable List<String> addresses, List<Integer> sizes, OsuSchedule schedule,
+                    int window, List<Long> railBytesPerSec, boolean shaped, String policy, NetOptions.Parsed peer, java.nio.file.@Nullable Path json) {
         int maxSize() {
             return sizes.stream().mapToInt(Integer::intValue).max().orElse(1);
         }
@@ -139,24 +146,27 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             }
             railCount = addrs.size();
         }
-        if (iterations < 1) {
+        if (iterations != null && iterations < 1) {
             throw new UserError("--iterations must be >= 1 but it was " + iterations);
         }
         if (window < 1 || window > 4096) {
             throw new UserError("--window must be in 1..4096 but it was " + window);
         }
-        if (t != Test.latency && (long) iterations * window > Integer.MAX_VALUE) {
+        if (t != Test.latency && iterations != null && (long) iterations * window > Integer.MAX_VALUE) {
             throw new UserError("--iterations " + iterations + " x --window " + window + " is more than " + Integer.MAX_VALUE
                 + " messages per size; lower --iterations");
-        }
-        if (warmup != null && t != Test.latency) {
-            throw new UserError("--warmup applies to latency only (the streaming tests time the whole stream up to the receiver's ACK)");
         }
         if (warmup != null && (warmup < 0 || warmup > 1_000_000)) {
             throw new UserError("--warmup must be in 0..1000000 but it was " + warmup);
         }
-        if ((long) iterations + (warmup != null ? warmup : 0) > Integer.MAX_VALUE) {
-            throw new UserError("--iterations " + iterations + " + --warmup " + warmup + " is more than " + Integer.MAX_VALUE + " ping-pongs; lower --iterations");
+        if (jitWarmup != null && (jitWarmup < 0 || jitWarmup > 1_000_000)) {
+            throw new UserError("--jit-warmup must be in 0..1000000 but it was " + jitWarmup);
+        }
+        if (iterations != null && (long) iterations + (warmup != null ? warmup : 0) > Integer.MAX_VALUE) {
+            throw new UserError("--iterations " + iterations + " + --warmup " + warmup + " is more than " + Integer.MAX_VALUE + " iterations; lower --iterations");
+        }
+        if (json != null && (json.getParent() != null && !java.nio.file.Files.isDirectory(json.getParent()))) {
+            throw new UserError("--json " + json + ": the directory " + json.getParent() + " does not exist; create it or write elsewhere");
         }
         boolean oneSided = t == Test.put_bw || t == Test.get_bw;
         if (oneSided) {
@@ -176,14 +186,14 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             }
             rates.add(mibps == 0 ? Long.MAX_VALUE : mibps << 20);
         }
-        return new Settings(t, fab, railCount, addrs, sizeList, warmup != null ? warmup : Math.max(10, iterations / 10), iterations, window, rates,
-            railRates != null, policy, peer);
+        OsuSchedule schedule = new OsuSchedule(t, iterations, warmup, jitWarmup != null ? jitWarmup : OsuSchedule.defaultJitWarmup(t));
+        return new Settings(t, fab, railCount, addrs, sizeList, schedule, window, rates, railRates != null, policy, peer, json);
     }
 
     /** The table's first lines: what runs where, and the column heads. */
     static void header(PrintWriter out, Settings s, String where) {
-        out.printf(Locale.ROOT, "# rdmaflux %s: provider soft, fabric %s, %d rail(s), policy %s, iterations %d%s%s%n", name(s.test), s.fabric,
-            s.rails, s.policy, s.iterations, s.test == Test.latency ? "" : ", window " + s.window, where);
+        out.printf(Locale.ROOT, "# rdmaflux %s: provider soft, fabric %s, %d rail(s), policy %s, %s%s%s%n", name(s.test), s.fabric,
+            s.rails, s.policy, s.schedule.describe(), s.test == Test.latency ? "" : ", window " + s.window, where);
         switch (s.test) {
             case latency -> out.println("# Size          Latency (us)    p50 (us)    p99 (us)");
             case bw, bibw, put_bw, get_bw -> out.println("# Size      Bandwidth (MB/s)");
@@ -192,19 +202,40 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         out.flush();
     }
 
-    /** Measures one size with {@code client} and prints its row. */
-    private static void measure(PrintWriter out, Settings s, BenchSession.Client client, int sizeIndex, int size, long deadlineNs) {
+    /**
+     * Runs step {@code stepIndex} with {@code client} (its skipped iterations, then its timed ones) and,
+     * when it is a printed step, prints its row and adds it to {@code report}.
+     */
+    private static void measure(PrintWriter out, Settings s, BenchSession.Client client, int stepIndex, OsuSchedule.Step step, BenchReport report,
+                                long deadlineNs) {
+        int size = step.sizeBytes();
         switch (s.test) {
             case latency -> {
-                Histogram h = client.latency(size, s.warmup, s.iterations, deadlineNs);
-                out.printf(Locale.ROOT, "%-16d%12.2f%12.2f%12.2f%n", size, h.getMean() / 2000.0,
-                    h.getValueAtPercentile(50) / 2000.0, h.getValueAtPercentile(99) / 2000.0);
+                Histogram h = client.latency(size, step.warmup(), step.iterations(), deadlineNs);
+                if (step.printed()) {
+                    double mean = h.getMean() / 2000.0;
+                    double p50 = h.getValueAtPercentile(50) / 2000.0;
+                    double p99 = h.getValueAtPercentile(99) / 2000.0;
+                    out.printf(Locale.ROOT, "%-16d%12.2f%12.2f%12.2f%n", size, mean, p50, p99);
+                    report.latency(step, mean, p50, p99);
+                }
             }
-            case bw -> bandwidthRow(out, size, client.bandwidth(sizeIndex, size, (long) s.iterations * s.window, false, deadlineNs));
-            case bibw -> bandwidthRow(out, size, client.bandwidth(sizeIndex, size, (long) s.iterations * s.window, true, deadlineNs));
-            case msg_rate -> {
-                double bps = client.bandwidth(sizeIndex, size, (long) s.iterations * s.window, false, deadlineNs);
-                out.printf(Locale.ROOT, "%-12d%18.2f%18.0f%n", size, bps / 1e6, bps / size);
+            case bw, bibw, msg_rate -> {
+                boolean both = s.test == Test.bibw;
+                if (step.warmup() > 0) {
+                    client.bandwidth(stepIndex, size, (long) step.warmup() * s.window, both, deadlineNs);
+                }
+                double bps = client.bandwidth(stepIndex, size, (long) step.iterations() * s.window, both, deadlineNs);
+                if (!step.printed()) {
+                    break;
+                }
+                if (s.test == Test.msg_rate) {
+                    out.printf(Locale.ROOT, "%-12d%18.2f%18.0f%n", size, bps / 1e6, bps / size);
+                    report.messageRate(step, bps / 1e6, bps / size);
+                } else {
+                    bandwidthRow(out, size, bps);
+                    report.bandwidth(step, bps / 1e6);
+                }
             }
             default -> throw new IllegalStateException(s.test + " is one-sided");
         }
@@ -248,15 +279,18 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         out.flush();
     }
 
-    private BenchWire.Hello hello(Settings s, List<Integer> sizes) {
-        return new BenchWire.Hello(s.test, s.warmup, s.iterations, s.window, sizes);
+    private static BenchWire.Hello hello(Settings s, List<OsuSchedule.Step> steps) {
+        return new BenchWire.Hello(s.test, s.window, steps);
     }
 
     /** Both ends in this JVM: a fresh connection per size, buffers sized to it. */
     private int runInJvm(Settings s, PrintWriter out) {
         header(out, s, "");
+        BenchReport report = BenchReport.of(s, "");
         for (int i = 0; i < s.sizes.size(); i++) {
             int size = s.sizes.get(i);
+            // a fresh connection per size; the JIT warm-up runs on the first one only
+            List<OsuSchedule.Step> steps = s.schedule.steps(List.of(size), i == 0);
             int buffer = Math.max(8 * 1024, Math.min(size, 64 * 1024)) + 64;
             int maxMessage = Math.max(size, 1 << 20);
             BenchLink opened = s.addresses == null
@@ -267,12 +301,15 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             try (BenchLink link = opened;
                  BenchSession.Server server = new BenchSession.Server(link.receiver(), s.test, size);
                  BenchSession.Client client = new BenchSession.Client(link.sender(), "the in-JVM receiver")) {
-                client.hello(hello(s, List.of(size)), deadlineNs);
-                measure(out, s, client, 0, size, deadlineNs);
+                client.hello(hello(s, steps), deadlineNs);
+                for (int step = 0; step < steps.size(); step++) {
+                    measure(out, s, client, step, steps.get(step), report, deadlineNs);
+                }
                 client.finish();
                 Deadlines.await(server.done(), deadlineNs, "the in-JVM receiver");
             }
         }
+        report.write();
         return 0;
     }
 
@@ -300,9 +337,9 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
                 link.closeGracefully(Duration.ofSeconds(5));
                 throw e;
             }
-            out.printf(Locale.ROOT, "rdmaflux bench %s: served %d size(s) (%d..%d bytes), %d iterations%s over %s%n", name(h.test()), h.sizes().size(),
+            out.printf(Locale.ROOT, "rdmaflux bench %s: served %d size(s) (%d..%d bytes), %s iterations%s over %s%n", name(h.test()), h.sizes().size(),
                 h.sizes().stream().mapToInt(Integer::intValue).min().orElse(0), h.sizes().stream().mapToInt(Integer::intValue).max().orElse(0),
-                h.iterations(), h.test() == Test.latency ? "" : " x window " + h.window(), link.describe());
+                iterationsServed(h), h.test() == Test.latency ? "" : " x window " + h.window(), link.describe());
             out.flush();
             link.closeGracefully(Duration.ofSeconds(10));
         }
@@ -320,15 +357,20 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
                         + " bytes but --sizes goes to " + s.maxSize() + "; start it with --sizes up to at least " + s.maxSize());
                 }
                 header(out, s, ", peer " + to);
+                BenchReport report = BenchReport.of(s, to.toString());
+                List<OsuSchedule.Step> steps = s.schedule.steps(s.sizes, true);
                 try (BenchSession.Client client = new BenchSession.Client(link.connection(), to.toString())) {
-                    client.hello(hello(s, s.sizes), deadlineNs);
-                    for (int i = 0; i < s.sizes.size(); i++) {
+                    client.hello(hello(s, steps), deadlineNs);
+                    for (int i = 0; i < steps.size(); i++) {
                         long[] before = link.railBytes();
-                        measure(out, s, client, i, s.sizes.get(i), deadlineNs);
-                        railsLine(out, link, before);
+                        measure(out, s, client, i, steps.get(i), report, deadlineNs);
+                        if (steps.get(i).printed()) {
+                            railsLine(out, link, before);
+                        }
                     }
                     client.finish();
                 }
+                report.write();
             } catch (RuntimeException e) {
                 // the listener learns the run ended from a graceful close rather than a transport error
                 link.closeGracefully(Duration.ofSeconds(5));
@@ -337,6 +379,13 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             link.closeGracefully(Duration.ofSeconds(10));
         }
         return 0;
+    }
+
+    /** The served line's iterations: one count when every size had it, else the counts by size. */
+    private static String iterationsServed(BenchWire.Hello h) {
+        List<Integer> counts = h.steps().stream().filter(OsuSchedule.Step::printed).map(OsuSchedule.Step::iterations).distinct().toList();
+        return counts.size() == 1 ? counts.get(0).toString()
+            : counts.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining("/")) + " (by size)";
     }
 
     /** The test's name on the command line. */

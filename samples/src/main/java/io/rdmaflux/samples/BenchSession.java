@@ -159,12 +159,13 @@ final class BenchSession {
         }
 
         /**
-         * Streams {@code messages} messages of {@code size} bytes (the server streams as many back
-         * when {@code both}) and waits for the server's ACK.
+         * One streaming round of step {@code stepIndex}: streams {@code messages} messages of {@code size}
+         * bytes (the server streams as many back when {@code both}) and waits for the server's ACK.
          *
          * @return bytes/s moved (both directions counted for {@code both})
          */
-        double bandwidth(int sizeIndex, int size, long messages, boolean both, long deadlineNs) {
+        double bandwidth(int stepIndex, int size, long messages, boolean both, long deadlineNs) {
+            int sizeIndex = stepIndex;
             byte[] payload = new byte[size];
             long[] got = {0};
             CompletableFuture<Void> done = new CompletableFuture<>();
@@ -186,7 +187,7 @@ final class BenchSession {
                 done.complete(null);
             });
             long t0 = System.nanoTime();
-            send(Mono.fromCallable(() -> BenchWire.go(sizeIndex)));
+            send(Mono.fromCallable(() -> BenchWire.go(sizeIndex, messages)));
             connection.send(Flux.range(0, (int) messages).map(i -> RdmaMessage.of(payload))).subscribe(null, this::fail);
             await(done, deadlineNs, (both ? "bibw" : "bw") + " at " + size + " bytes");
             double seconds = (System.nanoTime() - t0) / 1e9;
@@ -222,6 +223,9 @@ final class BenchSession {
         private int sizeIndex = -1;
         private long count;
         private boolean started;
+        /** Streaming: the round of the current step, 0 for its skipped windows when it has some, then 1 for the timed ones. */
+        private int round;
+        private long roundMessages;
         private Sinks.@Nullable Many<RdmaMessage> echo;
         /** Sends not yet delivered: the run is done only when the last ACK and bibw stream are in the peer's buffers. */
         private final java.util.concurrent.atomic.AtomicInteger sending = new java.util.concurrent.atomic.AtomicInteger();
@@ -239,7 +243,7 @@ final class BenchSession {
             this.receiving = connection.receive().subscribe(this::onMessage, done::completeExceptionally, () -> {
                 if (!done.isDone() && served == null) {
                     done.completeExceptionally(new UserError("the peer closed the connection "
-                        + (hello == null ? "before its HELLO" : "during size #" + sizeIndex + " of " + hello.sizes().size())));
+                        + (hello == null ? "before its HELLO" : "during step #" + sizeIndex + " of " + hello.steps().size())));
                 }
             });
         }
@@ -286,7 +290,8 @@ final class BenchSession {
                 next();
                 return;
             }
-            int size = h.sizes().get(sizeIndex);
+            OsuSchedule.Step step = h.steps().get(sizeIndex);
+            int size = step.sizeBytes();
             if (h.test() == BenchCommand.Test.latency) {
                 if (m.lengthBytes() != size) {
                     int len = m.lengthBytes();
@@ -295,22 +300,23 @@ final class BenchSession {
                 }
                 Sinks.Many<RdmaMessage> e = echo;
                 e.tryEmitNext(m);
-                if (++count == h.warmup() + (long) h.iterations()) {
+                if (++count == step.warmup() + (long) step.iterations()) {
                     e.tryEmitComplete();
                     next();
                 }
                 return;
             }
             if (!started) {
+                roundMessages = h.messages(round == 0 && step.warmup() > 0 ? step.warmup() : step.iterations());
                 try {
-                    BenchWire.expectGo(m, sizeIndex);
+                    BenchWire.expectGo(m, sizeIndex, roundMessages);
                 } finally {
                     m.release();
                 }
                 started = true;
                 if (h.test() == BenchCommand.Test.bibw) {
                     byte[] payload = new byte[size];
-                    track(connection.send(Flux.range(0, (int) h.messages()).map(i -> RdmaMessage.of(payload))));
+                    track(connection.send(Flux.range(0, (int) roundMessages).map(i -> RdmaMessage.of(payload))));
                 }
                 return;
             }
@@ -319,11 +325,18 @@ final class BenchSession {
             if (len != size) {
                 throw new UserError("the peer sent " + len + " bytes in a stream of " + size + "-byte messages");
             }
-            if (++count == h.messages()) {
+            if (++count == roundMessages) {
                 int index = sizeIndex;
                 long messages = count;
                 send(Mono.fromCallable(() -> BenchWire.ack(index, messages)));
-                next();
+                if (round == 0 && step.warmup() > 0) {
+                    // the skipped windows are done; the timed round of the same step follows
+                    round = 1;
+                    count = 0;
+                    started = false;
+                } else {
+                    next();
+                }
             }
         }
 
@@ -332,14 +345,15 @@ final class BenchSession {
                 return "it serves " + BenchCommand.name(serves) + " but the client asked for " + BenchCommand.name(h.test())
                     + "; run the same test on both sides";
             }
-            for (int s : h.sizes()) {
-                if (s < 1 || s > maxSizeBytes) {
-                    return "it accepts messages of 1.." + maxSizeBytes + " bytes but the client asked for " + s
-                        + "; start the listener with --sizes up to at least " + s;
+            for (OsuSchedule.Step s : h.steps()) {
+                if (s.sizeBytes() > maxSizeBytes) {
+                    return "it accepts messages of 1.." + maxSizeBytes + " bytes but the client asked for " + s.sizeBytes()
+                        + "; start the listener with --sizes up to at least " + s.sizeBytes();
                 }
-            }
-            if (h.iterations() < 1 || h.warmup() < 0 || h.window() < 1 || h.messages() > Integer.MAX_VALUE) {
-                return "iterations " + h.iterations() + ", warm-up " + h.warmup() + " and window " + h.window() + " are out of range";
+                if (h.window() < 1 || h.messages(s.iterations()) > Integer.MAX_VALUE || h.messages(s.warmup()) > Integer.MAX_VALUE
+                    || (long) s.warmup() + s.iterations() > Integer.MAX_VALUE) {
+                    return "iterations " + s.iterations() + ", warm-up " + s.warmup() + " and window " + h.window() + " are out of range";
+                }
             }
             return null;
         }
@@ -349,7 +363,8 @@ final class BenchSession {
             sizeIndex++;
             count = 0;
             started = false;
-            if (sizeIndex == h.sizes().size()) {
+            round = 0;
+            if (sizeIndex == h.steps().size()) {
                 served = h;
                 if (sending.get() == 0) {
                     done.complete(h);

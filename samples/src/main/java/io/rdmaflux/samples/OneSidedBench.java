@@ -448,11 +448,13 @@ final class OneSidedBench {
             Policies.oneSided(s.policy(), s.rails()).accept(spec);
             OneSidedRails os = new OneSidedRails(spec, rails);
             boolean put = s.test() == BenchCommand.Test.put_bw;
-            int warmup = Math.max(1, s.iterations() / 10);
+            BenchReport report = BenchReport.of(s, "");
             long extent = 0;
             int maxSize = s.sizes().stream().mapToInt(Integer::intValue).max().orElse(1);
             int slots = slots(maxSize, s.window());
-            for (int size : s.sizes()) {
+            for (OsuSchedule.Step step : s.schedule().steps(s.sizes(), true)) {
+                int size = step.sizeBytes();
+                int warmup = step.warmup();
                 RdmaTransfer[] window = new RdmaTransfer[s.window()];
                 for (int j = 0; j < window.length; j++) {
                     long offset = (long) (j % slots) * size;
@@ -460,7 +462,7 @@ final class OneSidedBench {
                 }
                 extent = Math.max(extent, (long) Math.min(slots, window.length) * size);
                 long t0 = 0;
-                for (int it = 0; it < warmup + s.iterations(); it++) {
+                for (int it = 0; it < warmup + step.iterations(); it++) {
                     if (it == warmup) {
                         t0 = System.nanoTime();
                     }
@@ -470,8 +472,13 @@ final class OneSidedBench {
                     drain(os, deadlineNs);
                 }
                 double seconds = (System.nanoTime() - t0) / 1e9;
-                BenchCommand.bandwidthRow(out, size, (double) s.iterations() * s.window() * size / seconds);
+                double bps = (double) step.iterations() * s.window() * size / seconds;
+                if (step.printed()) {
+                    BenchCommand.bandwidthRow(out, size, bps);
+                    report.bandwidth(step, bps / 1e6);
+                }
             }
+            report.write();
             String mismatch;
             if (put) {
                 issue(os, new RdmaGet(checkBuffers, 0, extent), deadlineNs);

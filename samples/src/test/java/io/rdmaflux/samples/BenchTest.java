@@ -218,7 +218,9 @@ class BenchTest {
             {"put-bw --window 5000", "--window must be in 1..4096 but it was 5000"},
             {"bw --iterations 0", "--iterations must be >= 1 but it was 0"},
             {"latency --warmup -1", "--warmup must be in 0..1000000 but it was -1"},
-            {"bw --warmup 5", "--warmup applies to latency only"},
+            {"bw --jit-warmup -1", "--jit-warmup must be in 0..1000000 but it was -1"},
+            {"bw -x 2000000", "--warmup must be in 0..1000000 but it was 2000000"},
+            {"latency --json /nonexistent-dir/out.json", "--json /nonexistent-dir/out.json: the directory /nonexistent-dir does not exist"},
             {"bw --iterations 1000000 --window 4096", "--iterations 1000000 x --window 4096 is more than 2147483647 messages per size"},
             {"bw --sizes 3000m", "--sizes values must be in 1..64m but one was 3145728000"},
             {"latency --sizes 0", "--sizes values must be in 1..64m but one was 0"},
@@ -252,12 +254,31 @@ class BenchTest {
 
     @Test
     void helloRoundTripsAndMalformedControlMessagesAreRejected() {
-        BenchWire.Hello h = new BenchWire.Hello(BenchCommand.Test.bibw, 10, 200, 64, List.of(1, 4096, 1 << 20));
+        BenchWire.Hello h = new BenchWire.Hello(BenchCommand.Test.bibw, 64, new OsuSchedule(BenchCommand.Test.bibw, null, null, 100)
+            .steps(List.of(1, 4096, 1 << 20), true));
+        assertEquals(List.of(1, 4096, 1 << 20), h.sizes(), "the JIT warm-up step is not a printed size");
         RdmaMessage m = h.encode();
         try {
             assertEquals(h, BenchWire.Hello.decode(m));
         } finally {
             m.release();
+        }
+        byte[] bad = new byte[13 + 13];
+        ByteBuffer.wrap(bad).putInt(BenchWire.HELLO).put((byte) 1).putInt(64).putInt(1).putInt(8).putInt(0).putInt(0).put((byte) 1);
+        RdmaMessage zeroIterations = RdmaMessage.of(bad);
+        try {
+            UserError e = assertThrows(UserError.class, () -> BenchWire.Hello.decode(zeroIterations));
+            assertTrue(e.getMessage().contains("step 0: size 8, warm-up 0, iterations 0"), e.getMessage());
+        } finally {
+            zeroIterations.release();
+        }
+        RdmaMessage go = BenchWire.go(1, 640);
+        try {
+            UserError e = assertThrows(UserError.class, () -> BenchWire.expectGo(go, 1, 1280));
+            assertTrue(e.getMessage().contains("expected the peer's GO of 1280 messages for step #1"), e.getMessage());
+            BenchWire.expectGo(go, 1, 640);
+        } finally {
+            go.release();
         }
         RdmaMessage junk = RdmaMessage.of(new byte[30]);
         try {
@@ -269,7 +290,7 @@ class BenchTest {
         RdmaMessage ack = BenchWire.ack(2, 99);
         try {
             UserError e = assertThrows(UserError.class, () -> BenchWire.expectAck(ack, 2, 100));
-            assertTrue(e.getMessage().contains("expected the peer's ACK of 100 messages for size #2"), e.getMessage());
+            assertTrue(e.getMessage().contains("expected the peer's ACK of 100 messages for step #2"), e.getMessage());
             BenchWire.expectAck(ack, 2, 99);
         } finally {
             ack.release();
@@ -280,6 +301,52 @@ class BenchTest {
             assertEquals("the listener at h:1 refused: it serves bw", e.getMessage());
         } finally {
             reject.release();
+        }
+    }
+
+    @Test
+    void theScheduleFollowsOsuBySizeAndTheFlagsOverrideIt() {
+        OsuSchedule latency = new OsuSchedule(BenchCommand.Test.latency, null, null, OsuSchedule.defaultJitWarmup(BenchCommand.Test.latency));
+        List<OsuSchedule.Step> steps = latency.steps(List.of(8, 8192, 8193, 1 << 20), true);
+        assertEquals(List.of(new OsuSchedule.Step(8, 0, 10_000, false), new OsuSchedule.Step(8, 100, 10_000, true),
+            new OsuSchedule.Step(8192, 100, 10_000, true), new OsuSchedule.Step(8193, 10, 1_000, true),
+            new OsuSchedule.Step(1 << 20, 10, 1_000, true)), steps);
+        OsuSchedule bw = new OsuSchedule(BenchCommand.Test.bw, null, null, 0);
+        assertEquals(List.of(new OsuSchedule.Step(4096, 10, 100, true), new OsuSchedule.Step(65536, 2, 20, true)),
+            bw.steps(List.of(4096, 65536), true), "no JIT warm-up step when it is 0");
+        OsuSchedule fixed = new OsuSchedule(BenchCommand.Test.msg_rate, 7, 0, 3);
+        assertEquals(List.of(new OsuSchedule.Step(8, 0, 3, false), new OsuSchedule.Step(8, 0, 7, true), new OsuSchedule.Step(1 << 20, 0, 7, true)),
+            fixed.steps(List.of(8, 1 << 20), true));
+        assertEquals(List.of(new OsuSchedule.Step(1 << 20, 0, 7, true)), fixed.steps(List.of(1 << 20), false),
+            "the in-JVM run's later connections skip the JIT warm-up");
+    }
+
+    @Test
+    void shortOsuFlagsRunAndJsonHoldsTheTable() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("bench-json");
+        try {
+            java.nio.file.Path lat = dir.resolve("lat.json");
+            Sides.Run r = Sides.run("bench", "latency", "--sizes", "8,16k", "-i", "20", "-x", "2", "--jit-warmup", "50", "--json", lat.toString());
+            assertTable(r, "# Size          Latency (us)    p50 (us)    p99 (us)", 8, 16384);
+            assertTrue(r.out().contains("iterations 20 after 2 skipped, JIT warm-up 50"), r.out());
+            assertEquals(2, r.out().lines().filter(l -> l.matches("\\d+ +[0-9.]+.*")).count(), "the JIT warm-up prints no row: " + r.out());
+            String json = java.nio.file.Files.readString(lat);
+            assertTrue(json.contains("\"test\" : \"latency\"") && json.contains("\"jitWarmup\" : 50"), json);
+            assertEquals(2, json.split("\"latencyUs\"", -1).length - 1, json);
+            assertTrue(json.contains("\"sizeBytes\" : 16384") && json.contains("\"iterations\" : 20") && json.contains("\"warmup\" : 2"), json);
+            java.nio.file.Path rate = dir.resolve("rate.json");
+            Sides.Run m = Sides.run("bench", "msg-rate", "--sizes", "8", "-i", "3", "-W", "16", "--json", rate.toString());
+            assertTable(m, "# Size                  MB/s        Messages/s", 8);
+            assertTrue(m.out().contains("window 16"), m.out());
+            String rj = java.nio.file.Files.readString(rate);
+            assertTrue(rj.contains("\"messagesPerSec\"") && rj.contains("\"window\" : 16") && rj.contains("\"warmup\" : 10"), rj);
+        } finally {
+            try (var files = java.nio.file.Files.list(dir)) {
+                for (java.nio.file.Path f : files.toList()) {
+                    java.nio.file.Files.delete(f);
+                }
+            }
+            java.nio.file.Files.delete(dir);
         }
     }
 
