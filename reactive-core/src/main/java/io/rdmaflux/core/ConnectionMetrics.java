@@ -20,14 +20,42 @@ import java.util.Map;
  * @param framesSent            frames posted over all rails, by type (every type present, 0 if none):
  *                              e.g. how many explicit CREDIT frames the receive side needed
  * @param framesReceived        frames arrived over all rails, by type (every type present)
+ * @param bytesSent             payload bytes sent over all rails, bytes: the sum of the rails'
+ *                              {@code SubchannelSnapshot.bytesSent} (DATA payloads and rendezvous WRITEs)
+ * @param bytesReceived         bytes of the messages handed to the receive subscriber, bytes
+ * @param creditStalls          episodes in which the send side had a message to send and no credit for
+ *                              it: no message credit (the peer's subscriber had no demand or held its
+ *                              buffers), or no usable rail holding a buffer credit. Consecutive attempts
+ *                              in one episode count once; a slow consumer stalls by design (backpressure),
+ *                              a fast one that stalls means credits come back late
+ * @param messagesResent        messages listed to be sent again over another rail after their rail failed
+ *                              (rendezvous messages not counted)
+ * @param deliveryTotalNs       the sum over the {@code messagesDelivered} messages of each one's delivery
+ *                              time, ns: from the post of its first frame (or RTS) to the completion of its
+ *                              last (the same time the scheduler's adaptive policies are fed, seed 000
+ *                              &sect;4.5), on the node's clock; {@code deliveryTotalNs / messagesDelivered}
+ *                              is the mean delivery latency
  */
 public record ConnectionMetrics(long messagesSent, long messagesDelivered, long messagesReceived, int receiveBuffersHeld,
                                 long sendCredits, long maxOutstandingRequest, long outOfOrder,
-                                Map<FrameType, Long> framesSent, Map<FrameType, Long> framesReceived) {
+                                Map<FrameType, Long> framesSent, Map<FrameType, Long> framesReceived,
+                                long bytesSent, long bytesReceived, long creditStalls, long messagesResent,
+                                long deliveryTotalNs) {
     /** Copies both maps, unmodifiable, with a count for every frame type. */
     public ConnectionMetrics {
         framesSent = complete(framesSent);
         framesReceived = complete(framesReceived);
+    }
+
+    /**
+     * The snapshot as it was before bytes, credit stalls, re-sends and delivery times were counted: those
+     * 0. Kept so that code built against the nine-component record still compiles.
+     */
+    public ConnectionMetrics(long messagesSent, long messagesDelivered, long messagesReceived, int receiveBuffersHeld,
+                             long sendCredits, long maxOutstandingRequest, long outOfOrder,
+                             Map<FrameType, Long> framesSent, Map<FrameType, Long> framesReceived) {
+        this(messagesSent, messagesDelivered, messagesReceived, receiveBuffersHeld, sendCredits, maxOutstandingRequest, outOfOrder,
+            framesSent, framesReceived, 0, 0, 0, 0, 0);
     }
 
     /**

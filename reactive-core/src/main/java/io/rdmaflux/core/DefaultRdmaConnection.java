@@ -220,8 +220,13 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
             sent.put(t, s);
             received.put(t, r);
         }
+        long bytesSent = 0;
+        for (Channel ch : channels) {
+            bytesSent += ch.bytesSent();
+        }
         return new ConnectionMetrics(pipeline.messagesSent(), ops.messagesDelivered(), delivery.messagesReceived(), buffers.held(),
-            sendCredits.credits(), sendCredits.maxOutstandingSeen(), delivery.outOfOrder(), sent, received);
+            sendCredits.credits(), sendCredits.maxOutstandingSeen(), delivery.outOfOrder(), sent, received,
+            bytesSent, delivery.bytesReceived(), pipeline.creditStalls(), ledger.messagesResent(), ops.deliveryTotalNs());
     }
 
     /**

@@ -36,6 +36,8 @@ import java.util.function.Consumer;
 final class InboundDelivery {
     private static final AtomicLongFieldUpdater<InboundDelivery> MESSAGES_RECEIVED =
         AtomicLongFieldUpdater.newUpdater(InboundDelivery.class, "messagesReceived");
+    private static final AtomicLongFieldUpdater<InboundDelivery> BYTES_RECEIVED =
+        AtomicLongFieldUpdater.newUpdater(InboundDelivery.class, "bytesReceived");
 
     private final DefaultRdmaConnection connection;
     private final MessageCredits messageCredits;
@@ -62,6 +64,8 @@ final class InboundDelivery {
     private boolean inboundClosed;
     private boolean terminated;
     private volatile long messagesReceived;
+    /** Bytes of the messages handed to the subscriber (written by the progress thread only). */
+    private volatile long bytesReceived;
     private volatile long outOfOrder;
 
     InboundDelivery(DefaultRdmaConnection connection, MessageCredits messageCredits, ReceiveBuffers buffers, int rails,
@@ -145,6 +149,10 @@ final class InboundDelivery {
 
     long messagesReceived() {
         return messagesReceived;
+    }
+
+    long bytesReceived() {
+        return bytesReceived;
     }
 
     long outOfOrder() {
@@ -264,6 +272,7 @@ final class InboundDelivery {
      */
     private int deliverReady(CoreSubscriber<? super RdmaMessage> r) {
         int n = 0;
+        long bytes = 0;
         ArrayDeque<RdmaMessage> q = ready;
         while (!q.isEmpty() && !cancelled) {
             if (demand == 0 && (inboundClosed || newDemand.get() == 0 || foldDemand() == 0)) {
@@ -275,6 +284,7 @@ final class InboundDelivery {
             }
             messageCredits.onDelivered();
             n++;
+            bytes += m.lengthBytes();
             try {
                 r.onNext(m);
             } catch (Throwable t) {
@@ -286,6 +296,7 @@ final class InboundDelivery {
             }
         }
         if (n > 0) {
+            BYTES_RECEIVED.lazySet(this, bytesReceived + bytes);
             MESSAGES_RECEIVED.lazySet(this, messagesReceived + n);
         }
         return n;
@@ -312,6 +323,7 @@ final class InboundDelivery {
         long base = buffer.addressOffset();
         int pos = payloadOffset;
         int delivered = 0;
+        long bytes = 0;
         ReceiveBuffers b = buffers;
         b.beginFrame(ch, slot);
         // the view released in its own onNext (the common subscriber) carries the next message: no pool traffic
@@ -334,6 +346,7 @@ final class InboundDelivery {
                     demand--;
                 }
                 delivered++;
+                bytes += len;
                 try {
                     r.onNext(v);
                 } catch (Throwable t) {
@@ -354,6 +367,7 @@ final class InboundDelivery {
         }
         b.returnFrameShares(ch, slot);
         messageCredits.onDeliveredUnqueued(delivered);
+        BYTES_RECEIVED.lazySet(this, bytesReceived + bytes);
         MESSAGES_RECEIVED.lazySet(this, messagesReceived + delivered);
         return true;
     }

@@ -14,9 +14,12 @@ import org.jspecify.annotations.Nullable;
  * <p>A ring indexed by PSN: PSNs not yet completed span at most the messages the send slots carry plus
  * what the peer's reorder window admits, so the ring never wraps onto a live entry.
  *
- * <p><b>Concurrency:</b> progress thread only.
+ * <p><b>Concurrency:</b> progress thread only, but {@link #messagesResent()}, which any thread may read.
  */
 final class InflightLedger {
+    private static final java.util.concurrent.atomic.AtomicLongFieldUpdater<InflightLedger> MESSAGES_RESENT =
+        java.util.concurrent.atomic.AtomicLongFieldUpdater.newUpdater(InflightLedger.class, "messagesResent");
+
     private final long[] startNs;
     private final int[] length;
     /** Small messages sent and not yet completed, kept for re-sending after a rail failure; by PSN. */
@@ -27,6 +30,8 @@ final class InflightLedger {
     private final int[] resendPsns;
     private int resendCount;
     private long packedMessagesTakenBack;
+    /** PSNs ever listed for re-sending (failovers only, off the data path). */
+    private volatile long messagesResent;
 
     /** @param capacity PSNs that may be in flight at once (rounded up to a power of two, at least 2) */
     InflightLedger(int capacity) {
@@ -131,6 +136,11 @@ final class InflightLedger {
         packedMessagesTakenBack += count;
     }
 
+    /** Messages listed to be sent again after their rail failed, since the connection opened. */
+    long messagesResent() {
+        return messagesResent;
+    }
+
     long packedMessagesTakenBack() {
         return packedMessagesTakenBack;
     }
@@ -152,6 +162,7 @@ final class InflightLedger {
 
     /** Adds {@code psn} to the re-send list, kept in PSN order relative to {@code nextPsn}. */
     void addResend(int psn, int nextPsn) {
+        MESSAGES_RESENT.lazySet(this, messagesResent + 1);
         int k = resendCount;
         while (k > 0 && resendPsns[k - 1] - nextPsn > psn - nextPsn) {
             resendPsns[k] = resendPsns[k - 1];

@@ -93,6 +93,7 @@ public final class RdmaNode implements AutoCloseable {
     /** Opens this node's connections: channels per rail, the handshake (channel kind per rail). */
     private final ConnectionEstablishment establishment;
     private final Set<DefaultRdmaConnection> connections = ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.CopyOnWriteArrayList<ConnectionListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final List<RdmaServer> servers = new ArrayList<>();
     private final AtomicLong connectionIds = new AtomicLong();
     private volatile boolean closed;
@@ -319,7 +320,53 @@ public final class RdmaNode implements AutoCloseable {
             scs, factory.create(List.of(scs)), peerMaxMessageBytes, maxMessageBytes, sendQueue, window, creditThreshold, peerRendezvous);
         connections.add(c);
         engine.add(c);
+        for (ConnectionListener l : listeners) {
+            try {
+                l.connectionOpened(c);
+            } catch (Throwable t) {
+                reactor.core.Exceptions.throwIfJvmFatal(t);
+                reactor.core.publisher.Operators.onErrorDropped(t, reactor.util.context.Context.empty());
+            }
+        }
         return c;
+    }
+
+    /** Tells the listeners that {@code c} is freed, once: the caller took it out of {@link #connections}. */
+    private void fireFreed(DefaultRdmaConnection c) {
+        if (listeners.isEmpty()) {
+            return;
+        }
+        ConnectionMetrics last = c.metrics();
+        List<io.rdmaflux.core.channel.SubchannelSnapshot> rails = c.subchannels();
+        for (ConnectionListener l : listeners) {
+            try {
+                l.connectionFreed(c, last, rails);
+            } catch (Throwable t) {
+                reactor.core.Exceptions.throwIfJvmFatal(t);
+                reactor.core.publisher.Operators.onErrorDropped(t, reactor.util.context.Context.empty());
+            }
+        }
+    }
+
+    /**
+     * The node's connections not yet freed (open, closing, or closed with received messages still held), in
+     * no particular order; a new list per call. Any thread.
+     */
+    public List<RdmaConnection> connections() {
+        return List.copyOf(connections);
+    }
+
+    /**
+     * Registers {@code listener} for the connections opened and freed from now on; it is not told about the
+     * connections open now (read {@link #connections()} after registering, and expect
+     * {@link ConnectionListener#connectionFreed} for those too). Any thread.
+     *
+     * @return disposing it unregisters the listener
+     */
+    public reactor.core.Disposable addConnectionListener(ConnectionListener listener) {
+        Objects.requireNonNull(listener, "listener");
+        listeners.add(listener);
+        return () -> listeners.remove(listener);
     }
 
     void onConnectionTerminated(DefaultRdmaConnection c) {
@@ -333,8 +380,11 @@ public final class RdmaNode implements AutoCloseable {
 
     /** The connection is freed and every message it delivered released: metrics and close forget it. Any thread. */
     void onConnectionFreed(DefaultRdmaConnection c) {
-        connections.remove(c);
+        boolean listed = connections.remove(c);
         engine.remove(c);
+        if (listed) {
+            fireFreed(c);
+        }
     }
 
     /**
@@ -405,6 +455,11 @@ public final class RdmaNode implements AutoCloseable {
             RdmaLeakReporter.Leak leak = c.forceClose();
             if (leak != null) {
                 leaks.add(leak);
+            }
+        }
+        for (DefaultRdmaConnection c : List.copyOf(connections)) {
+            if (connections.remove(c)) {
+                fireFreed(c);
             }
         }
         connections.clear();

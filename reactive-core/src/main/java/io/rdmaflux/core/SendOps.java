@@ -28,6 +28,8 @@ import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 final class SendOps {
     private static final AtomicLongFieldUpdater<SendOps> MESSAGES_DELIVERED =
         AtomicLongFieldUpdater.newUpdater(SendOps.class, "messagesDelivered");
+    private static final AtomicLongFieldUpdater<SendOps> DELIVERY_TOTAL_NS =
+        AtomicLongFieldUpdater.newUpdater(SendOps.class, "deliveryTotalNs");
 
     private final DefaultRdmaConnection connection;
     private final SubchannelScheduler scheduler;
@@ -42,6 +44,8 @@ final class SendOps {
     private boolean peerInboundClosed;
     private int peerFirstUndelivered;
     private volatile long messagesDelivered;
+    /** Sum of the delivered messages' delivery times, ns (written by the progress thread only). */
+    private volatile long deliveryTotalNs;
 
     SendOps(DefaultRdmaConnection connection, SubchannelScheduler scheduler, InflightLedger ledger, SendCredits sendCredits) {
         this.connection = connection;
@@ -52,6 +56,10 @@ final class SendOps {
 
     long messagesDelivered() {
         return messagesDelivered;
+    }
+
+    long deliveryTotalNs() {
+        return deliveryTotalNs;
     }
 
     /** A new {@code send()}: queued for the progress thread (any thread). */
@@ -152,10 +160,15 @@ final class SendOps {
      * to the scheduler, the op they came from (one op fills a packed frame) counts them at once.
      */
     void onPackedCompleted(Channel ch, int firstPsn, int count, long nowNs) {
+        long totalNs = 0;
         for (int i = 0; i < count; i++) {
             int psn = firstPsn + i;
-            scheduler.onMessageCompleted(ch, psn, ledger.length(psn), ledger.elapsedNs(psn, nowNs));
+            long elapsedNs = ledger.elapsedNs(psn, nowNs);
+            totalNs += elapsedNs;
+            scheduler.onMessageCompleted(ch, psn, ledger.length(psn), elapsedNs);
         }
+        // plain ordered stores, one per frame: a metrics reader on another thread sees each total grow
+        DELIVERY_TOTAL_NS.lazySet(this, deliveryTotalNs + totalNs);
         MESSAGES_DELIVERED.lazySet(this, messagesDelivered + count);
         SendOp head = inflight.peekFirst();
         if (head != null && firstPsn - head.firstPsn >= 0 && firstPsn + count - 1 - head.firstPsn < head.taken) {
@@ -170,8 +183,10 @@ final class SendOps {
 
     /** Message {@code psn} sent on {@code ch} was delivered: reported to the scheduler and counted for its op. */
     void onMessageDelivered(Channel ch, int psn) {
+        long elapsedNs = ledger.elapsedNs(psn, connection.cycleNs());
+        DELIVERY_TOTAL_NS.lazySet(this, deliveryTotalNs + elapsedNs);
         MESSAGES_DELIVERED.lazySet(this, messagesDelivered + 1);
-        scheduler.onMessageCompleted(ch, psn, ledger.length(psn), ledger.elapsedNs(psn, connection.cycleNs()));
+        scheduler.onMessageCompleted(ch, psn, ledger.length(psn), elapsedNs);
         countDelivered(psn);
     }
 

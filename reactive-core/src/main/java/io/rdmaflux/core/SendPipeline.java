@@ -22,6 +22,8 @@ import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 final class SendPipeline {
     private static final AtomicLongFieldUpdater<SendPipeline> MESSAGES_SENT =
         AtomicLongFieldUpdater.newUpdater(SendPipeline.class, "messagesSent");
+    private static final AtomicLongFieldUpdater<SendPipeline> CREDIT_STALLS =
+        AtomicLongFieldUpdater.newUpdater(SendPipeline.class, "creditStalls");
 
     private final DefaultRdmaConnection connection;
     private final RdmaNode node;
@@ -40,6 +42,9 @@ final class SendPipeline {
     private boolean resending;
     private int nextPsn;
     private volatile long messagesSent;
+    /** Whether the last attempt to take a message found no credit for it (a stall episode is under way). */
+    private boolean stalled;
+    private volatile long creditStalls;
 
     SendPipeline(DefaultRdmaConnection connection, RdmaNode node, Channel[] channels, SubchannelScheduler scheduler,
                  SendCredits sendCredits, InflightLedger ledger, SendOps ops, RendezvousSender rendezvous,
@@ -62,6 +67,29 @@ final class SendPipeline {
 
     long messagesSent() {
         return messagesSent;
+    }
+
+    /** Episodes with a message to send and no credit for it (see {@link ConnectionMetrics#creditStalls()}). */
+    long creditStalls() {
+        return creditStalls;
+    }
+
+    /** A message waits and has no credit: counts a new stall episode. Off the data path (nothing can be sent). */
+    private void stall() {
+        if (!stalled) {
+            stalled = true;
+            CREDIT_STALLS.lazySet(this, creditStalls + 1);
+        }
+    }
+
+    /** Whether no usable rail holds a buffer credit. */
+    private boolean noRailCredit() {
+        for (Channel ch : channels) {
+            if (ch.isUsable() && ch.sendCredits() > 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether nothing is part-way out and nothing waits to be sent again. */
@@ -104,6 +132,7 @@ final class SendPipeline {
                     continue;
                 }
                 if (!sendCredits.hasCredits(1)) {
+                    stall();
                     return work;
                 }
                 int stagingSlot = -1;
@@ -127,6 +156,9 @@ final class SendPipeline {
                     if (stagingSlot >= 0) {
                         rendezvous.releaseStaging(stagingSlot);
                     }
+                    if (noRailCredit()) {
+                        stall();
+                    }
                     return work;
                 }
                 if (!channels[rail].canSend()) {
@@ -138,6 +170,7 @@ final class SendPipeline {
                 op.poll();
                 sendCredits.onTaken();
                 sendCredits.consume();
+                stalled = false;
                 op.taken++;
                 int psn = nextPsn++;
                 ledger.start(psn, len, nowNs);

@@ -24,6 +24,17 @@ class ConnectionMetricsTest {
     }
 
     @Test
+    void theNineComponentConstructorCountsNoBytesStallsResendsOrDeliveryTime() {
+        ConnectionMetrics m = new ConnectionMetrics(1, 2, 3, 4, 5, 6, 7, Map.of(), Map.of());
+        assertEquals(new ConnectionMetrics(1, 2, 3, 4, 5, 6, 7, Map.of(), Map.of(), 0, 0, 0, 0, 0), m);
+        assertEquals(0, m.bytesSent());
+        assertEquals(0, m.bytesReceived());
+        assertEquals(0, m.creditStalls());
+        assertEquals(0, m.messagesResent());
+        assertEquals(0, m.deliveryTotalNs());
+    }
+
+    @Test
     void frameCountsAreCopiedCompleteAndUnmodifiable() {
         EnumMap<FrameType, Long> sent = new EnumMap<>(FrameType.class);
         sent.put(FrameType.CREDIT, 9L);

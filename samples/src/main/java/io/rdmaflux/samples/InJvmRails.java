@@ -122,6 +122,16 @@ public final class InJvmRails implements BenchLink {
         return sender;
     }
 
+    /** The sending node. */
+    public RdmaNode senderNode() {
+        return senderNode;
+    }
+
+    /** The receiving node. */
+    public RdmaNode receiverNode() {
+        return receiverNode;
+    }
+
     /** The receiving side of the connection. */
     public RdmaConnection receiver() {
         return receiver;

@@ -11,6 +11,8 @@ import org.agrona.DirectBuffer;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.rdmaflux.micrometer.RdmaNodeMetrics;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
@@ -98,6 +100,9 @@ public final class PipelineCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "No progress bar.")
     boolean noProgress;
 
+    @Option(names = "--metrics", description = "Print the Micrometer meters of both nodes (rdmaflux-micrometer) after the run (in-JVM mode).")
+    boolean metrics;
+
     @Option(names = "--verbose", description = "Print stack traces of errors.")
     boolean verbose;
 
@@ -123,7 +128,7 @@ public final class PipelineCommand implements Callable<Integer> {
     /** Validated settings. */
     record Settings(Path input, long limitBytes, boolean records, List<Long> railBytesPerSec, long latencyNs,
                     String policy, int chunkBytes, int bufferBytes, int inFlight, Path reportDir, boolean progress, @Nullable Net net,
-                    @Nullable Path weightsOut) {
+                    @Nullable Path weightsOut, boolean metrics) {
         /** Messages the consumer's {@code publishOn} holds: as many as can be in flight. */
         int prefetch() {
             return inFlight;
@@ -183,6 +188,9 @@ public final class PipelineCommand implements Callable<Integer> {
         int chunkBytes = chunkKib << 10;
         int bufferBytes = (bufferKib << 10) + 64;
         Net netSettings = null;
+        if (netMode && metrics) {
+            throw new UserError("--metrics applies to the in-JVM pipeline; drop --listen/--connect or --metrics");
+        }
         if (netMode) {
             // the receiver cannot know the sender's --chunk-kib in advance: it accepts the largest allowed
             int maxMessage = peer.listen() != null ? 1 << 20 : chunkBytes;
@@ -191,7 +199,7 @@ public final class PipelineCommand implements Callable<Integer> {
             netSettings = new Net(peer.listen(), peer.connect(), ns, peer.timeout());
         }
         return new Settings(in, all ? Long.MAX_VALUE : limitMib << 20, records, bytesPerSec, latencyUs * 1000, policy,
-            chunkBytes, bufferBytes, inFlight, reports, !noProgress, netSettings, weightsOut);
+            chunkBytes, bufferBytes, inFlight, reports, !noProgress, netSettings, weightsOut, metrics);
     }
 
     static List<Long> defaultRates(int rails) {
@@ -231,6 +239,15 @@ public final class PipelineCommand implements Callable<Integer> {
             .setInitialMax(source.totalBytes()).setUnit("MiB", 1 << 20).setStyle(ProgressBarStyle.ASCII)
             .setUpdateIntervalMillis(100).showSpeed().build() : null;
         try (InJvmRails rails = InJvmRails.open(railSettings)) {
+            SimpleMeterRegistry meters = s.metrics() ? new SimpleMeterRegistry() : null;
+            if (meters != null) {
+                RdmaNodeMetrics.Builder sender = RdmaNodeMetrics.builder(rails.senderNode());
+                if (railSettings.policy() instanceof RailsChannelFactory weights) {
+                    sender.striping(weights);
+                }
+                sender.build().bindTo(meters);
+                RdmaNodeMetrics.of(rails.receiverNode()).bindTo(meters);
+            }
             byte[] scratch = new byte[s.chunkBytes];
             Mono<Void> receiving = rails.receiver().receive()
                 .publishOn(consumer, s.prefetch())
@@ -273,6 +290,10 @@ public final class PipelineCommand implements Callable<Integer> {
                 "rdmaflux pipeline: " + s.input.getFileName(), lines, samples, rails.rails());
             lines.forEach(out::println);
             out.println(String.format(Locale.ROOT, "  %-17s%s", "report", report));
+            if (meters != null) {
+                out.println("meters (rdmaflux-micrometer, both nodes):");
+                out.println(meters.getMetersAsString());
+            }
             out.flush();
             return new Result(ok, received.get(), seconds, railBytes, rails.receiver().metrics().outOfOrder(), rails.creditStalls(),
                 report, counts);

@@ -146,6 +146,15 @@ public final class RailsChannelFactory implements ChannelFactory {
         return schedulerOf(connection, "metrics").metrics();
     }
 
+    /**
+     * Whether this factory scheduled {@code connection} (it was passed to the {@code ConnectionSpec} of its
+     * {@code connect}), i.e. whether {@link #weights} and {@link #metrics} answer for it. Any thread.
+     */
+    public boolean schedules(RdmaConnection connection) {
+        List<? extends Subchannel> subchannels = connection.subchannels();
+        return !subchannels.isEmpty() && schedulers.get(subchannels.get(0).identity()) != null;
+    }
+
     private MessageRailScheduler schedulerOf(RdmaConnection connection, String what) {
         List<? extends Subchannel> subchannels = connection.subchannels();
         MessageRailScheduler scheduler = subchannels.isEmpty() ? null : schedulers.get(subchannels.get(0).identity());
