@@ -85,6 +85,15 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         return connection;
     }
 
+    /**
+     * Frames RSocket queued that the rdmaflux connection has not taken yet: they wait for credits from
+     * the peer. RSocket's own {@code request(n)} bounds them (a responder emits only what was requested).
+     * Any thread; a snapshot.
+     */
+    public int framesQueued() {
+        return sender.size();
+    }
+
     @Override
     public void sendFrame(int streamId, ByteBuf frame) {
         if (streamId == 0) {
