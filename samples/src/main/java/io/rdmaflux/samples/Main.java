@@ -16,7 +16,8 @@ import java.util.Arrays;
  */
 @Command(name = "rdmaflux", mixinStandardHelpOptions = true, version = "rdmaflux 0.1.0-SNAPSHOT",
     description = "Reactive Streams over RDMA: samples and benchmarks.",
-    subcommands = {PipelineCommand.class, KotlinRecordsCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {PipelineCommand.class, KotlinRecordsCommand.class, BenchCommand.class, RSocketStreamCommand.class,
+        CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @picocli.CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
