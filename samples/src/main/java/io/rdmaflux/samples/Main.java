@@ -9,14 +9,16 @@ import java.util.Arrays;
 
 /**
  * {@code rdmaflux} — the samples' command line: {@code pipeline} (the main job), {@code records-kt}
- * (the record pipeline on the Kotlin coroutine façade) and {@code bench} (OSU-style benchmarks).
+ * (the record pipeline on the Kotlin coroutine façade), {@code bench} (OSU-style benchmarks) and
+ * {@code rsocket-stream} (an RSocket request-stream service over rdmaflux rails).
  *
  * <p>Exit codes: 0 success, 1 error (one line on stderr; {@code --verbose} adds the stack trace),
  * 2 bad command line, 3 verification failed.
  */
 @Command(name = "rdmaflux", mixinStandardHelpOptions = true, version = "rdmaflux 0.1.0-SNAPSHOT",
     description = "Reactive Streams over RDMA: samples and benchmarks.",
-    subcommands = {PipelineCommand.class, KotlinRecordsCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {PipelineCommand.class, KotlinRecordsCommand.class, BenchCommand.class, RSocketStreamCommand.class,
+        CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @picocli.CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
