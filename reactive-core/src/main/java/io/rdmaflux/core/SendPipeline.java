@@ -5,6 +5,8 @@ import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.channel.WorkRequestTokens;
 import io.rdmaflux.core.frame.DataFrameCodec;
 import io.rdmaflux.core.internal.credit.SendCredits;
+import io.rdmaflux.core.internal.regcache.CacheEntry;
+import io.rdmaflux.core.internal.regcache.RegistrationCache;
 import org.jspecify.annotations.Nullable;
 
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
@@ -108,13 +110,20 @@ final class SendPipeline {
                 }
                 int stagingSlot = -1;
                 int entry = -1;
+                CacheEntry pinned = null;
                 boolean registered = next instanceof RegisteredMessage rm && node.owns(rm.region());
                 if (rendezvous.takes(len, registered)) {
                     entry = rendezvous.freeEntry();
                     if (entry < 0) {
                         return work;
                     }
-                    if (!registered) {
+                    // sent by reference: its registration pinned in the node's cache (seed 001 §3.1), no copy
+                    pinned = rendezvous.pinByReference(next, len);
+                    if (pinned == RegistrationCache.WAIT) {
+                        // the cache's budget is held by sends in flight: wait for one to complete and unpin
+                        return work;
+                    }
+                    if (pinned == null && (!registered || len <= rendezvous.stagingSlotBytes())) {
                         stagingSlot = rendezvous.acquireStaging();
                         if (stagingSlot < 0) {
                             // every staging slot carries a message in progress: wait for one to complete
@@ -123,15 +132,15 @@ final class SendPipeline {
                     }
                 }
                 int rail = scheduler.select(nextPsn, len, channels);
-                if (rail < 0) {
+                if (rail < 0 || !channels[rail].canSend()) {
                     if (stagingSlot >= 0) {
                         rendezvous.releaseStaging(stagingSlot);
                     }
-                    return work;
-                }
-                if (!channels[rail].canSend()) {
-                    if (stagingSlot >= 0) {
-                        rendezvous.releaseStaging(stagingSlot);
+                    if (pinned != null) {
+                        rendezvous.unpin(pinned);
+                    }
+                    if (rail < 0) {
+                        return work;
                     }
                     throw new IllegalStateException("scheduler " + scheduler + " chose rail " + rail + " which cannot send");
                 }
@@ -142,7 +151,7 @@ final class SendPipeline {
                 int psn = nextPsn++;
                 ledger.start(psn, len, nowNs);
                 if (entry >= 0) {
-                    rendezvous.start(entry, next, psn, len, rail, stagingSlot);
+                    rendezvous.start(entry, next, psn, len, rail, stagingSlot, pinned);
                     MESSAGES_SENT.lazySet(this, messagesSent + 1);
                     work++;
                     if (connection.isTerminated()) {
