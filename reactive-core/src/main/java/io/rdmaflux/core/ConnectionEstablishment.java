@@ -158,7 +158,7 @@ final class ConnectionEstablishment {
      * The rendezvous mode a connection uses: {@code asked} if the peer speaks the READ rendezvous and
      * every rail's channel kind can post RDMA READs, else WRITE (the fallback for an older peer or kind).
      */
-    private static RendezvousMode agreed(RendezvousMode asked, HandshakeCodec peer, List<ChannelKind> kinds) {
+    static RendezvousMode agreed(RendezvousMode asked, HandshakeCodec peer, List<ChannelKind> kinds) {
         if (asked == RendezvousMode.WRITE || !peer.readRendezvous()) {
             return RendezvousMode.WRITE;
         }
