@@ -235,6 +235,10 @@ final class RendezvousReceiver {
             connection.protocolFailure("peer sent a FIN for PSN " + psn + " on rail " + ch.rail() + " but no CTS was sent for it");
             return;
         }
+        if (t.read[i]) {
+            connection.protocolFailure("peer sent a FIN for PSN " + psn + " on rail " + ch.rail() + " but announced it by RTS_READ (this side reads it)");
+            return;
+        }
         if ((t.finMask[i] & (1L << stripeIndex)) != 0) {
             // the same stripe again, re-sent after its rail failed: count it once
             return;

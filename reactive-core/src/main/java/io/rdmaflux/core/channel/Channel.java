@@ -19,7 +19,10 @@ import org.agrona.DirectBuffer;
  * ({@link WorkRequestTokens}) that {@link ChannelEvents#onSendCompleted} hands back. Control frames
  * ({@link #sendCts}, {@link #sendRailDown}, {@link #sendInboundClosed}, {@link #sendCreditFrame},
  * {@link #sendGracefulClose}) take no credit and answer false when they cannot go now (call again on a
- * later duty cycle). {@link #writeStripe} posts an RDMA WRITE and its FIN (seed 000 &sect;5.3).
+ * later duty cycle). {@link #writeStripe} posts an RDMA WRITE and its FIN (seed 000 &sect;5.3). The READ
+ * rendezvous adds {@link #sendRtsRead} (credit-taking), {@link #readStripe} (an RDMA READ, reported by
+ * {@link ChannelEvents#onReadCompleted}) and {@link #sendReadFin} (control); they have defaults for kinds
+ * whose {@link ChannelCapabilities#rdmaRead()} is false, which the connection then never calls.
  *
  * <h2>Where a new kind plugs in</h2>
  * A new {@link ChannelKind} implements this interface, reports {@link #kind()} and
