@@ -8,7 +8,6 @@ import io.rdmaflux.core.frame.ReadFinFrameCodec;
 import io.rdmaflux.core.internal.buffer.MessageBufferPool;
 import io.rdmaflux.core.internal.regcache.CacheEntry;
 import io.rdmaflux.core.internal.regcache.RegistrationCache;
-import io.rdmaflux.core.internal.regcache.UserRegion;
 import io.rdmaflux.core.stripe.StripeEngine;
 import io.rdmaflux.core.stripe.StripePolicy;
 import io.rdmaflux.core.stripe.StripeSplitException;
@@ -28,12 +27,10 @@ import org.jspecify.annotations.Nullable;
  * &sect;II-B). The message completes once, after its last stripe. An entry of {@link RendezvousSends} is the engine entry of the same index;
  * a stripe's slot is the rail the split gave it, and its FIN's token names both.
  *
- * <p><b>The source memory</b> of a message: application memory sent by reference (a direct
- * {@link java.nio.ByteBuffer} message, or a region from {@link RdmaNode#registerMemory}) is registered
- * through the node's {@link RegistrationCache} (seed 001 &sect;3.1's pin-down cache, seed 000 &sect;5.1)
- * and pinned there until the NIC is done with it (the last WRITE completed, or the READ_FIN arrived);
- * anything else (heap memory, which the GC moves, or a direct buffer the cache bypasses) is staged by one
- * copy into a registered slot of the node.
+ * <p><b>The source memory</b> ({@link RendezvousSource}): application memory sent by reference is pinned
+ * in the node's {@link RegistrationCache} (seed 001 &sect;3.1's pin-down cache, seed 000 &sect;5.1) until
+ * the NIC is done with it (the last WRITE completed, or the READ_FIN arrived); anything else is staged by
+ * one copy into a registered slot of the node.
  *
  * <p><b>READ rendezvous</b> ({@link RendezvousMode}): a message the negotiated mode sends by READ goes
  * with an RTS_READ carrying its source address and rkey; the receiver reads it (striping the READs over
@@ -53,7 +50,7 @@ final class RendezvousSender {
     /** The scheduler's hooks as the engine's policy; null when the scheduler gave a policy of its own. */
     private final @Nullable SchedulerStripePolicy hooks;
     private final StripeEngine engine;
-    private final RegistrationCache cache;
+    private final @Nullable RendezvousSource source;
     /** The negotiated mode: READ or AUTO only when the peer and every rail's channel kind have the READ rendezvous. */
     private final RendezvousMode mode;
 
@@ -61,7 +58,7 @@ final class RendezvousSender {
                      @Nullable MessageBufferPool staging, int thresholdBytes, int rendezvousBuffers, RegistrationCache cache,
                      RendezvousMode mode) {
         this.connection = connection;
-        this.cache = cache;
+        this.source = staging == null ? null : new RendezvousSource(staging, cache);
         this.mode = mode;
         this.channels = channels;
         this.scheduler = scheduler;
@@ -91,28 +88,9 @@ final class RendezvousSender {
         return s != null && lengthBytes > thresholdBytes && (registered || lengthBytes <= s.slotBytes());
     }
 
-    /**
-     * Pins the registration of a message sent by reference (a direct-buffer message through the cache, a
-     * region from {@link RdmaNode#registerMemory} by its own entry).
-     *
-     * @return the pinned entry; {@link RegistrationCache#WAIT} (pinned entries fill the cache's budget: try
-     *     again later); or null: stage a copy (not sent by reference, the cache bypasses it, or the region
-     *     was deregistered)
-     */
-    @Nullable CacheEntry pinByReference(RdmaMessage m, int length) {
-        if (m instanceof RegisteredMessage rm) {
-            return rm.region() instanceof UserRegion ur && cache.pinUser(ur) ? ur.entry() : null;
-        }
-        if (m instanceof DirectBufferMessage dm) {
-            CacheEntry e = cache.acquire(dm.buffer(), dm.address(), length);
-            return e == RegistrationCache.BYPASS ? null : e;
-        }
-        return null;
-    }
-
-    /** A pin taken by {@link #pinByReference} for a send that did not start. */
-    void unpin(CacheEntry e) {
-        cache.release(e);
+    /** Where large messages are read from (cache pin or staging slot); null while rendezvous is off. */
+    @Nullable RendezvousSource source() {
+        return source;
     }
 
     /** The negotiated rendezvous mode. */
@@ -125,24 +103,10 @@ final class RendezvousSender {
         return t.freeEntry();
     }
 
-    /** A staging slot, or -1 while every one carries a message in progress. */
-    int acquireStaging() {
-        return staging().acquire();
-    }
-
-    /** Bytes of one staging slot (the longest message a staging copy holds). */
-    int stagingSlotBytes() {
-        return staging().slotBytes();
-    }
-
-    void releaseStaging(int slot) {
-        staging().release(slot);
-    }
-
-    private MessageBufferPool staging() {
-        MessageBufferPool s = staging;
+    private RendezvousSource source(String why) {
+        RendezvousSource s = source;
         if (s == null) {
-            throw new IllegalStateException("rendezvous is off on " + connection.name());
+            throw new IllegalStateException("rendezvous is off on " + connection.name() + ": " + why);
         }
         return s;
     }
@@ -154,18 +118,7 @@ final class RendezvousSender {
      * {@code stagingSlot} and released.
      */
     void start(int entry, RdmaMessage m, int psn, int length, int rail, int stagingSlot, @Nullable CacheEntry pinned) {
-        if (pinned != null) {
-            long address = m instanceof RegisteredMessage rm ? rm.address() : ((DirectBufferMessage) m).address();
-            t.source(entry, -1, address, pinned.lkey(), pinned.rkey(), pinned, m);
-        } else if (stagingSlot < 0) {
-            RegisteredMessage rm = (RegisteredMessage) m;
-            t.source(entry, -1, rm.address(), rm.region().lkey(), rm.region().rkey(), null, rm);
-        } else {
-            MessageBufferPool s = staging();
-            m.writeTo(s.memory(), s.offset(stagingSlot));
-            m.release();
-            t.source(entry, stagingSlot, s.address(stagingSlot), s.lkey(), s.rkey(), null, null);
-        }
+        source("start").use(t, entry, m, stagingSlot, pinned);
         boolean read = mode.reads(length);
         t.start(entry, psn, length, rail, read);
         if (read) {
@@ -400,9 +353,9 @@ final class RendezvousSender {
     private Channel end(int entry) {
         int rail = t.rtsRail[entry];
         t.finish(entry);
-        MessageBufferPool s = staging;
+        RendezvousSource s = source;
         if (s != null) {
-            t.releaseSource(entry, s::release, cache::release);
+            s.release(t, entry);
         }
         return channels[rail];
     }
@@ -431,9 +384,9 @@ final class RendezvousSender {
 
     /** The rails are freed (no WRITE can read a staging slot any more): staging slots return to the node's pool. */
     void free() {
-        MessageBufferPool s = staging;
+        RendezvousSource s = source;
         if (s != null) {
-            t.clear(e -> t.releaseSource(e, s::release, cache::release));
+            t.clear(e -> s.release(t, e));
         }
     }
 

@@ -118,13 +118,14 @@ final class SendPipeline {
                         return work;
                     }
                     // sent by reference: its registration pinned in the node's cache (seed 001 §3.1), no copy
-                    pinned = rendezvous.pinByReference(next, len);
+                    RendezvousSource source = rendezvous.source();
+                    pinned = source == null ? null : source.pin(next, len);
                     if (pinned == RegistrationCache.WAIT) {
                         // the cache's budget is held by sends in flight: wait for one to complete and unpin
                         return work;
                     }
-                    if (pinned == null && (!registered || len <= rendezvous.stagingSlotBytes())) {
-                        stagingSlot = rendezvous.acquireStaging();
+                    if (pinned == null && source != null && (!registered || len <= source.stagingSlotBytes())) {
+                        stagingSlot = source.acquireStaging();
                         if (stagingSlot < 0) {
                             // every staging slot carries a message in progress: wait for one to complete
                             return work;
@@ -133,11 +134,12 @@ final class SendPipeline {
                 }
                 int rail = scheduler.select(nextPsn, len, channels);
                 if (rail < 0 || !channels[rail].canSend()) {
-                    if (stagingSlot >= 0) {
-                        rendezvous.releaseStaging(stagingSlot);
+                    RendezvousSource source = rendezvous.source();
+                    if (stagingSlot >= 0 && source != null) {
+                        source.releaseStaging(stagingSlot);
                     }
-                    if (pinned != null) {
-                        rendezvous.unpin(pinned);
+                    if (pinned != null && source != null) {
+                        source.unpin(pinned);
                     }
                     if (rail < 0) {
                         return work;
