@@ -12,11 +12,13 @@ import org.jspecify.annotations.Nullable;
  * receiver): a message granted a message buffer is read from the sender's memory (the address and rkey
  * of its RTS_READ) in stripes over the rails (seed 000 &sect;4.3: each stripe lands in place at its
  * offset, no reassembly), planned and accounted by a {@link StripeEngine} like the WRITE rendezvous's.
- * A message of at least the scheduler's {@link SubchannelScheduler#stripeThresholdBytes()} is split by
- * the scheduler's {@link SubchannelScheduler#stripe} hook; a smaller one is read whole on the rail its
- * RTS_READ came by. The split is the scheduler's, but its per-stripe feedback hooks and its own
- * {@link SubchannelScheduler#stripePolicy() policy} serve the send direction's engine and are not used
- * here: a policy serves one engine. Entries are indexed by the message buffer's slot (one message per
+ * A message of at least the scheduler's {@link SubchannelScheduler#stripeThresholdBytes()} is split
+ * over the usable rails; a smaller one is read whole on the rail its RTS_READ came by. The split is the
+ * scheduler's {@link SubchannelScheduler#stripe} hook when the scheduler has no
+ * {@link SubchannelScheduler#stripePolicy() policy of its own}; a scheduler with one (rail-striping's)
+ * gives that policy to the send direction's engine, which it alone may serve and whose accounting a
+ * split here would disturb, so its READs are split evenly. The scheduler's per-stripe feedback hooks
+ * are not called for READs (they measure the send direction). Entries are indexed by the message buffer's slot (one message per
  * slot), so at most {@code rendezvousBuffers} messages are read at once.
  *
  * <p>After a rail failure every stripe not completed is read again on the live rails (a duplicate
@@ -28,7 +30,8 @@ final class RendezvousReads {
     private final DefaultRdmaConnection connection;
     private final Channel[] channels;
     private final SubchannelScheduler scheduler;
-    private final SchedulerStripePolicy policy;
+    /** The scheduler's {@code stripe} hook as a policy, or null when the READs are split evenly. */
+    private final @Nullable SchedulerStripePolicy hooks;
     private final StripeEngine engine;
     private final boolean[] active;
     private final boolean[] hasSplit;
@@ -46,8 +49,8 @@ final class RendezvousReads {
         this.channels = channels;
         this.scheduler = scheduler;
         int n = Math.max(1, buffers);
-        this.policy = new SchedulerStripePolicy(scheduler, channels);
-        this.engine = new StripeEngine(channels.length, n, policy);
+        this.hooks = scheduler.stripePolicy() == null ? new SchedulerStripePolicy(scheduler, channels) : null;
+        this.engine = new StripeEngine(channels.length, n, hooks != null ? hooks : new EvenSplit());
         active = new boolean[n];
         hasSplit = new boolean[n];
         psn = new int[n];
@@ -119,7 +122,9 @@ final class RendezvousReads {
                 }
             }
             try {
-                policy.planning(psn[s]);
+                if (hooks != null) {
+                    hooks.planning(psn[s]);
+                }
                 if (engine.split(s, usable, nowNs) == 0) {
                     return false;
                 }
@@ -199,13 +204,22 @@ final class RendezvousReads {
         reading = 0;
     }
 
-    /** The message buffer slot of message {@code messagePsn} being read, or -1. */
-    int slotOf(int messagePsn) {
-        for (int s = 0; s < active.length; s++) {
-            if (active[s] && psn[s] == messagePsn) {
-                return s;
+    /** Equal shares over the usable rails (the first rails take the remainder bytes). */
+    private static final class EvenSplit implements io.rdmaflux.core.stripe.StripePolicy {
+        @Override
+        public void split(long lengthBytes, long usableRails, long nowNs, long[] stripeBytes) {
+            int usable = Long.bitCount(usableRails);
+            long share = lengthBytes / usable;
+            long rest = lengthBytes - share * usable;
+            for (long m = usableRails; m != 0; m &= m - 1) {
+                int r = Long.numberOfTrailingZeros(m);
+                stripeBytes[r] = share + (rest-- > 0 ? 1 : 0);
             }
         }
-        return -1;
+
+        @Override
+        public String name() {
+            return "even READ split";
+        }
     }
 }
