@@ -209,6 +209,11 @@ class ZeroCopyRendezvousTest {
             p.runUntil(() -> sent.completed() && got.size() == 1);
             assertArrayEquals(RendezvousTest.pattern(MAX_MESSAGE, 9), got.get(0));
             assertEquals(0, p.clientNode.registrationCacheStats().misses(), "a heap buffer is never registered");
+            ByteBuffer readOnly = direct(MAX_MESSAGE, 10).asReadOnlyBuffer();
+            SendOutcome ro = SendOutcome.of(p.client.send(Flux.just(RdmaMessage.of(readOnly))));
+            p.runUntil(() -> ro.completed() && got.size() == 2);
+            assertArrayEquals(RendezvousTest.pattern(MAX_MESSAGE, 10), got.get(1), "a read-only direct buffer is staged by a copy");
+            assertEquals(1, p.clientNode.registrationCacheStats().bypasses());
             IllegalArgumentException reg = assertThrows(IllegalArgumentException.class, () -> p.clientNode.registerMemory(heap));
             assertTrue(reg.getMessage().contains("allocateDirect"), reg.getMessage());
             IllegalArgumentException inv = assertThrows(IllegalArgumentException.class, () -> p.clientNode.invalidateRegistrations(heap));

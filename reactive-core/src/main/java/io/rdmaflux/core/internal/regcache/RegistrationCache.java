@@ -37,7 +37,8 @@ import java.util.TreeMap;
  * an entry pinned by a send in flight is skipped, never deregistered. If the pinned ones alone leave
  * no room, {@link #acquire} answers {@link #WAIT}: the send tries again once a send in flight
  * completed and unpinned its entry. A message longer than the whole budget, or a cache with budget 0,
- * answers {@link #BYPASS}: the caller stages a copy.
+ * answers {@link #BYPASS}: the caller stages a copy; so does a read-only buffer, and a registration the
+ * device refuses.
  *
  * <p><b>The stale-address hazard, and how it is avoided.</b> A cache keyed by address cannot know
  * that the application freed a buffer and the allocator handed the same addresses to a new one (the
@@ -110,7 +111,6 @@ public final class RegistrationCache implements AutoCloseable {
      * @return the entry, pinned (hand it to {@link #release} once the NIC is done with the memory), or
      *     {@link #WAIT} or {@link #BYPASS}
      * @throws IllegalArgumentException if {@code buffer} is not direct
-     * @throws VerbsException if the device refuses the registration
      */
     public synchronized CacheEntry acquire(ByteBuffer buffer, long address, int lengthBytes) {
         if (!buffer.isDirect()) {
@@ -149,7 +149,8 @@ public final class RegistrationCache implements AutoCloseable {
             base = address;
             length = lengthBytes;
         }
-        if (length > budgetBytes || lengthBytes == 0) {
+        if (length > budgetBytes || lengthBytes == 0 || buffer.isReadOnly()) {
+            // a read-only buffer: verbs registers memory the NIC may write (LOCAL_WRITE implied by some HCAs)
             bypasses++;
             return BYPASS;
         }
@@ -157,8 +158,15 @@ public final class RegistrationCache implements AutoCloseable {
             waits++;
             return WAIT;
         }
+        MemoryRegion region;
+        try {
+            region = pd.registerMemory(whole, access);
+        } catch (VerbsException refused) {
+            // the device refuses (out of resources, limits): the send is staged by a copy instead
+            bypasses++;
+            return BYPASS;
+        }
         misses++;
-        MemoryRegion region = pd.registerMemory(whole, access);
         CacheEntry e = new CacheEntry(base, length, region, buffer, false);
         CacheEntry same = byAddress.put(base, e);
         if (same != null) {

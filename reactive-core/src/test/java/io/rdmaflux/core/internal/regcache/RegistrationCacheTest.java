@@ -129,6 +129,8 @@ class RegistrationCacheTest {
             small.release(part);
             assertEquals(1, off.counters()[9]);
             assertEquals(1, small.counters()[9]);
+            ByteBuffer readOnly = ByteBuffer.allocateDirect(1024).asReadOnlyBuffer();
+            assertSame(RegistrationCache.BYPASS, small.acquire(readOnly, addr(readOnly), 1024), "a read-only buffer is staged");
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new RegistrationCache(pd, -1, 0));
         assertTrue(e.getMessage().contains("-1") && e.getMessage().contains("0 turns the cache off"), e.getMessage());
