@@ -48,7 +48,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p><b>Memory per rail of a connection:</b> {@code (receiveBuffers + controlBuffers + sendBuffers) * bufferBytes}
  * registered bytes, plus one buffer of the message length per reassembled (multi-fragment) message
- * until it is released.
+ * until it is released. Per node: the two rendezvous pools ({@code 2 * rendezvousBuffers * maxMessageBytes})
+ * and at most {@link Builder#registrationCacheBytes} of application memory kept registered by the
+ * registration cache (direct-buffer messages sent by reference), plus the regions the application
+ * registered itself.
  *
  * <p><b>Threading:</b> {@link ThreadingMode#DEDICATED} runs the node on its own thread
  * {@code rdmaflux-progress-<name>}; SHARED on the JVM-wide {@code rdmaflux-progress-shared};
