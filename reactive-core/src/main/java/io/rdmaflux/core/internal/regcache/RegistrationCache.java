@@ -26,7 +26,9 @@ import java.util.TreeMap;
  * registration (one lkey and rkey) serves every rail.
  *
  * <p><b>Lookup:</b> by address range with containment: a message {@code [a, a + len)} hits the entry
- * with the greatest start address {@code <= a} if that entry contains the whole range. On a miss the
+ * with the greatest start address {@code <= a} if that entry contains the whole range (one further
+ * below that contains it too is not searched: overlapping registrations of different starts cost one
+ * extra registration, never a wrong key). On a miss the
  * cache registers the whole buffer ({@code [address of index 0, + capacity)}), so later messages from
  * other slices of it hit, unless the capacity exceeds the budget, when it registers just the message.
  * Regions the application registered itself ({@link #registerUser}) are in the same lookup, outside
