@@ -82,10 +82,12 @@ final class ConnectionEstablishment {
                 sc.connect(request.endpoints().get(r), peer.bufferBytes(), peer.receiveBuffers(), peer.initialCredits(), false);
                 endpoints.add(sc.localEndpoint());
             }
+            // the connecting side's mode, if both sides and every rail's kind have the READ rendezvous
+            RendezvousMode mode = agreed(RendezvousMode.ofCode(peer.rendezvousModeCode()), peer, kinds);
             DefaultRdmaConnection c = node.register(created, acceptFactory, peer.maxMessageBytes(), peer.rendezvousBuffers() > 0,
-                "accepted from " + from);
+                mode, "accepted from " + from);
             emit.accept(c);
-            return CompletableFuture.completedFuture(new CmParams(endpoints, handshake(kinds).encode()));
+            return CompletableFuture.completedFuture(new CmParams(endpoints, handshake(kinds, mode).encode()));
         } catch (RuntimeException e) {
             created.forEach(Channel::close);
             return CompletableFuture.failedFuture(e);
@@ -116,7 +118,7 @@ final class ConnectionEstablishment {
                     created.add(sc);
                     endpoints.add(sc.localEndpoint());
                 }
-                CmParams request = new CmParams(endpoints, handshake(kinds).encode());
+                CmParams request = new CmParams(endpoints, handshake(kinds, spec.rendezvousMode()).encode());
                 return Mono.fromFuture(cm.connect(address, request, spec.connectTimeoutNs()))
                     .map(reply -> {
                         HandshakeCodec peer = HandshakeCodec.decode(reply.privateData());
@@ -135,7 +137,7 @@ final class ConnectionEstablishment {
                                 peer.initialCredits(), true);
                         }
                         return (RdmaConnection) node.register(created, spec.channelFactory(), peer.maxMessageBytes(),
-                            peer.rendezvousBuffers() > 0, "to " + address);
+                            peer.rendezvousBuffers() > 0, agreed(spec.rendezvousMode(), peer, kinds), "to " + address);
                     })
                     .doOnError(e -> created.forEach(Channel::close))
                     .doOnCancel(() -> created.forEach(Channel::close));
@@ -146,10 +148,26 @@ final class ConnectionEstablishment {
         });
     }
 
-    private HandshakeCodec handshake(List<ChannelKind> kinds) {
+    private HandshakeCodec handshake(List<ChannelKind> kinds, RendezvousMode mode) {
         return new HandshakeCodec(kinds.size(), settings.bufferBytes(), settings.receiveBuffers(), 0, settings.maxMessageBytes(),
             settings.rendezvousBuffers(),
-            kinds.stream().map(ChannelKind::wireCode).toList());
+            kinds.stream().map(ChannelKind::wireCode).toList(), HandshakeCodec.features(true, mode.code()));
+    }
+
+    /**
+     * The rendezvous mode a connection uses: {@code asked} if the peer speaks the READ rendezvous and
+     * every rail's channel kind can post RDMA READs, else WRITE (the fallback for an older peer or kind).
+     */
+    static RendezvousMode agreed(RendezvousMode asked, HandshakeCodec peer, List<ChannelKind> kinds) {
+        if (asked == RendezvousMode.WRITE || !peer.readRendezvous()) {
+            return RendezvousMode.WRITE;
+        }
+        for (ChannelKind k : kinds) {
+            if (!k.capabilities().rdmaRead()) {
+                return RendezvousMode.WRITE;
+            }
+        }
+        return asked;
     }
 
     /** The kind a peer's handshake asks for on {@code rail}, if this node offers it. */

@@ -32,18 +32,34 @@ public final class ConnectionSpec {
     /** One kind for every rail ({@link #perRail} false), or one per rail. */
     private final List<ChannelKind> kinds;
     private final boolean perRail;
+    private final RendezvousMode rendezvousMode;
 
     private ConnectionSpec(int rails, ChannelFactory channelFactory, long connectTimeoutNs, List<ChannelKind> kinds) {
-        this(rails, channelFactory, connectTimeoutNs, kinds, false);
+        this(rails, channelFactory, connectTimeoutNs, kinds, false, RendezvousMode.WRITE);
     }
 
     private ConnectionSpec(int rails, ChannelFactory channelFactory, long connectTimeoutNs, List<ChannelKind> kinds,
-                           boolean perRail) {
+                           boolean perRail, RendezvousMode rendezvousMode) {
+        this.rendezvousMode = rendezvousMode;
         this.rails = rails;
         this.channelFactory = channelFactory;
         this.connectTimeoutNs = connectTimeoutNs;
         this.kinds = kinds;
         this.perRail = perRail;
+    }
+
+    /**
+     * This spec with rendezvous mode {@code mode} for large messages, both directions (default
+     * {@link RendezvousMode#WRITE}). READ and AUTO fall back to WRITE when the peer or a rail's channel
+     * kind has no READ rendezvous; {@link RdmaConnection#rendezvousMode()} says what was agreed.
+     */
+    public ConnectionSpec rendezvous(RendezvousMode mode) {
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, Objects.requireNonNull(mode, "mode"));
+    }
+
+    /** The rendezvous mode asked for. */
+    public RendezvousMode rendezvousMode() {
+        return rendezvousMode;
     }
 
     /** One rail, round robin (trivially rail 0), a 5 s connect timeout. */
@@ -71,12 +87,12 @@ public final class ConnectionSpec {
             throw new IllegalArgumentException("rails(" + n + ") but this spec names the channel kinds of " + kinds.size()
                 + " rails " + kinds + "; set the rails first, or give channelKind(kind) for every rail");
         }
-        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds, perRail);
+        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds, perRail, rendezvousMode);
     }
 
     /** This spec with the scheduling policy {@code factory} builds per connection. */
     public ConnectionSpec striping(ChannelFactory factory) {
-        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds, perRail);
+        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds, perRail, rendezvousMode);
     }
 
     /** This spec with a connect timeout in ns. @throws IllegalArgumentException unless &gt; 0 */
@@ -84,12 +100,12 @@ public final class ConnectionSpec {
         if (timeoutNs <= 0) {
             throw new IllegalArgumentException("connectTimeoutNs > 0 required but it was " + timeoutNs);
         }
-        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds, perRail);
+        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds, perRail, rendezvousMode);
     }
 
     /** This spec with channels of {@code kind} on every rail. */
     public ConnectionSpec channelKind(ChannelKind kind) {
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.of(Objects.requireNonNull(kind, "kind")));
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.of(Objects.requireNonNull(kind, "kind")), false, rendezvousMode);
     }
 
     /**
@@ -102,7 +118,7 @@ public final class ConnectionSpec {
             throw new IllegalArgumentException(kindsPerRail.size() + " channel kinds " + kindsPerRail + " for " + rails
                 + " rails; give one kind per rail, or channelKind(kind) for every rail");
         }
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(kindsPerRail), true);
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(kindsPerRail), true, rendezvousMode);
     }
 
     /** The channel kind of rail {@code rail}. @throws IndexOutOfBoundsException unless 0 &lt;= rail &lt; rails() */
@@ -125,6 +141,7 @@ public final class ConnectionSpec {
 
     @Override
     public String toString() {
-        return "ConnectionSpec{rails=" + rails + ", kinds=" + kinds + ", connectTimeoutNs=" + connectTimeoutNs + "}";
+        return "ConnectionSpec{rails=" + rails + ", kinds=" + kinds + ", connectTimeoutNs=" + connectTimeoutNs
+            + ", rendezvous=" + rendezvousMode + "}";
     }
 }

@@ -69,6 +69,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     private final InflightLedger ledger;
     private final SendOps ops;
     private final RendezvousSender rvSender;
+    private final RendezvousMode rendezvousMode;
     private final SendPipeline pipeline;
     private final CreditGrantor grantor;
     private final CloseHandshake close;
@@ -91,7 +92,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
 
     DefaultRdmaConnection(RdmaNode node, String name, Channel[] channels, SubchannelScheduler scheduler,
                           int peerMaxMessageBytes, int localMaxMessageBytes, int sendQueue, int reorderWindow,
-                          int creditThreshold, boolean peerRendezvous) {
+                          int creditThreshold, boolean peerRendezvous, RendezvousMode rendezvousMode) {
+        this.rendezvousMode = rendezvousMode;
         this.node = node;
         this.name = name;
         this.channels = channels;
@@ -115,13 +117,13 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         this.delivery = new InboundDelivery(this, messageCredits, buffers, channels.length, reorderWindow);
         this.assembler = new InboundAssembler(this, messageCredits, buffers, delivery, channels.length, localMaxMessageBytes);
         this.rvReceiver = new RendezvousReceiver(this, channels, messageCredits, delivery, receivePool, node.rendezvousBuffers(),
-            reorderWindow, localMaxMessageBytes);
+            reorderWindow, localMaxMessageBytes, scheduler);
         // PSNs not yet completed at this side span at most the messages the send slots carry (packed frames
         // carry several) plus what the peer's reorder window admits
         this.ledger = new InflightLedger(sendSlots * DataFrameCodec.MAX_PACKED_MESSAGES + reorderWindow);
         this.ops = new SendOps(this, scheduler, ledger, sendCredits);
         this.rvSender = new RendezvousSender(this, channels, scheduler, ops, sendPool, node.rendezvousThresholdBytes(),
-            node.rendezvousBuffers());
+            node.rendezvousBuffers(), node.registrationCache(), rendezvousMode);
         this.pipeline = new SendPipeline(this, node, channels, scheduler, sendCredits, ledger, ops, rvSender, peerMaxMessageBytes);
         this.grantor = new CreditGrantor(channels, messageCredits, buffers, assembler, rvReceiver);
         this.close = new CloseHandshake(this, channels);
@@ -282,6 +284,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
             }
             work += pipeline.requestMore();
             work += rvReceiver.grant();
+            work += rvReceiver.postReads(nowNs);
             work += probe.probe(nowNs);
         }
         work += delivery.deliver();
@@ -459,6 +462,26 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     @Override
     public void onFin(Channel ch, int psn, int stripeOffset, int stripeLength, int stripes, int stripeIndex) {
         rvReceiver.onFin(ch, psn, stripeOffset, stripeLength, stripes, stripeIndex);
+    }
+
+    @Override
+    public void onRtsRead(Channel ch, int psn, int messageLength, long address, int rkey) {
+        rvReceiver.onRtsRead(ch, psn, messageLength, address, rkey);
+    }
+
+    @Override
+    public void onReadFin(Channel ch, int psn, int messageLength, int flags) {
+        rvSender.onReadFin(ch, psn, messageLength, flags);
+    }
+
+    @Override
+    public void onReadCompleted(Channel ch, long token) {
+        rvReceiver.onReadCompleted(token, cycleNs);
+    }
+
+    @Override
+    public RendezvousMode rendezvousMode() {
+        return rendezvousMode;
     }
 
     @Override

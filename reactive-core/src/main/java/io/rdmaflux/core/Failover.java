@@ -57,6 +57,7 @@ final class Failover {
         ch.forEachUnackedSend((token, memory, frameOffset) -> ledger.keepPackedForResend(f, token, memory, frameOffset));
         ledger.resendAllOf(f, pipeline.nextPsn());
         connection.rendezvousSender().onRailFailed(f, ledger, pipeline.nextPsn());
+        connection.rendezvousReceiver().onRailFailed(f);
     }
 
     /**

@@ -113,6 +113,15 @@ public interface RdmaConnection {
      */
     List<SubchannelSnapshot> subchannels();
 
+    /**
+     * The rendezvous mode this connection uses for large messages, both directions: the connecting
+     * side's {@link ConnectionSpec#rendezvous(RendezvousMode)}, or {@link RendezvousMode#WRITE} when the
+     * peer or a rail's channel kind has no READ rendezvous. Any thread.
+     */
+    default RendezvousMode rendezvousMode() {
+        return RendezvousMode.WRITE;
+    }
+
     /** A snapshot of the connection's counters, for tests and tools. */
     ConnectionMetrics metrics();
 }

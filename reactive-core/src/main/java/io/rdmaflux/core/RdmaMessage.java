@@ -85,9 +85,18 @@ public abstract class RdmaMessage implements AutoCloseable {
         return new ArrayMessage(bytes);
     }
 
-    /** Wraps the remaining bytes of {@code buffer} (not copied; position and limit are not changed). */
+    /**
+     * Wraps the remaining bytes of {@code buffer} (not copied; position and limit are not changed). A
+     * direct buffer's message above the node's rendezvous threshold is sent by reference, with no
+     * staging copy: its memory is registered through the node's registration cache (see
+     * {@link RdmaNode.Builder#registrationCacheBytes}), so do not change the bytes until the send's
+     * {@code Mono} completed. A heap buffer's large message is copied into a registered staging buffer.
+     */
     public static RdmaMessage of(ByteBuffer buffer) {
         Objects.requireNonNull(buffer, "buffer");
+        if (buffer.isDirect()) {
+            return new DirectBufferMessage(buffer);
+        }
         return new HeapMessage(new UnsafeBuffer(buffer, buffer.position(), buffer.remaining()), buffer.remaining());
     }
 

@@ -10,6 +10,7 @@ import io.rdmaflux.core.engine.ProgressEngine;
 import io.rdmaflux.core.engine.ProgressIdleStrategy;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.internal.buffer.MessageBufferPool;
+import io.rdmaflux.core.internal.regcache.RegistrationCache;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.ConnectionManager;
 import io.rdmaflux.verbs.Device;
@@ -47,7 +48,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p><b>Memory per rail of a connection:</b> {@code (receiveBuffers + controlBuffers + sendBuffers) * bufferBytes}
  * registered bytes, plus one buffer of the message length per reassembled (multi-fragment) message
- * until it is released.
+ * until it is released. Per node: the two rendezvous pools ({@code 2 * rendezvousBuffers * maxMessageBytes})
+ * and at most {@link Builder#registrationCacheBytes} of application memory kept registered by the
+ * registration cache (direct-buffer messages sent by reference), plus the regions the application
+ * registered itself.
  *
  * <p><b>Threading:</b> {@link ThreadingMode#DEDICATED} runs the node on its own thread
  * {@code rdmaflux-progress-<name>}; SHARED on the JVM-wide {@code rdmaflux-progress-shared};
@@ -68,6 +72,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class RdmaNode implements AutoCloseable {
     private static final AtomicLong IDS = new AtomicLong();
+    /** Default budget of the registration cache, bytes (64 MiB). */
+    public static final long DEFAULT_REGISTRATION_CACHE_BYTES = 64L << 20;
 
     private final String name;
     private final RdmaProvider provider;
@@ -88,6 +94,8 @@ public final class RdmaNode implements AutoCloseable {
     private final Object poolLock = new Object();
     private volatile @Nullable MessageBufferPool rendezvousReceivePool;
     private volatile @Nullable MessageBufferPool rendezvousSendPool;
+    /** Application memory sent by reference, registered once (seed 001 &sect;3.1, seed 000 &sect;5.1). */
+    private final RegistrationCache registrationCache;
     private final ChannelFactory acceptChannelFactory;
     private final QpTimeouts qpTimeouts;
     /** Opens this node's connections: channels per rail, the handshake (channel kind per rail). */
@@ -121,6 +129,8 @@ public final class RdmaNode implements AutoCloseable {
         this.acceptChannelFactory = b.acceptChannelFactory;
         this.qpTimeouts = new QpTimeouts(b.qpRetryTimeoutNs, b.qpRetryCount, b.qpRnrTimeoutNs, b.qpRnrRetryCount);
         this.pd = device.allocateProtectionDomain();
+        // REMOTE_READ: a receiver pulls a message from it by the READ rendezvous
+        this.registrationCache = new RegistrationCache(pd, b.registrationCacheBytes, Access.REMOTE_READ);
         this.establishment = new ConnectionEstablishment(this, provider.connectionManager(), pd, ports,
             new ConnectionEstablishment.Settings(bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold,
                 qpTimeouts, rendezvousBuffers, maxMessageBytes), java.util.Map.copyOf(b.channelProviders), acceptChannelFactory);
@@ -242,20 +252,46 @@ public final class RdmaNode implements AutoCloseable {
 
     /**
      * Registers application memory with this node's protection domain, for
-     * {@link RdmaMessage#of(io.rdmaflux.verbs.MemoryRegion, long, int)}: large messages in it are
-     * RDMA-written with no staging copy. Register once and reuse (registration pins memory and costs
-     * far more than a copy of one message); deregister the region when done, after the sends using it
-     * completed. The node's close deregisters it too.
+     * {@link RdmaMessage#of(io.rdmaflux.verbs.MemoryRegion, long, int)}: large messages in it go by the
+     * rendezvous with no staging copy (RDMA-written from it, or RDMA-read from it by the receiver, so the
+     * region allows {@code LOCAL_WRITE | REMOTE_READ}). The region is also entered in the node's
+     * registration cache, so {@link RdmaMessage#of(java.nio.ByteBuffer)} messages of slices of the same
+     * buffer hit it. Register once and reuse (registration pins memory and costs far more than a copy of
+     * one message). Deregistering the region invalidates it at once (no new send uses it, and
+     * {@code isValid()} is false) and drops the registration as soon as no send in flight uses it. The
+     * node's close deregisters it too.
      *
      * @param buffer a direct buffer; the region covers {@code [position, limit)}
      * @throws IllegalArgumentException if the buffer is not direct
+     * @throws IllegalStateException if the node is closed
      */
     public io.rdmaflux.verbs.MemoryRegion registerMemory(java.nio.ByteBuffer buffer) {
         ensureOpen();
-        if (!buffer.isDirect()) {
-            throw new IllegalArgumentException("registerMemory needs a direct ByteBuffer (ByteBuffer.allocateDirect); the GC moves heap buffers");
-        }
-        return pd.registerMemory(buffer, Access.LOCAL_WRITE);
+        return registrationCache.registerUser(buffer, Access.LOCAL_WRITE | Access.REMOTE_READ);
+    }
+
+    /**
+     * Drops the registration cache's registrations of {@code buffer}'s memory and its reference to the
+     * buffer: call it before freeing direct memory by hand (the cache otherwise keeps a buffer it
+     * registered reachable, so that its memory cannot be freed and reused at the same address while a
+     * stale registration maps it). A registration a send in flight uses is dropped when that send
+     * completes. Regions from {@link #registerMemory} are not touched (deregister those).
+     *
+     * @param buffer the direct buffer whose messages were sent ({@code [0, capacity)} of it counts)
+     * @return registrations dropped
+     * @throws IllegalArgumentException if the buffer is not direct
+     */
+    public int invalidateRegistrations(java.nio.ByteBuffer buffer) {
+        return registrationCache.invalidate(buffer);
+    }
+
+    /** The registration cache's counters now (hits, misses, evictions, bytes registered; any thread). */
+    public RegistrationCacheStats registrationCacheStats() {
+        return RegistrationCacheStats.of(registrationCache.counters());
+    }
+
+    RegistrationCache registrationCache() {
+        return registrationCache;
     }
 
     /** Whether {@code region} is registered in this node's protection domain. */
@@ -298,7 +334,8 @@ public final class RdmaNode implements AutoCloseable {
                     throw new IllegalStateException("node " + name + " is closed");
                 }
                 p = new MessageBufferPool(name + (receive ? " rendezvous receive" : " rendezvous send"), pd, Math.max(1, maxMessageBytes),
-                    rendezvousBuffers, receive ? Access.LOCAL_WRITE | Access.REMOTE_WRITE : Access.LOCAL_WRITE);
+                    // the send side may be RDMA-read by the receiver (the READ rendezvous)
+                    rendezvousBuffers, receive ? Access.LOCAL_WRITE | Access.REMOTE_WRITE : Access.LOCAL_WRITE | Access.REMOTE_READ);
                 if (receive) {
                     rendezvousReceivePool = p;
                 } else {
@@ -310,14 +347,15 @@ public final class RdmaNode implements AutoCloseable {
     }
 
     DefaultRdmaConnection register(List<Channel> subchannels, ChannelFactory factory, int peerMaxMessageBytes,
-                                           boolean peerRendezvous,
+                                           boolean peerRendezvous, RendezvousMode rendezvousMode,
                                            String description) {
         Channel[] scs = subchannels.toArray(new Channel[0]);
         // ahead of the ESN: messages holding receive buffers or credits, one partial message per rail,
         // and completed rendezvous messages holding message buffers
         int window = subchannels.size() * (receiveBuffers + 1) + rendezvousBuffers + 1;
         DefaultRdmaConnection c = new DefaultRdmaConnection(this, name + "/conn" + connectionIds.incrementAndGet() + " (" + description + ")",
-            scs, factory.create(List.of(scs)), peerMaxMessageBytes, maxMessageBytes, sendQueue, window, creditThreshold, peerRendezvous);
+            scs, factory.create(List.of(scs)), peerMaxMessageBytes, maxMessageBytes, sendQueue, window, creditThreshold, peerRendezvous,
+            rendezvousMode);
         connections.add(c);
         engine.add(c);
         for (ConnectionListener l : listeners) {
@@ -473,6 +511,8 @@ public final class RdmaNode implements AutoCloseable {
                 p.close();
             }
         }
+        // every connection is freed: no RDMA operation reads cached memory any more
+        registrationCache.close();
         pd.close();
         report(leaks);
     }
@@ -533,6 +573,7 @@ public final class RdmaNode implements AutoCloseable {
         private int maxMessageBytes = 1 << 20;
         private int rendezvousBuffers = 4;
         private int rendezvousThresholdBytes = -1;
+        private long registrationCacheBytes = DEFAULT_REGISTRATION_CACHE_BYTES;
         private ThreadingMode threadingMode = ThreadingMode.DEDICATED;
         private NanoClock clock = SystemNanoClock.INSTANCE;
         /** Null: each node built gets its own {@link ProgressIdleStrategy#backoff()} (idle strategies keep per-thread state). */
@@ -649,6 +690,28 @@ public final class RdmaNode implements AutoCloseable {
          */
         public Builder rendezvousThresholdBytes(int bytes) {
             this.rendezvousThresholdBytes = range("rendezvousThresholdBytes", bytes, 0, Integer.MAX_VALUE, "a length in bytes");
+            return this;
+        }
+
+        /**
+         * Most bytes of application memory the node's registration cache keeps registered (default
+         * {@value RdmaNode#DEFAULT_REGISTRATION_CACHE_BYTES}, 64 MiB). Messages of direct
+         * {@link java.nio.ByteBuffer}s above the rendezvous threshold are sent by reference: their buffer
+         * is registered on first use and kept registered for the next sends from it (the pin-down cache,
+         * seed 001 &sect;3.1), the least recently used registration dropped when a new one would exceed
+         * the budget; a registration a send in flight uses is never dropped (the new send waits for it).
+         * A message longer than the budget, and every message when the budget is 0, is copied into a
+         * staging buffer instead. The cache keeps each buffer it registered reachable until it drops the
+         * registration ({@link RdmaNode#invalidateRegistrations} drops it on request).
+         *
+         * @param bytes in [0, 2^62]; 0 turns the cache off
+         */
+        public Builder registrationCacheBytes(long bytes) {
+            if (bytes < 0 || bytes > 1L << 62) {
+                throw new IllegalArgumentException("registrationCacheBytes in [0, 2^62] required but it was " + bytes
+                    + "; 0 turns the registration cache off (large direct-buffer messages are then copied into a staging buffer)");
+            }
+            this.registrationCacheBytes = bytes;
             return this;
         }
 

@@ -1,7 +1,9 @@
 package io.rdmaflux.core;
 
 import io.rdmaflux.core.channel.Channel;
+import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.frame.CtsFrameCodec;
+import io.rdmaflux.core.frame.ReadFinFrameCodec;
 import io.rdmaflux.core.internal.buffer.MessageBufferPool;
 import io.rdmaflux.core.internal.credit.MessageCredits;
 import org.jspecify.annotations.Nullable;
@@ -16,6 +18,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * that cannot be delivered before one still waiting for a buffer, so a pool of one cannot deadlock. The
  * message is delivered, as a view of its buffer, once the FIN of every stripe arrived (seed 000 &sect;5.3:
  * one FIN per subchannel used); its release returns the buffer to the pool.
+ *
+ * <p>The READ rendezvous (an RTS_READ with the sender's address and rkey) takes the same path up to the
+ * buffer: in PSN order, once a buffer is free; then, instead of a CTS, this side RDMA-READs the message
+ * into the buffer ({@link RendezvousReads}, striped over the rails) and, once every READ completed,
+ * delivers it and answers READ_FIN so the sender completes the send and unpins its memory.
  *
  * <p>After a failover the sender repeats RTSs and stripes: a repeated RTS is answered again on the rail it
  * came by, one for a message already here with a discarding CTS, and a repeated stripe counts once.
@@ -32,11 +39,13 @@ final class RendezvousReceiver {
     private final RendezvousReceives t;
     private final RendezvousMessage[] messages;
     private final AtomicInteger outstanding = new AtomicInteger();
+    private final RendezvousReads reads;
     private int ctsRail;
 
     RendezvousReceiver(DefaultRdmaConnection connection, Channel[] channels, MessageCredits messageCredits,
                        InboundDelivery delivery, @Nullable MessageBufferPool pool, int buffers, int reorderWindow,
-                       int localMaxMessageBytes) {
+                       int localMaxMessageBytes, SubchannelScheduler scheduler) {
+        this.reads = new RendezvousReads(connection, channels, scheduler, buffers);
         this.connection = connection;
         this.channels = channels;
         this.messageCredits = messageCredits;
@@ -79,23 +88,51 @@ final class RendezvousReceiver {
             }
             return;
         }
-        if (!messageCredits.onMessageArrived()) {
-            connection.protocolFailure("peer sent an RTS for PSN " + psn + " on rail " + ch.rail() + " without holding a message credit");
+        if (admit(ch, psn, length, "RTS")) {
+            t.addPending(psn, ch.rail(), length);
+        }
+    }
+
+    /**
+     * An RTS_READ (the READ rendezvous): as an RTS, but the message is read from the sender's
+     * {@code [address, +length)} with {@code rkey} once a buffer is free. Repeated after a failover: a
+     * message already here is answered with a READ_FIN again, one being read is left to finish.
+     */
+    void onRtsRead(Channel ch, int psn, int length, long address, int rkey) {
+        if (!delivery.inboundClosed() && delivery.arrived(psn)) {
+            t.oweFin(psn, length, ch.rail(), 0);
             return;
+        }
+        if (t.has(psn)) {
+            t.rail[t.index(psn)] = ch.rail();
+            return;
+        }
+        if (admit(ch, psn, length, "RTS_READ")) {
+            t.addPending(psn, ch.rail(), length);
+            t.readFrom(t.index(psn), address, rkey);
+        }
+    }
+
+    /** Checks a new RTS or RTS_READ (credit, length, window); a violation fails the connection. @return whether to add it */
+    private boolean admit(Channel ch, int psn, int length, String frame) {
+        boolean inboundClosed = delivery.inboundClosed();
+        if (!messageCredits.onMessageArrived()) {
+            connection.protocolFailure("peer sent an " + frame + " for PSN " + psn + " on rail " + ch.rail() + " without holding a message credit");
+            return false;
         }
         MessageBufferPool p = pool;
         int distance = psn - delivery.esn();
         if (p == null || length > localMaxMessageBytes || length > p.slotBytes() || length < 0) {
             connection.protocolFailure(p == null
-                ? "peer sent an RTS (PSN " + psn + ") but this node has rendezvous off (rendezvousBuffers(0))"
-                : "peer sent an RTS for a message of " + length + " bytes but this node accepts at most " + localMaxMessageBytes);
-            return;
+                ? "peer sent an " + frame + " (PSN " + psn + ") but this node has rendezvous off (rendezvousBuffers(0))"
+                : "peer sent an " + frame + " for a message of " + length + " bytes but this node accepts at most " + localMaxMessageBytes);
+            return false;
         }
         if (!inboundClosed && (distance < 0 || distance >= delivery.windowSize()) || t.has(psn)) {
-            connection.protocolFailure("peer sent an RTS for PSN " + psn + " outside the window from ESN " + delivery.esn() + " or twice");
-            return;
+            connection.protocolFailure("peer sent an " + frame + " for PSN " + psn + " outside the window from ESN " + delivery.esn() + " or twice");
+            return false;
         }
-        t.addPending(psn, ch.rail(), length);
+        return true;
     }
 
     /**
@@ -109,6 +146,10 @@ final class RendezvousReceiver {
             return 0;
         }
         int work = 0;
+        while (t.finsOwed > 0 && ctsRailFor(t.nextFinRail()).sendReadFin(t.nextFinPsn(), t.nextFinLength(), t.nextFinFlags())) {
+            t.finSent();
+            work++;
+        }
         int sent = 0;
         while (sent < t.discards && ctsRailFor(t.discardRail(sent)).sendCts(t.discardPsn(sent), t.discardLength(sent), 0, 0,
             CtsFrameCodec.DISCARD)) {
@@ -129,8 +170,11 @@ final class RendezvousReceiver {
         }
         if (delivery.inboundClosed()) {
             for (int i = 0; i < t.state.length && t.pending > 0; i++) {
-                if (t.state[i] == RendezvousReceives.PENDING && ctsRailFor(t.rail[i]).sendCts(t.psn[i], t.length[i], 0, 0,
-                    CtsFrameCodec.DISCARD)) {
+                if (t.state[i] != RendezvousReceives.PENDING) {
+                    continue;
+                }
+                if (t.read[i] ? t.oweFin(t.psn[i], t.length[i], t.rail[i], ReadFinFrameCodec.DISCARD)
+                    : ctsRailFor(t.rail[i]).sendCts(t.psn[i], t.length[i], 0, 0, CtsFrameCodec.DISCARD)) {
                     t.remove(i);
                     work++;
                 }
@@ -145,6 +189,13 @@ final class RendezvousReceiver {
                     int slot = p.acquire();
                     if (slot < 0) {
                         return work;
+                    }
+                    if (t.read[i]) {
+                        // no CTS: this side reads the message into the buffer now (RendezvousReads.post)
+                        t.grant(i, slot);
+                        reads.begin(slot, q, t.length[i], t.rail[i], t.remoteAddress[i], t.rkey[i], p.address(slot), p.lkey());
+                        work++;
+                        continue;
                     }
                     if (!ctsRailFor(t.rail[i]).sendCts(q, t.length[i], p.address(slot), p.rkey(), 0)) {
                         p.release(slot);
@@ -184,6 +235,10 @@ final class RendezvousReceiver {
             connection.protocolFailure("peer sent a FIN for PSN " + psn + " on rail " + ch.rail() + " but no CTS was sent for it");
             return;
         }
+        if (t.read[i]) {
+            connection.protocolFailure("peer sent a FIN for PSN " + psn + " on rail " + ch.rail() + " but announced it by RTS_READ (this side reads it)");
+            return;
+        }
         if ((t.finMask[i] & (1L << stripeIndex)) != 0) {
             // the same stripe again, re-sent after its rail failed: count it once
             return;
@@ -205,6 +260,38 @@ final class RendezvousReceiver {
             connection.protocolFailure("the " + stripes + " stripes of PSN " + psn + " add up to " + t.bytes[i] + " bytes, not its " + length);
             return;
         }
+        deliver(i);
+    }
+
+    /** Posts the READs of granted READ-rendezvous messages as rails have room. @return work done */
+    int postReads(long nowNs) {
+        return reads.post(nowNs);
+    }
+
+    /** An RDMA READ completed: once a message's last one did, it is delivered and its READ_FIN owed. */
+    void onReadCompleted(long token, long nowNs) {
+        int slot = reads.onCompleted(token, nowNs);
+        if (slot < 0) {
+            return;
+        }
+        for (int i = 0; i < t.state.length; i++) {
+            if (t.state[i] == RendezvousReceives.GRANTED && t.read[i] && t.slot[i] == slot) {
+                t.oweFin(t.psn[i], t.length[i], t.rail[i], 0);
+                deliver(i);
+                return;
+            }
+        }
+    }
+
+    /** Rail {@code failed} failed: READs not completed on it are posted again on the live rails. */
+    void onRailFailed(int failed) {
+        reads.onRailFailed(failed);
+    }
+
+    /** Delivers the message of granted entry {@code i}, complete in its buffer, in PSN order. */
+    private void deliver(int i) {
+        int psn = t.psn[i];
+        int length = t.length[i];
         int slot = t.slot[i];
         t.remove(i);
         MessageBufferPool p = pool;
@@ -228,6 +315,7 @@ final class RendezvousReceiver {
     /** The rails are freed: buffers granted to messages not complete return to the pool. */
     void free() {
         MessageBufferPool p = pool;
+        reads.clear();
         if (p != null) {
             t.clear(p::release);
         }
@@ -242,6 +330,6 @@ final class RendezvousReceiver {
     }
 
     String describe() {
-        return "receives pending=" + t.pending + " granted=" + t.granted;
+        return "receives pending=" + t.pending + " granted=" + t.granted + " reading=" + reads.reading() + " readFinsOwed=" + t.finsOwed;
     }
 }

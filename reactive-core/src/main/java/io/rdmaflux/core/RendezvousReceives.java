@@ -3,7 +3,8 @@ package io.rdmaflux.core;
 /**
  * Receive-side state of the rendezvous messages of one connection, indexed by PSN within the reorder
  * window: RTS waiting for a message buffer, or granted (CTS sent) and counting FINs, one per
- * subchannel that carried a stripe (seed 000 &sect;5.3). Arrays only.
+ * subchannel that carried a stripe (seed 000 &sect;5.3); or, for the READ rendezvous, RTS_READ waiting
+ * for a buffer, or granted one and being read. Also the READ_FINs owed to the sender. Arrays only.
  *
  * <p><b>Concurrency:</b> progress thread only.
  */
@@ -22,6 +23,17 @@ final class RendezvousReceives {
     final long[] bytes;
     final long[] finMask;
     final boolean[] ctsOwed;
+    /** The entry came by RTS_READ: the receiver reads it from {@link #remoteAddress} with {@link #rkey}. */
+    final boolean[] read;
+    final long[] remoteAddress;
+    final int[] rkey;
+    private final int[] finPsn = new int[256];
+    private final int[] finLength = new int[256];
+    private final int[] finRail = new int[256];
+    private final int[] finFlags = new int[256];
+    private int finHead;
+    /** READ_FINs owed to the sender (a read completed, a discarded RTS_READ, or a repeated one for a message here). */
+    int finsOwed;
     private final int[] discardPsn = new int[64];
     private final int[] discardLength = new int[64];
     private final int[] discardRail = new int[64];
@@ -47,11 +59,54 @@ final class RendezvousReceives {
         bytes = new long[cap];
         finMask = new long[cap];
         ctsOwed = new boolean[cap];
+        read = new boolean[cap];
+        remoteAddress = new long[cap];
+        rkey = new int[cap];
+    }
+
+    /**
+     * Remembers a READ_FIN owed to the sender.
+     *
+     * @return false if 256 are owed already (a repeated RTS_READ is then ignored: the sender asks again
+     *     after its next failover; the grant loop never owes more than the message buffers plus that)
+     */
+    boolean oweFin(int messagePsn, int messageLength, int messageRail, int flags) {
+        if (finsOwed == finPsn.length) {
+            return false;
+        }
+        int k = (finHead + finsOwed) & (finPsn.length - 1);
+        finPsn[k] = messagePsn;
+        finLength[k] = messageLength;
+        finRail[k] = messageRail;
+        finFlags[k] = flags;
+        finsOwed++;
+        return true;
+    }
+
+    int nextFinPsn() {
+        return finPsn[finHead];
+    }
+
+    int nextFinLength() {
+        return finLength[finHead];
+    }
+
+    int nextFinRail() {
+        return finRail[finHead];
+    }
+
+    int nextFinFlags() {
+        return finFlags[finHead];
+    }
+
+    void finSent() {
+        finHead = (finHead + 1) & (finPsn.length - 1);
+        finsOwed--;
     }
 
     /** Work for the grant loop: RTSs waiting, CTSs to send again, discarding CTSs owed. */
     boolean hasWork() {
-        return pending > 0 || owed > 0 || discards > 0;
+        return pending > 0 || owed > 0 || discards > 0 || finsOwed > 0;
     }
 
     /**
@@ -126,7 +181,15 @@ final class RendezvousReceives {
         bytes[i] = 0;
         finMask[i] = 0;
         ctsOwed[i] = false;
+        read[i] = false;
         pending++;
+    }
+
+    /** Entry {@code i} (just added) is read by this side from the sender's {@code [address, +length)} with {@code key}. */
+    void readFrom(int i, long address, int key) {
+        read[i] = true;
+        remoteAddress[i] = address;
+        rkey[i] = key;
     }
 
     void grant(int i, int bufferSlot) {
@@ -159,5 +222,7 @@ final class RendezvousReceives {
         granted = 0;
         owed = 0;
         discards = 0;
+        finsOwed = 0;
+        finHead = 0;
     }
 }

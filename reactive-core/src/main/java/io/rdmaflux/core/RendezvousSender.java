@@ -4,7 +4,10 @@ import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.channel.WorkRequestTokens;
 import io.rdmaflux.core.frame.CtsFrameCodec;
+import io.rdmaflux.core.frame.ReadFinFrameCodec;
 import io.rdmaflux.core.internal.buffer.MessageBufferPool;
+import io.rdmaflux.core.internal.regcache.CacheEntry;
+import io.rdmaflux.core.internal.regcache.RegistrationCache;
 import io.rdmaflux.core.stripe.StripeEngine;
 import io.rdmaflux.core.stripe.StripePolicy;
 import io.rdmaflux.core.stripe.StripeSplitException;
@@ -24,11 +27,15 @@ import org.jspecify.annotations.Nullable;
  * &sect;II-B). The message completes once, after its last stripe. An entry of {@link RendezvousSends} is the engine entry of the same index;
  * a stripe's slot is the rail the split gave it, and its FIN's token names both.
  *
- * <p>Why a staging copy and not a registration cache for the user's memory: most messages live on the
- * Java heap, which cannot be registered because the GC moves it; and a cache keyed by the address of
- * direct buffers cannot know when the application frees or reuses one, which is how pin-down caches go
- * stale. Applications that want no copy register their memory ({@link RdmaNode#registerMemory}) and send
- * {@link RdmaMessage#of(io.rdmaflux.verbs.MemoryRegion, long, int)} messages.
+ * <p><b>The source memory</b> ({@link RendezvousSource}): application memory sent by reference is pinned
+ * in the node's {@link RegistrationCache} (seed 001 &sect;3.1's pin-down cache, seed 000 &sect;5.1) until
+ * the NIC is done with it (the last WRITE completed, or the READ_FIN arrived); anything else is staged by
+ * one copy into a registered slot of the node.
+ *
+ * <p><b>READ rendezvous</b> ({@link RendezvousMode}): a message the negotiated mode sends by READ goes
+ * with an RTS_READ carrying its source address and rkey; the receiver reads it (striping the READs over
+ * its rails) and answers READ_FIN, which completes the message here: no CTS, no WRITE, no FIN from this
+ * side.
  *
  * <p><b>Concurrency:</b> progress thread only.
  */
@@ -43,10 +50,16 @@ final class RendezvousSender {
     /** The scheduler's hooks as the engine's policy; null when the scheduler gave a policy of its own. */
     private final @Nullable SchedulerStripePolicy hooks;
     private final StripeEngine engine;
+    private final @Nullable RendezvousSource source;
+    /** The negotiated mode: READ or AUTO only when the peer and every rail's channel kind have the READ rendezvous. */
+    private final RendezvousMode mode;
 
     RendezvousSender(DefaultRdmaConnection connection, Channel[] channels, SubchannelScheduler scheduler, SendOps ops,
-                     @Nullable MessageBufferPool staging, int thresholdBytes, int rendezvousBuffers) {
+                     @Nullable MessageBufferPool staging, int thresholdBytes, int rendezvousBuffers, RegistrationCache cache,
+                     RendezvousMode mode) {
         this.connection = connection;
+        this.source = staging == null ? null : new RendezvousSource(staging, cache);
+        this.mode = mode;
         this.channels = channels;
         this.scheduler = scheduler;
         this.ops = ops;
@@ -75,43 +88,43 @@ final class RendezvousSender {
         return s != null && lengthBytes > thresholdBytes && (registered || lengthBytes <= s.slotBytes());
     }
 
+    /** Where large messages are read from (cache pin or staging slot); null while rendezvous is off. */
+    @Nullable RendezvousSource source() {
+        return source;
+    }
+
+    /** The negotiated rendezvous mode. */
+    RendezvousMode mode() {
+        return mode;
+    }
+
     /** A free entry for a new rendezvous send, or -1 while every one is in use. */
     int freeEntry() {
         return t.freeEntry();
     }
 
-    /** A staging slot, or -1 while every one carries a message in progress. */
-    int acquireStaging() {
-        return staging().acquire();
-    }
-
-    void releaseStaging(int slot) {
-        staging().release(slot);
-    }
-
-    private MessageBufferPool staging() {
-        MessageBufferPool s = staging;
+    private RendezvousSource source(String why) {
+        RendezvousSource s = source;
         if (s == null) {
-            throw new IllegalStateException("rendezvous is off on " + connection.name());
+            throw new IllegalStateException("rendezvous is off on " + connection.name() + ": " + why);
         }
         return s;
     }
 
     /**
      * Starts rendezvous send {@code entry} of message {@code m} ({@code psn}, {@code length} bytes) with
-     * an RTS on {@code rail}: from registered memory, or copied into {@code stagingSlot} and released.
+     * an RTS (or RTS_READ) on {@code rail}: from memory sent by reference ({@code pinned}, the message
+     * kept until the send completes), from a region registered outside the cache, or copied into
+     * {@code stagingSlot} and released.
      */
-    void start(int entry, RdmaMessage m, int psn, int length, int rail, int stagingSlot) {
-        if (stagingSlot < 0) {
-            RegisteredMessage rm = (RegisteredMessage) m;
-            t.source(entry, -1, rm.address(), rm.region().lkey(), rm);
-        } else {
-            MessageBufferPool s = staging();
-            m.writeTo(s.memory(), s.offset(stagingSlot));
-            m.release();
-            t.source(entry, stagingSlot, s.address(stagingSlot), s.lkey(), null);
+    void start(int entry, RdmaMessage m, int psn, int length, int rail, int stagingSlot, @Nullable CacheEntry pinned) {
+        source("start").use(t, entry, m, stagingSlot, pinned);
+        boolean read = mode.reads(length);
+        t.start(entry, psn, length, rail, read);
+        if (read) {
+            channels[rail].sendRtsRead(psn, length, t.localAddress[entry], t.localRkey[entry], WorkRequestTokens.UNREPORTED);
+            return;
         }
-        t.start(entry, psn, length, rail);
         engine.begin(entry, psn, length);
         channels[rail].sendRts(psn, length, WorkRequestTokens.UNREPORTED);
     }
@@ -129,7 +142,35 @@ final class RendezvousSender {
     void resendRts(int entry, int rail) {
         t.setState(entry, RendezvousSends.RTS_SENT);
         t.rtsRail[entry] = rail;
+        if (t.read[entry]) {
+            channels[rail].sendRtsRead(t.psn[entry], t.length[entry], t.localAddress[entry], t.localRkey[entry],
+                WorkRequestTokens.UNREPORTED);
+            return;
+        }
         channels[rail].sendRts(t.psn[entry], t.length[entry], WorkRequestTokens.UNREPORTED);
+    }
+
+    /**
+     * A READ_FIN: the receiver's READs of {@code psn} completed (the NIC no longer touches the source
+     * memory), or it dropped the message unread ({@link ReadFinFrameCodec#DISCARD}): the send completes
+     * and the memory is unpinned.
+     */
+    void onReadFin(Channel ch, int psn, int length, int flags) {
+        int e = t.awaitingReadFin(psn);
+        if (e < 0) {
+            // a second READ_FIN answering an RTS_READ re-sent after a failover
+            return;
+        }
+        if (t.length[e] != length) {
+            connection.protocolFailure("peer sent a READ_FIN for PSN " + psn + " of " + length + " bytes on rail " + ch.rail()
+                + " but the RTS_READ announced " + t.length[e]);
+            return;
+        }
+        if ((flags & ReadFinFrameCodec.DISCARD) != 0) {
+            discard(e);
+        } else {
+            finish(e);
+        }
     }
 
     void onCts(Channel ch, int psn, int length, long remoteAddress, int rkey, int flags) {
@@ -312,9 +353,9 @@ final class RendezvousSender {
     private Channel end(int entry) {
         int rail = t.rtsRail[entry];
         t.finish(entry);
-        MessageBufferPool s = staging;
+        RendezvousSource s = source;
         if (s != null) {
-            t.releaseSource(entry, s::release);
+            s.release(t, entry);
         }
         return channels[rail];
     }
@@ -327,7 +368,9 @@ final class RendezvousSender {
         engine.railFailed(failed);
         for (int e = 0; e < t.state.length; e++) {
             int s = t.state[e];
-            boolean lost = s == RendezvousSends.RTS_SENT && t.rtsRail[e] == failed
+            // a READ's RTS_READ goes again whatever its rail: its READ_FIN may have been lost on the failed one
+            // (the receiver answers a repeated RTS_READ of a message it has with a READ_FIN, and ignores one it is reading)
+            boolean lost = s == RendezvousSends.RTS_SENT && (t.rtsRail[e] == failed || t.read[e])
                 || (s == RendezvousSends.POSTING || s == RendezvousSends.POSTED) && engine.carriesOn(e, failed);
             if (lost) {
                 t.setState(e, RendezvousSends.RESEND);
@@ -341,9 +384,9 @@ final class RendezvousSender {
 
     /** The rails are freed (no WRITE can read a staging slot any more): staging slots return to the node's pool. */
     void free() {
-        MessageBufferPool s = staging;
+        RendezvousSource s = source;
         if (s != null) {
-            t.clear(e -> t.releaseSource(e, s::release));
+            t.clear(e -> s.release(t, e));
         }
     }
 

@@ -1,9 +1,12 @@
 package io.rdmaflux.core;
 
+import io.rdmaflux.core.internal.regcache.CacheEntry;
+import org.jspecify.annotations.Nullable;
+
 /**
  * Send-side state of the rendezvous messages of one connection, a bounded number of entries (each
- * holding a staging slot of the node's send {@code MessageBufferPool}, or a message in memory the
- * application registered): the RTS sent, the CTS received (the receiver's buffer), whether the message
+ * holding a staging slot of the node's send {@code MessageBufferPool}, or a message sent by reference
+ * from application memory, with the registration cache's entry it pins): whether it goes by READ, the RTS sent, the CTS received (the receiver's buffer), whether the message
  * was split. Arrays only: a large message allocates nothing. Its stripes (split, posted, carrier rail,
  * completed) are accounted in the connection's {@link io.rdmaflux.core.stripe.StripeEngine} under the
  * same entry index, whose completion filter (seed 000 &sect;4.1/&sect;5.3) reports the message once.
@@ -22,6 +25,12 @@ final class RendezvousSends {
     final int[] stagingSlot;
     final long[] localAddress;
     final int[] lkey;
+    /** The rkey of the source memory, for the READ rendezvous (the receiver reads with it). */
+    final int[] localRkey;
+    /** The registration cache entry the message pins, or null. */
+    final CacheEntry[] pinned;
+    /** Whether the message goes by the READ rendezvous (RTS_READ ... READ_FIN) rather than WRITE. */
+    final boolean[] read;
     final RdmaMessage[] retained;
     final int[] psn;
     final int[] length;
@@ -38,6 +47,9 @@ final class RendezvousSends {
         stagingSlot = new int[n];
         localAddress = new long[n];
         lkey = new int[n];
+        localRkey = new int[n];
+        pinned = new CacheEntry[n];
+        read = new boolean[n];
         retained = new RdmaMessage[n];
         psn = new int[n];
         length = new int[n];
@@ -64,18 +76,25 @@ final class RendezvousSends {
      * @param slot    the staging slot holding the bytes, or -1 when they are in application-registered memory
      * @param message kept until the message completed when the bytes are the application's, else null
      */
-    void source(int entry, int slot, long address, int key, @org.jspecify.annotations.Nullable RdmaMessage message) {
+    void source(int entry, int slot, long address, int key, int rkey, @Nullable CacheEntry cacheEntry, @Nullable RdmaMessage message) {
         stagingSlot[entry] = slot;
         localAddress[entry] = address;
         lkey[entry] = key;
+        localRkey[entry] = rkey;
+        pinned[entry] = cacheEntry;
         retained[entry] = message;
     }
 
-    /** Releases what the entry holds (staging slot via {@code releaseSlot}, retained message). */
-    void releaseSource(int entry, java.util.function.IntConsumer releaseSlot) {
+    /** Releases what the entry holds (staging slot via {@code releaseSlot}, cache pin via {@code unpin}, retained message). */
+    void releaseSource(int entry, java.util.function.IntConsumer releaseSlot, java.util.function.Consumer<CacheEntry> unpin) {
         if (stagingSlot[entry] >= 0) {
             releaseSlot.accept(stagingSlot[entry]);
             stagingSlot[entry] = -1;
+        }
+        CacheEntry c = pinned[entry];
+        if (c != null) {
+            pinned[entry] = null;
+            unpin.accept(c);
         }
         RdmaMessage m = retained[entry];
         if (m != null) {
@@ -84,8 +103,9 @@ final class RendezvousSends {
         }
     }
 
-    void start(int entry, int messagePsn, int messageLength, int rail) {
+    void start(int entry, int messagePsn, int messageLength, int rail, boolean byRead) {
         state[entry] = RTS_SENT;
+        read[entry] = byRead;
         psn[entry] = messagePsn;
         length[entry] = messageLength;
         rtsRail[entry] = rail;
@@ -96,7 +116,7 @@ final class RendezvousSends {
     /** The entry waiting for the CTS of {@code messagePsn}, or -1. */
     int awaitingCts(int messagePsn) {
         for (int e = 0; e < state.length; e++) {
-            if (state[e] == RTS_SENT && psn[e] == messagePsn) {
+            if (state[e] == RTS_SENT && psn[e] == messagePsn && !read[e]) {
                 return e;
             }
         }
@@ -129,6 +149,16 @@ final class RendezvousSends {
             posting++;
         }
         state[entry] = s;
+    }
+
+    /** The READ entry of {@code messagePsn} waiting for its READ_FIN (its RTS_READ sent, or to be sent again), or -1. */
+    int awaitingReadFin(int messagePsn) {
+        for (int e = 0; e < state.length; e++) {
+            if ((state[e] == RTS_SENT || state[e] == RESEND) && read[e] && psn[e] == messagePsn) {
+                return e;
+            }
+        }
+        return -1;
     }
 
     /** The entry of {@code messagePsn} in state {@code s}, or -1. */

@@ -5,6 +5,8 @@ import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.channel.WorkRequestTokens;
 import io.rdmaflux.core.frame.DataFrameCodec;
 import io.rdmaflux.core.internal.credit.SendCredits;
+import io.rdmaflux.core.internal.regcache.CacheEntry;
+import io.rdmaflux.core.internal.regcache.RegistrationCache;
 import org.jspecify.annotations.Nullable;
 
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
@@ -137,14 +139,22 @@ final class SendPipeline {
                 }
                 int stagingSlot = -1;
                 int entry = -1;
+                CacheEntry pinned = null;
                 boolean registered = next instanceof RegisteredMessage rm && node.owns(rm.region());
                 if (rendezvous.takes(len, registered)) {
                     entry = rendezvous.freeEntry();
                     if (entry < 0) {
                         return work;
                     }
-                    if (!registered) {
-                        stagingSlot = rendezvous.acquireStaging();
+                    // sent by reference: its registration pinned in the node's cache (seed 001 §3.1), no copy
+                    RendezvousSource source = rendezvous.source();
+                    pinned = source == null ? null : source.pin(next, len);
+                    if (pinned == RegistrationCache.WAIT) {
+                        // the cache's budget is held by sends in flight: wait for one to complete and unpin
+                        return work;
+                    }
+                    if (pinned == null && source != null && (!registered || len <= source.stagingSlotBytes())) {
+                        stagingSlot = source.acquireStaging();
                         if (stagingSlot < 0) {
                             // every staging slot carries a message in progress: wait for one to complete
                             return work;
@@ -152,18 +162,19 @@ final class SendPipeline {
                     }
                 }
                 int rail = scheduler.select(nextPsn, len, channels);
-                if (rail < 0) {
-                    if (stagingSlot >= 0) {
-                        rendezvous.releaseStaging(stagingSlot);
+                if (rail < 0 || !channels[rail].canSend()) {
+                    RendezvousSource source = rendezvous.source();
+                    if (stagingSlot >= 0 && source != null) {
+                        source.releaseStaging(stagingSlot);
                     }
-                    if (noRailCredit()) {
-                        stall();
+                    if (pinned != null && source != null) {
+                        source.unpin(pinned);
                     }
-                    return work;
-                }
-                if (!channels[rail].canSend()) {
-                    if (stagingSlot >= 0) {
-                        rendezvous.releaseStaging(stagingSlot);
+                    if (rail < 0) {
+                        if (noRailCredit()) {
+                            stall();
+                        }
+                        return work;
                     }
                     throw new IllegalStateException("scheduler " + scheduler + " chose rail " + rail + " which cannot send");
                 }
@@ -175,7 +186,7 @@ final class SendPipeline {
                 int psn = nextPsn++;
                 ledger.start(psn, len, nowNs);
                 if (entry >= 0) {
-                    rendezvous.start(entry, next, psn, len, rail, stagingSlot);
+                    rendezvous.start(entry, next, psn, len, rail, stagingSlot, pinned);
                     MESSAGES_SENT.lazySet(this, messagesSent + 1);
                     work++;
                     if (connection.isTerminated()) {

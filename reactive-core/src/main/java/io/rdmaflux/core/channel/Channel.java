@@ -19,7 +19,10 @@ import org.agrona.DirectBuffer;
  * ({@link WorkRequestTokens}) that {@link ChannelEvents#onSendCompleted} hands back. Control frames
  * ({@link #sendCts}, {@link #sendRailDown}, {@link #sendInboundClosed}, {@link #sendCreditFrame},
  * {@link #sendGracefulClose}) take no credit and answer false when they cannot go now (call again on a
- * later duty cycle). {@link #writeStripe} posts an RDMA WRITE and its FIN (seed 000 &sect;5.3).
+ * later duty cycle). {@link #writeStripe} posts an RDMA WRITE and its FIN (seed 000 &sect;5.3). The READ
+ * rendezvous adds {@link #sendRtsRead} (credit-taking), {@link #readStripe} (an RDMA READ, reported by
+ * {@link ChannelEvents#onReadCompleted}) and {@link #sendReadFin} (control); they have defaults for kinds
+ * whose {@link ChannelCapabilities#rdmaRead()} is false, which the connection then never calls.
  *
  * <h2>Where a new kind plugs in</h2>
  * A new {@link ChannelKind} implements this interface, reports {@link #kind()} and
@@ -88,6 +91,53 @@ public interface Channel extends Subchannel, AutoCloseable {
 
     /** RDMA WRITEs posted and not completed. */
     int writesInFlight();
+
+    // ---------------------------------------------------------------- RDMA READ rendezvous
+    // defaults for kinds without it: ChannelCapabilities.rdmaRead() false, and the connection then never calls these
+
+    /**
+     * Posts an RTS_READ for a rendezvous message the peer RDMA-READs from {@code [address, +messageLength)}
+     * with {@code rkey} (seed 001 &sect;3); one buffer credit, like {@link #sendRts}. The caller checked
+     * {@link #canSend()}.
+     *
+     * @throws UnsupportedOperationException if this kind has no READ rendezvous
+     */
+    default void sendRtsRead(int psn, int messageLength, long address, int rkey, long token) {
+        throw new UnsupportedOperationException(kind() + " channels have no READ rendezvous (ChannelCapabilities.rdmaRead)");
+    }
+
+    /** Whether one RDMA READ stripe can be posted now (room for it in the send queue). */
+    default boolean canReadStripe() {
+        return false;
+    }
+
+    /**
+     * Posts one signalled RDMA READ of {@code length} bytes from the peer's {@code [remoteAddress, +length)}
+     * ({@code rkey}) into local registered memory at {@code localAddress} ({@code lkey}); its success is
+     * reported by {@link ChannelEvents#onReadCompleted} with {@code token}, its failure fails the channel
+     * ({@link ChannelEvents#onFailure}, e.g. REM_ACCESS_ERR for a bad rkey or range). The caller checked
+     * {@link #canReadStripe()}.
+     *
+     * @throws UnsupportedOperationException if this kind has no READ rendezvous
+     */
+    default void readStripe(long localAddress, int lkey, long remoteAddress, int rkey, int length, long token) {
+        throw new UnsupportedOperationException(kind() + " channels post no RDMA READs (ChannelCapabilities.rdmaRead)");
+    }
+
+    /**
+     * A READ_FIN: the READs of message {@code psn} completed here (or, with {@code flags}
+     * {@link io.rdmaflux.core.frame.ReadFinFrameCodec#DISCARD}, it was dropped unread). A control frame.
+     *
+     * @return false if it cannot go now (call again later)
+     */
+    default boolean sendReadFin(int psn, int messageLength, int flags) {
+        return false;
+    }
+
+    /** RDMA READs posted and not completed. */
+    default int readsInFlight() {
+        return 0;
+    }
 
     // ---------------------------------------------------------------- control frames (no credit)
 

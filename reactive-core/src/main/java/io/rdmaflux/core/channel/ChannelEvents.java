@@ -61,6 +61,26 @@ public interface ChannelEvents {
     /** A FIN arrived: the stripe {@code [stripeOffset, +stripeLength)} of message {@code psn}, one of {@code stripes}, is in place. */
     void onFin(Channel channel, int psn, int stripeOffset, int stripeLength, int stripes, int stripeIndex);
 
+    /**
+     * An RTS_READ arrived: the peer asks this side to RDMA READ message {@code psn} of
+     * {@code messageLength} bytes from {@code [address, +messageLength)} with {@code rkey} (it used a
+     * buffer credit, already returned, and a message credit). Channels without the READ rendezvous never
+     * call it.
+     */
+    default void onRtsRead(Channel channel, int psn, int messageLength, long address, int rkey) {
+        throw new UnsupportedOperationException("this listener takes no RTS_READ");
+    }
+
+    /** A READ_FIN arrived: the peer read message {@code psn} (or dropped it, {@code flags} DISCARD). */
+    default void onReadFin(Channel channel, int psn, int messageLength, int flags) {
+        throw new UnsupportedOperationException("this listener takes no READ_FIN");
+    }
+
+    /** An RDMA READ posted with {@code token} ({@link Channel#readStripe}) completed successfully: its bytes are here. */
+    default void onReadCompleted(Channel channel, long token) {
+        throw new UnsupportedOperationException("this listener posts no RDMA READ");
+    }
+
     /** A DATA or RTS frame, or an RDMA WRITE, posted with {@code token} completed successfully. */
     void onSendCompleted(Channel channel, long token);
 

@@ -14,7 +14,7 @@ package io.rdmaflux.core.channel;
 public enum ChannelKind {
     /**
      * An RC queue pair doing SEND/RECV into pre-posted receive buffers, with credit flow control and
-     * RDMA WRITE rendezvous for large messages (seed 001 &sect;3.1; the rendezvous: &sect;3, Fig. 2).
+     * RDMA WRITE or RDMA READ rendezvous for large messages (seed 001 &sect;3.1; the rendezvous: &sect;3, Fig. 2).
      */
     RC_SEND_RECV(1, new ChannelCapabilities(0, true, true, true, true));
 

@@ -12,7 +12,7 @@ package io.rdmaflux.core.channel;
  * +-------+----------------------------------------+--------------------------+
  * | kind  |                  0                     |  slot (send/recv buffer) |
  * +-------+----------------------------------------+--------------------------+
- *   kind: 1 RECV, 2 SEND, 3 WRITE
+ *   kind: 1 RECV, 2 SEND, 3 WRITE, 4 READ (bits 0..59: the READ's completion token, a STRIPE token)
  *
  * completion token (connection &harr; channel)
  *   -1                       NONE: no completion wanted (control frames)
@@ -39,6 +39,8 @@ public final class WorkRequestTokens {
     public static final long WR_SEND = 2L << 60;
     /** Work-request kind: an RDMA WRITE (a rendezvous stripe). */
     public static final long WR_WRITE = 3L << 60;
+    /** Work-request kind: an RDMA READ (a stripe of the READ rendezvous); the low 60 bits are its completion token. */
+    public static final long WR_READ = 4L << 60;
     private static final long WR_KIND_MASK = 0xFL << 60;
 
     private WorkRequestTokens() {
@@ -105,5 +107,18 @@ public final class WorkRequestTokens {
 
     public static int wrSlot(long wrId) {
         return (int) (wrId & ~WR_KIND_MASK);
+    }
+
+    /** The work-request id of an RDMA READ whose completion reports {@code token} (a {@link #stripe} token). */
+    public static long readWrId(long token) {
+        if (token < 0 || (token & WR_KIND_MASK) != 0) {
+            throw new IllegalArgumentException("an RDMA READ's token must be a stripe token below 2^60 but it was " + token);
+        }
+        return WR_READ | token;
+    }
+
+    /** The completion token of an RDMA READ's work-request id. */
+    public static long readToken(long wrId) {
+        return wrId & ~WR_KIND_MASK;
     }
 }

@@ -21,6 +21,11 @@ package io.rdmaflux.core.frame;
  *   <li>{@link #RAIL_DOWN}: the sender found the rail named in the PSN field failed and re-sends what
  *       was in flight on it over the other rails; the receiver stops using that rail too and frees the
  *       receive buffers its out-of-order messages hold so the re-sent ones find credit; no credit.</li>
+ *   <li>{@link #RTS_READ}: request to send one large message by the READ rendezvous, with the address
+ *       and rkey the receiver RDMA-READs it from (seed 001 &sect;3); consumes one credit, like an RTS.
+ *       Sent only to a peer whose handshake says it speaks the READ rendezvous.</li>
+ *   <li>{@link #READ_FIN}: the receiver's READs of the message completed ("finish rendezvous"): the
+ *       sender completes the send and unpins the memory; no credit.</li>
  * </ul>
  */
 public enum FrameType {
@@ -30,9 +35,11 @@ public enum FrameType {
     RTS(4),
     CTS(5),
     FIN(6),
-    RAIL_DOWN(7);
+    RAIL_DOWN(7),
+    RTS_READ(8),
+    READ_FIN(9);
 
-    private static final FrameType[] BY_CODE = {null, DATA, CREDIT, CLOSE, RTS, CTS, FIN, RAIL_DOWN};
+    private static final FrameType[] BY_CODE = {null, DATA, CREDIT, CLOSE, RTS, CTS, FIN, RAIL_DOWN, RTS_READ, READ_FIN};
 
     private final int code;
 
@@ -47,7 +54,7 @@ public enum FrameType {
 
     /** Whether a frame of this type consumes one of the peer's receive credits. */
     public boolean consumesCredit() {
-        return this == DATA || this == RTS;
+        return this == DATA || this == RTS || this == RTS_READ;
     }
 
     /**
@@ -57,7 +64,7 @@ public enum FrameType {
      */
     public static FrameType fromCode(int code) {
         if (code <= 0 || code >= BY_CODE.length) {
-            throw new FrameFormatException("unknown frame type code " + code + "; known codes are 1 (DATA), 2 (CREDIT), 3 (CLOSE), 4 (RTS), 5 (CTS), 6 (FIN), 7 (RAIL_DOWN)");
+            throw new FrameFormatException("unknown frame type code " + code + "; known codes are 1 (DATA), 2 (CREDIT), 3 (CLOSE), 4 (RTS), 5 (CTS), 6 (FIN), 7 (RAIL_DOWN), 8 (RTS_READ), 9 (READ_FIN)");
         }
         FrameType t = BY_CODE[code];
         if (t == null) {

@@ -30,6 +30,8 @@ import java.util.List;
  * +---------------+---------------+-------------------------------+
  * | kind of rail 0| kind of rail 1|  ... one byte per rail        | 24
  * +---------------+---------------+-------------------------------+
+ * |   features    |                                                 24 + rails
+ * +---------------+
  * </pre>
  *
  * <p>The kinds are what the connecting side asks for on each rail and
@@ -37,6 +39,13 @@ import java.util.List;
  * in [1, 255]. A peer from before the kinds sends 24 bytes, which a connection manager may pad with
  * zeros (rdma_cm on InfiniBand delivers a fixed 56 bytes): a missing or zero kind byte means
  * {@link #RC_SEND_RECV}; bytes after the kinds are padding.
+ *
+ * <p>The <b>features</b> byte after the kinds: bit 0 ({@link #FEATURE_READ_RENDEZVOUS}) says the sender
+ * of the record speaks the READ rendezvous (RTS_READ and READ_FIN frames); bits 1&ndash;2
+ * ({@link #rendezvousModeCode()}) carry the connecting side's rendezvous mode (0 WRITE, 1 READ, 2
+ * AUTO), which both directions use. A peer from before the byte sends none, or zero padding, which
+ * means no READ rendezvous: the connection falls back to WRITE. A peer from before the byte ignores it
+ * (it is padding to it).
  *
  * @param rails             how many subchannels (one per rail) the sender of this record opens, in [1, 255]
  * @param bufferBytes       receive buffer size in bytes; frames sent to this side must fit it
@@ -46,9 +55,15 @@ import java.util.List;
  * @param rendezvousBuffers the sender's registered message buffers for rendezvous, in [0, 65535]; 0 means
  *                          it accepts no RTS, so large messages must reach it as DATA fragments
  * @param kindCodes         the channel kind code of each rail, {@code rails} entries in [1, 255]
+ * @param features          the features byte, in [0, 255]
  */
 public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int initialCredits, int maxMessageBytes,
-                             int rendezvousBuffers, List<Integer> kindCodes) {
+                             int rendezvousBuffers, List<Integer> kindCodes, int features) {
+    /** Features bit: this side speaks the READ rendezvous (RTS_READ, READ_FIN). */
+    public static final int FEATURE_READ_RENDEZVOUS = 0x1;
+    private static final int MODE_SHIFT = 1;
+    private static final int MODE_MASK = 0x3;
+
     /** The kind code of the RC send/receive channel, what a handshake without kinds means. */
     public static final int RC_SEND_RECV = 1;
     public static final int MAGIC = 0x58464452;
@@ -77,6 +92,33 @@ public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int
                 throw new IllegalArgumentException("channel kind codes in [1, 255] required but one was " + code);
             }
         }
+        if (features < 0 || features > 255) {
+            throw new IllegalArgumentException("features in [0, 255] required but it was " + features);
+        }
+    }
+
+    /** A handshake without features (no READ rendezvous): what a peer from before the features byte sends. */
+    public HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int initialCredits, int maxMessageBytes,
+                          int rendezvousBuffers, List<Integer> kindCodes) {
+        this(rails, bufferBytes, receiveBuffers, initialCredits, maxMessageBytes, rendezvousBuffers, kindCodes, 0);
+    }
+
+    /** The features byte for a side that speaks the READ rendezvous ({@code readRendezvous}) and asks for mode {@code modeCode} (0..3). */
+    public static int features(boolean readRendezvous, int modeCode) {
+        if (modeCode < 0 || modeCode > MODE_MASK) {
+            throw new IllegalArgumentException("rendezvous mode code in [0, 3] required but it was " + modeCode);
+        }
+        return (readRendezvous ? FEATURE_READ_RENDEZVOUS : 0) | modeCode << MODE_SHIFT;
+    }
+
+    /** Whether the sender of this record speaks the READ rendezvous. */
+    public boolean readRendezvous() {
+        return (features & FEATURE_READ_RENDEZVOUS) != 0;
+    }
+
+    /** The rendezvous mode code the sender of this record asks for (the connecting side's; 0 WRITE). */
+    public int rendezvousModeCode() {
+        return features >>> MODE_SHIFT & MODE_MASK;
     }
 
     /** A handshake of RC send/receive rails. */
@@ -92,7 +134,7 @@ public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int
     }
 
     public byte[] encode() {
-        byte[] out = new byte[LENGTH + rails];
+        byte[] out = new byte[LENGTH + rails + 1];
         UnsafeBuffer b = new UnsafeBuffer(out);
         b.putInt(0, MAGIC, ORDER);
         b.putByte(4, (byte) FrameHeader.VERSION);
@@ -105,6 +147,7 @@ public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int
         for (int r = 0; r < rails; r++) {
             b.putByte(LENGTH + r, (byte) (int) kindCodes.get(r));
         }
+        b.putByte(LENGTH + rails, (byte) features);
         return out;
     }
 
@@ -138,8 +181,10 @@ public record HandshakeCodec(int rails, int bufferBytes, int receiveBuffers, int
                 // an old peer's 24 bytes padded with zeros by the connection manager: RC send/receive
                 kinds.add(code == 0 ? RC_SEND_RECV : code);
             }
+            // no features byte (a peer from before it), or zero padding: no READ rendezvous
+            int features = privateData.length > LENGTH + rails ? b.getByte(LENGTH + rails) & 0xFF : 0;
             return new HandshakeCodec(rails, b.getInt(8, ORDER), b.getInt(12, ORDER), b.getInt(16, ORDER),
-                b.getInt(20, ORDER), b.getShort(6, ORDER) & 0xFFFF, kinds);
+                b.getInt(20, ORDER), b.getShort(6, ORDER) & 0xFFFF, kinds, features);
         } catch (IllegalArgumentException e) {
             throw new FrameFormatException("peer handshake is invalid: " + e.getMessage());
         }

@@ -204,9 +204,9 @@ class FrameCodecTest {
         DataFrameCodec.encodeHeader(b, 0, true, true, 0, 0, 0, 4, 4);
         FrameFormatException mismatch = assertThrows(FrameFormatException.class, () -> FrameHeader.validate(b, 0, 30));
         assertTrue(mismatch.getMessage().contains("payload length 4"), mismatch.getMessage());
-        b.putByte(FrameHeader.TYPE_OFFSET, (byte) 9);
+        b.putByte(FrameHeader.TYPE_OFFSET, (byte) 10);
         FrameFormatException unknown = assertThrows(FrameFormatException.class, () -> FrameHeader.validate(b, 0, 28));
-        assertTrue(unknown.getMessage().contains("9"), unknown.getMessage());
+        assertTrue(unknown.getMessage().contains("10"), unknown.getMessage());
         b.putByte(FrameHeader.TYPE_OFFSET, (byte) 1);
         // a version 2 peer (before the inbound-closed notice and the FINAL CLOSE)
         b.putByte(FrameHeader.VERSION_OFFSET, (byte) 2);
@@ -224,7 +224,7 @@ class FrameCodecTest {
     void handshakeRoundTripsThroughItsHexDump() {
         HandshakeCodec h = new HandshakeCodec(2, 4096, 64, 0, 1 << 20);
         byte[] bytes = h.encode();
-        assertEquals("52444658" + "0302" + "0000" + "00100000" + "40000000" + "00000000" + "00001000" + "0101", HEX.formatHex(bytes));
+        assertEquals("52444658" + "0302" + "0000" + "00100000" + "40000000" + "00000000" + "00001000" + "0101" + "00", HEX.formatHex(bytes));
         assertEquals(h, HandshakeCodec.decode(bytes));
     }
 
@@ -271,6 +271,57 @@ class FrameCodecTest {
         assertEquals(0xCAFE, CtsFrameCodec.rkey(b, 0));
         assertEquals(CtsFrameCodec.DISCARD, CtsFrameCodec.flags(b, 0));
         assertFalse(FrameType.CTS.consumesCredit());
+    }
+
+    @Test
+    void rtsReadFrameCarriesTheSendersAddressAndRkeyAndTakesACredit() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        int len = RtsReadFrameCodec.encode(b, 0, 5, FrameHeader.packCredits(2, 1), 1 << 20, 0x1122334455667788L, 0xBEEF);
+        assertEquals(40, len);
+        assertEquals("03080000" + "00000000" + "05000000" + "02000100" + "10000000" + "00001000"
+            + "8877665544332211" + "efbe0000" + "00000000", hex(b, len));
+        assertEquals(FrameType.RTS_READ, FrameHeader.validate(b, 0, len));
+        RtsReadFrameCodec.validatePayload(b, 0);
+        assertEquals(0x1122334455667788L, RtsReadFrameCodec.address(b, 0));
+        assertEquals(0xBEEF, RtsReadFrameCodec.rkey(b, 0));
+        assertEquals(1 << 20, FrameHeader.messageLength(b, 0));
+        assertTrue(FrameType.RTS_READ.consumesCredit());
+        assertThrows(IllegalArgumentException.class, () -> RtsReadFrameCodec.encode(b, 0, 1, 0, -1, 0, 0));
+        FrameHeader.write(b, 0, FrameType.RTS_READ, 0, 0, 5, 0, 8, 100);
+        FrameFormatException shortPayload = assertThrows(FrameFormatException.class, () -> RtsReadFrameCodec.validatePayload(b, 0));
+        assertTrue(shortPayload.getMessage().contains("RTS_READ frame carries 8 payload bytes but its layout has 16"), shortPayload.getMessage());
+    }
+
+    @Test
+    void readFinFrameNamesThePsnAndItsDiscardFlagAndTakesNoCredit() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        int len = ReadFinFrameCodec.encode(b, 0, 9, 0, 4096, ReadFinFrameCodec.DISCARD);
+        assertEquals(32, len);
+        assertEquals("03090000" + "00000000" + "09000000" + "00000000" + "08000000" + "00100000" + "01000000" + "00000000", hex(b, len));
+        assertEquals(FrameType.READ_FIN, FrameHeader.validate(b, 0, len));
+        ReadFinFrameCodec.validatePayload(b, 0);
+        assertEquals(ReadFinFrameCodec.DISCARD, ReadFinFrameCodec.flags(b, 0));
+        assertFalse(FrameType.READ_FIN.consumesCredit());
+        assertEquals(FrameType.READ_FIN, FrameType.fromCode(9));
+        assertEquals(FrameType.RTS_READ, FrameType.fromCode(8));
+    }
+
+    @Test
+    void handshakeFeaturesByteCarriesReadRendezvousAndTheModeAndIsZeroFromAnOlderPeer() {
+        HandshakeCodec h = new HandshakeCodec(2, 4096, 64, 0, 1 << 20, 4, java.util.List.of(1, 1), HandshakeCodec.features(true, 2));
+        byte[] bytes = h.encode();
+        assertEquals("0101" + "05", HEX.formatHex(bytes, HandshakeCodec.LENGTH, bytes.length), "kinds, then features: READ (bit 0), AUTO (2 << 1)");
+        HandshakeCodec back = HandshakeCodec.decode(bytes);
+        assertEquals(h, back);
+        assertTrue(back.readRendezvous());
+        assertEquals(2, back.rendezvousModeCode());
+        // an older peer: no features byte, or zero padding from the connection manager
+        HandshakeCodec old = HandshakeCodec.decode(java.util.Arrays.copyOf(bytes, HandshakeCodec.LENGTH + 2));
+        assertFalse(old.readRendezvous());
+        assertEquals(0, old.rendezvousModeCode());
+        HandshakeCodec padded = HandshakeCodec.decode(java.util.Arrays.copyOf(java.util.Arrays.copyOf(bytes, HandshakeCodec.LENGTH + 2), 56));
+        assertFalse(padded.readRendezvous());
+        assertThrows(IllegalArgumentException.class, () -> HandshakeCodec.features(true, 4));
     }
 
     @Test
@@ -335,7 +386,7 @@ class FrameCodecTest {
     void handshakeCarriesTheRendezvousBufferCountInTheFormerlyReservedField() {
         HandshakeCodec h = new HandshakeCodec(1, 8192, 64, 0, 1 << 20, 4);
         byte[] bytes = h.encode();
-        assertEquals("52444658" + "0301" + "0400" + "00200000" + "40000000" + "00000000" + "00001000" + "01", HEX.formatHex(bytes));
+        assertEquals("52444658" + "0301" + "0400" + "00200000" + "40000000" + "00000000" + "00001000" + "01" + "00", HEX.formatHex(bytes));
         assertEquals(h, HandshakeCodec.decode(bytes));
         assertThrows(IllegalArgumentException.class, () -> new HandshakeCodec(1, 8192, 64, 0, 1 << 20, 65536));
     }
@@ -344,8 +395,8 @@ class FrameCodecTest {
     void handshakeNamesTheChannelKindOfEachRailAfterTheFixedPart() {
         HandshakeCodec h = new HandshakeCodec(3, 4096, 64, 0, 1 << 20, 0, java.util.List.of(1, 7, 255));
         byte[] bytes = h.encode();
-        assertEquals(HandshakeCodec.LENGTH + 3, bytes.length);
-        assertEquals("0107ff", HEX.formatHex(bytes, HandshakeCodec.LENGTH, bytes.length));
+        assertEquals(HandshakeCodec.LENGTH + 3 + 1, bytes.length);
+        assertEquals("0107ff" + "00", HEX.formatHex(bytes, HandshakeCodec.LENGTH, bytes.length));
         assertEquals(h, HandshakeCodec.decode(bytes));
     }
 

@@ -11,7 +11,9 @@ import io.rdmaflux.core.frame.FrameFormatException;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.frame.RailDownFrameCodec;
+import io.rdmaflux.core.frame.ReadFinFrameCodec;
 import io.rdmaflux.core.frame.RtsFrameCodec;
+import io.rdmaflux.core.frame.RtsReadFrameCodec;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.jspecify.annotations.Nullable;
 
@@ -84,6 +86,38 @@ final class RcFrameDispatch {
                     l.onRts(ch, psn, length);
                 }
             }
+            case RTS_READ -> {
+                if (!ch.onDataArrived()) {
+                    ch.dropReceiveBuffer(slot);
+                    ch.fail(new RdmaProtocolException("peer sent an RTS_READ frame (PSN " + FrameHeader.psn(memory, off)
+                        + ") on rail " + ch.rail() + " without holding a credit"));
+                    return;
+                }
+                if (!validRendezvous(slot, off, type)) {
+                    return;
+                }
+                int psn = FrameHeader.psn(memory, off);
+                int length = FrameHeader.messageLength(memory, off);
+                long address = RtsReadFrameCodec.address(memory, off);
+                int rkey = RtsReadFrameCodec.rkey(memory, off);
+                // parsed: its buffer is free again at once (its credit returns with the next grant)
+                ch.releaseReceiveBuffer(slot);
+                if (l != null) {
+                    l.onRtsRead(ch, psn, length, address, rkey);
+                }
+            }
+            case READ_FIN -> {
+                if (!validRendezvous(slot, off, type)) {
+                    return;
+                }
+                int psn = FrameHeader.psn(memory, off);
+                int length = FrameHeader.messageLength(memory, off);
+                int flags = ReadFinFrameCodec.flags(memory, off);
+                ch.repost(slot);
+                if (l != null) {
+                    l.onReadFin(ch, psn, length, flags);
+                }
+            }
             case CTS -> {
                 if (!validRendezvous(slot, off, type)) {
                     return;
@@ -143,10 +177,11 @@ final class RcFrameDispatch {
 
     private boolean validRendezvous(int slot, int off, FrameType type) {
         try {
-            if (type == FrameType.CTS) {
-                CtsFrameCodec.validatePayload(memory, off);
-            } else {
-                FinFrameCodec.validatePayload(memory, off);
+            switch (type) {
+                case CTS -> CtsFrameCodec.validatePayload(memory, off);
+                case RTS_READ -> RtsReadFrameCodec.validatePayload(memory, off);
+                case READ_FIN -> ReadFinFrameCodec.validatePayload(memory, off);
+                default -> FinFrameCodec.validatePayload(memory, off);
             }
             return true;
         } catch (FrameFormatException e) {

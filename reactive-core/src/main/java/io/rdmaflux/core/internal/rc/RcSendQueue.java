@@ -52,6 +52,7 @@ final class RcSendQueue {
     private final SendWorkRequest wr = new SendWorkRequest();
     private int framesInFlight;
     private int writesInFlight;
+    private int readsInFlight;
     private long sendsPosted;
     private long sendCompletions;
     /** Frames posted, by {@link FrameType#code()}: plain counters of the progress thread. */
@@ -75,6 +76,10 @@ final class RcSendQueue {
 
     int writesInFlight() {
         return writesInFlight;
+    }
+
+    int readsInFlight() {
+        return readsInFlight;
     }
 
     long sendsPosted() {
@@ -207,6 +212,38 @@ final class RcSendQueue {
         }
     }
 
+    /**
+     * Posts a signalled RDMA READ of {@code length} bytes from the peer's {@code remoteAddress} into
+     * {@code localAddress}; its completion reports {@code token} (the READ rendezvous, seed 001 &sect;3).
+     *
+     * @return false if it could not be posted (the channel failed)
+     */
+    boolean postRead(long localAddress, int lkey, long remoteAddress, int rkey, int length, long token) {
+        postDeferredUnsignaled();
+        if (channel.isFailed()) {
+            return false;
+        }
+        long wrId = WorkRequestTokens.readWrId(token);
+        readsInFlight++;
+        wr.reset().wrId(wrId).opcode(WrOpcode.RDMA_READ).signaled(true).remoteAddress(remoteAddress).rkey(rkey);
+        if (length > 0) {
+            wr.sge(localAddress, length, lkey);
+        }
+        try {
+            if (!qp.postSend(wr)) {
+                readsInFlight--;
+                channel.fail(new RdmaTransportException("send queue of rail " + rail + " is full while posting an RDMA READ", null, null));
+                return false;
+            }
+            posted[(int) (tail++ & postedMask)] = wrId;
+            return true;
+        } catch (VerbsException e) {
+            readsInFlight--;
+            channel.fail(new RdmaTransportException("posting an RDMA READ on rail " + rail + " failed: " + e.getMessage(), e.status(), e));
+            return false;
+        }
+    }
+
     /** Drops the frame held back (never posted, so it never completes). */
     void dropDeferred() {
         if (deferredSlot >= 0) {
@@ -229,6 +266,15 @@ final class RcSendQueue {
             writesInFlight--;
             if (!wc.isSuccess()) {
                 channel.fail(channel.transportError("RDMA WRITE", wc));
+            }
+            return;
+        }
+        if (WorkRequestTokens.wrKind(wrId) == WorkRequestTokens.WR_READ) {
+            readsInFlight--;
+            if (!wc.isSuccess()) {
+                channel.fail(channel.transportError("RDMA READ", wc));
+            } else {
+                channel.onReadRetired(WorkRequestTokens.readToken(wrId));
             }
             return;
         }
@@ -258,6 +304,10 @@ final class RcSendQueue {
             }
             if (WorkRequestTokens.wrKind(id) == WorkRequestTokens.WR_WRITE) {
                 writesInFlight--;
+            } else if (WorkRequestTokens.wrKind(id) == WorkRequestTokens.WR_READ) {
+                // RC completes in order: a READ before a later completion succeeded
+                readsInFlight--;
+                channel.onReadRetired(WorkRequestTokens.readToken(id));
             } else {
                 retireSend(WorkRequestTokens.wrSlot(id), null);
             }

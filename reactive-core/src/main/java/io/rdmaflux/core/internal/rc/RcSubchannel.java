@@ -17,7 +17,9 @@ import io.rdmaflux.core.frame.FrameFormatException;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.frame.RailDownFrameCodec;
+import io.rdmaflux.core.frame.ReadFinFrameCodec;
 import io.rdmaflux.core.frame.RtsFrameCodec;
+import io.rdmaflux.core.frame.RtsReadFrameCodec;
 import io.rdmaflux.core.internal.buffer.SlotPool;
 import io.rdmaflux.core.internal.credit.ReceiveCredits;
 import io.rdmaflux.verbs.Access;
@@ -486,6 +488,66 @@ public final class RcSubchannel implements Channel, CompletionSink {
             stripeOffset, length, stripes, stripeIndex);
         // the FIN's completion is the stripe's: RC completes it after the WRITE, and it proves the FIN arrived
         sendQueue.post(slot, len, token, FrameType.FIN);
+    }
+
+    /**
+     * Posts an RTS_READ (the READ rendezvous, seed 001 &sect;3): the peer may RDMA READ message {@code psn}
+     * from {@code [address, +messageLength)} with {@code rkey}; one buffer credit. The caller checked
+     * {@link #canSend()}.
+     */
+    @Override
+    public void sendRtsRead(int psn, int messageLength, long address, int rkey, long token) {
+        int slot = sendPool.acquire();
+        int len = RtsReadFrameCodec.encode(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength, address, rkey);
+        sendCredits--;
+        sendQueue.postBatched(slot, len, token, FrameType.RTS_READ);
+    }
+
+    /** Whether an RDMA READ can be posted now: RDMA operations (WRITEs and READs) in flight below the QP's room for them. */
+    @Override
+    public boolean canReadStripe() {
+        return established && !failed && !closed && sendQueue.writesInFlight() + sendQueue.readsInFlight() < maxWrites;
+    }
+
+    /**
+     * Posts one signalled RDMA READ of a stripe of the peer's message into local registered memory; its
+     * completion is reported with {@code token}. The caller checked {@link #canReadStripe()}.
+     */
+    @Override
+    public void readStripe(long localAddress, int lkey, long remoteAddress, int rkey, int length, long token) {
+        if (failed) {
+            return;
+        }
+        sendQueue.postRead(localAddress, lkey, remoteAddress, rkey, length, token);
+    }
+
+    /**
+     * Posts a READ_FIN (control frame, no credit): this side's READs of message {@code psn} completed.
+     *
+     * @return false if no send buffer is free now (retry later) or the subchannel cannot send
+     */
+    @Override
+    public boolean sendReadFin(int psn, int messageLength, int flags) {
+        if (!established || failed || finalSent || sendPool.available() == 0) {
+            return false;
+        }
+        int slot = sendPool.acquire();
+        int len = ReadFinFrameCodec.encode(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength, flags);
+        sendQueue.post(slot, len, NO_TOKEN, FrameType.READ_FIN);
+        return !failed;
+    }
+
+    @Override
+    public int readsInFlight() {
+        return sendQueue.readsInFlight();
+    }
+
+    /** An RDMA READ posted with {@code token} completed successfully. */
+    void onReadRetired(long token) {
+        ChannelEvents l = listener;
+        if (l != null && !failed) {
+            l.onReadCompleted(this, token);
+        }
     }
 
     /**
