@@ -21,6 +21,10 @@ package io.rdmaflux.core.frame;
  *   <li>{@link #RAIL_DOWN}: the sender found the rail named in the PSN field failed and re-sends what
  *       was in flight on it over the other rails; the receiver stops using that rail too and frees the
  *       receive buffers its out-of-order messages hold so the re-sent ones find credit; no credit.</li>
+ *   <li>{@link #CHANNEL_CONTROL}: a control message of the channel kind itself, opaque to the connection
+ *       ({@link ChannelControlFrameCodec}): a kind built over the RC send/receive channel (the eager RDMA
+ *       ring of seed 001 &sect;4.1&ndash;4.6 offers, revokes and credits its ring with it) gets the payload
+ *       through {@code ChannelEvents.onChannelControl}; no credit, a control receive buffer.</li>
  * </ul>
  */
 public enum FrameType {
@@ -30,9 +34,10 @@ public enum FrameType {
     RTS(4),
     CTS(5),
     FIN(6),
-    RAIL_DOWN(7);
+    RAIL_DOWN(7),
+    CHANNEL_CONTROL(8);
 
-    private static final FrameType[] BY_CODE = {null, DATA, CREDIT, CLOSE, RTS, CTS, FIN, RAIL_DOWN};
+    private static final FrameType[] BY_CODE = {null, DATA, CREDIT, CLOSE, RTS, CTS, FIN, RAIL_DOWN, CHANNEL_CONTROL};
 
     private final int code;
 
@@ -57,7 +62,7 @@ public enum FrameType {
      */
     public static FrameType fromCode(int code) {
         if (code <= 0 || code >= BY_CODE.length) {
-            throw new FrameFormatException("unknown frame type code " + code + "; known codes are 1 (DATA), 2 (CREDIT), 3 (CLOSE), 4 (RTS), 5 (CTS), 6 (FIN), 7 (RAIL_DOWN)");
+            throw new FrameFormatException("unknown frame type code " + code + "; known codes are 1 (DATA), 2 (CREDIT), 3 (CLOSE), 4 (RTS), 5 (CTS), 6 (FIN), 7 (RAIL_DOWN), 8 (CHANNEL_CONTROL)");
         }
         FrameType t = BY_CODE[code];
         if (t == null) {

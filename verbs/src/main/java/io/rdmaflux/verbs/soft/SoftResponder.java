@@ -78,6 +78,8 @@ final class SoftResponder {
 
     /** Engine: an RC request for this QP. */
     void onRequest(SoftFrame f, long nowNs) {
+        // a torn WRITE completes before any later request executes, as RC orders a WRITE before what follows
+        device.applyTornPieces();
         QpState s = qp.state();
         if ((s != QpState.RTR && s != QpState.RTS) || qp.type() != QpType.RC || f.sourceQpn != qp.remoteQpn()) {
             return;
@@ -145,12 +147,22 @@ final class SoftResponder {
         device.queueAck(this);
     }
 
+    /**
+     * Places a WRITE's data: the last 8 bytes after the rest ({@link NativeMemory#placeWrite}), or, on a
+     * port whose rail tears WRITEs ({@link RailConfig#tornWrites()}), the second half now and the first
+     * half when the device applies its held pieces (its next engine pass or request).
+     */
     private void writeInto(SoftMemoryRegion mr, SoftFrame f) {
         SoftDevice.Scratch s = device.scratch;
         s.buffers[0] = mr.base;
-        s.addresses[0] = f.remoteAddress;
-        s.lengths[0] = f.length;
-        NativeMemory.scatter(f, s.addresses, s.lengths, 1, f.length);
+        if (f.length >= 16 && port.rail().tornWrites()) {
+            int half = f.length / 2;
+            byte[] first = NativeMemory.readRange(f, 0, half);
+            NativeMemory.copyRange(f, half, f.length, f.remoteAddress);
+            device.holdTornPiece(mr, f.remoteAddress, first);
+            return;
+        }
+        NativeMemory.placeWrite(f, f.remoteAddress, f.length);
     }
 
     /** SEND, SEND_WITH_IMM, or (withWrite) RDMA_WRITE_WITH_IMM whose rkey was checked. */
