@@ -243,9 +243,10 @@ public final class RailConfig {
     }
 
     /**
-     * Whether RDMA WRITEs arriving on this port are placed torn: the second half of the data (with its
-     * last byte) first, the first half only on the NIC's next engine pass (or before its next request),
-     * so a reader polling the target between them sees the end of a WRITE before its beginning. Models
+     * Whether RDMA WRITEs (of 32 bytes or more) arriving on this port are placed torn: the first quarter
+     * and the second half of the data (with its last byte) first, the second quarter only on the NIC's next
+     * engine pass (or before its next request), so a reader polling the target between them sees both ends
+     * of a WRITE while its middle is stale. Models
      * a NIC and bus that do not place a WRITE's bytes in address order (PCIe relaxed ordering, a
      * multi-packet WRITE over several paths). The port then reports
      * {@code Port.orderedWritePlacement()} false.

@@ -149,17 +149,21 @@ final class SoftResponder {
 
     /**
      * Places a WRITE's data: the last 8 bytes after the rest ({@link NativeMemory#placeWrite}), or, on a
-     * port whose rail tears WRITEs ({@link RailConfig#tornWrites()}), the second half now and the first
-     * half when the device applies its held pieces (its next engine pass or request).
+     * port whose rail tears WRITEs ({@link RailConfig#tornWrites()}), out of address order in pieces: the
+     * first quarter and the second half (with the last byte) now, the second quarter when the device
+     * applies its held pieces (its next engine pass or request), so a reader between them sees both ends
+     * of the WRITE and stale bytes in its middle.
      */
     private void writeInto(SoftMemoryRegion mr, SoftFrame f) {
         SoftDevice.Scratch s = device.scratch;
         s.buffers[0] = mr.base;
-        if (f.length >= 16 && port.rail().tornWrites()) {
+        if (f.length >= 32 && port.rail().tornWrites()) {
+            int quarter = f.length / 4;
             int half = f.length / 2;
-            byte[] first = NativeMemory.readRange(f, 0, half);
+            byte[] held = NativeMemory.readRange(f, quarter, half);
             NativeMemory.copyRange(f, half, f.length, f.remoteAddress);
-            device.holdTornPiece(mr, f.remoteAddress, first);
+            NativeMemory.copyRange(f, 0, quarter, f.remoteAddress);
+            device.holdTornPiece(mr, f.remoteAddress + quarter, held);
             return;
         }
         NativeMemory.placeWrite(f, f.remoteAddress, f.length);
