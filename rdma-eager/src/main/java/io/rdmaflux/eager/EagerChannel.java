@@ -61,6 +61,7 @@ public final class EagerChannel implements Channel {
     private final RingReceiver ring;
     private final RingSender sender;
     private final RingPolling polling;
+    private final PollingSet pollingSet;
     private final int rcSlots;
     private final int receiveBuffers;
     private final Events inner = new Events();
@@ -101,6 +102,7 @@ public final class EagerChannel implements Channel {
         this.rcSlots = rc.receiveSlots();
         this.receiveBuffers = receiveBuffers;
         this.polling = new RingPolling(this, ring, set, policy);
+        this.pollingSet = set;
         rc.events(inner);
     }
 
@@ -453,6 +455,11 @@ public final class EagerChannel implements Channel {
     @Override
     public long messagesCompleted() {
         return rc.messagesCompleted() + ringMessagesSent;
+    }
+
+    /** The node's polling set this rail's ring belongs to (seed 001 &sect;4.6); any thread. */
+    PollingSet pollingSet() {
+        return pollingSet;
     }
 
     /** A snapshot of this rail's eager counters; progress thread (elsewhere it may be stale). */

@@ -94,12 +94,6 @@ public final class EagerChannelProvider implements ChannelProvider {
         return new ArrayList<>(open);
     }
 
-    /** Rings polled now by the node of {@code pd}, and its polling set's capacity; -1, -1 if it has none. */
-    public int[] pollingSetUse(ProtectionDomain pd) {
-        PollingSet set = pollingSets.get(pd);
-        return set == null ? new int[] {-1, -1} : new int[] {set.size(), set.capacity()};
-    }
-
     @Override
     public String toString() {
         return "ChannelProvider{" + kind() + ", " + policy + "}";
