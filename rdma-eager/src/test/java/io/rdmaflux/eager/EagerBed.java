@@ -33,6 +33,12 @@ final class EagerBed implements AutoCloseable {
     private final List<RdmaConnection> accepted = new ArrayList<>();
 
     EagerBed(RailConfig rail, EagerPolicy policy, Consumer<RdmaNode.Builder> both, Consumer<RdmaNode.Builder> serverOnly) {
+        this(rail, policy, both, serverOnly, true);
+    }
+
+    /** With {@code serverOffersEager} false the server node offers RC send/receive only (no discovery either). */
+    EagerBed(RailConfig rail, EagerPolicy policy, Consumer<RdmaNode.Builder> both, Consumer<RdmaNode.Builder> serverOnly,
+             boolean serverOffersEager) {
         soft = SoftTwoNodes.create(1, rail);
         clientEager = new EagerChannelProvider(policy);
         serverEager = new EagerChannelProvider(policy);
@@ -40,8 +46,12 @@ final class EagerBed implements AutoCloseable {
             .clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000).bufferBytes(1024).receiveBuffers(16).sendQueue(8)
             .channelProvider(clientEager);
         RdmaNode.Builder sb = RdmaNode.builder().provider(soft.b()).name("server").threadingMode(ThreadingMode.INVOKER)
-            .clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000).bufferBytes(1024).receiveBuffers(16).sendQueue(8)
-            .channelProvider(serverEager);
+            .clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000).bufferBytes(1024).receiveBuffers(16).sendQueue(8);
+        if (serverOffersEager) {
+            sb.channelProvider(serverEager);
+        } else {
+            sb.discoverChannelProviders(false);
+        }
         both.accept(cb);
         both.accept(sb);
         serverOnly.accept(sb);
