@@ -36,8 +36,14 @@ import java.util.function.Consumer;
 final class ConnectionEstablishment {
     /** The node's channel settings, the same for every rail. */
     record Settings(int bufferBytes, int receiveBuffers, int controlBuffers, int sendBuffers, int creditThreshold,
-                    QpTimeouts timeouts, int rendezvousBuffers, int maxMessageBytes) {
+                    QpTimeouts timeouts, int rendezvousBuffers, int maxMessageBytes, EagerSpec eager, int eagerPollingSet) {
     }
+
+    /**
+     * Set on a rail's kind code in the handshake: the connecting side takes {@link ChannelKind#fallback()}
+     * if the accepting node does not offer the kind (the kind was a default, not asked for explicitly).
+     */
+    static final int FALLBACK_ALLOWED = 0x80;
 
     private final RdmaNode node;
     private final ConnectionManager cm;
@@ -74,7 +80,7 @@ final class ConnectionEstablishment {
                 kinds.add(offeredKind(from, r, peer.kindCodes().get(r)));
             }
             for (int r = 0; r < rails; r++) {
-                created.add(newChannel(r, kinds.get(r)));
+                created.add(newChannel(r, kinds.get(r), settings.eager()));
             }
             List<QpEndpoint> endpoints = new ArrayList<>();
             for (int r = 0; r < rails; r++) {
@@ -87,7 +93,7 @@ final class ConnectionEstablishment {
             DefaultRdmaConnection c = node.register(created, acceptFactory, peer.maxMessageBytes(), peer.rendezvousBuffers() > 0,
                 mode, "accepted from " + from);
             emit.accept(c);
-            return CompletableFuture.completedFuture(new CmParams(endpoints, handshake(kinds, mode).encode()));
+            return CompletableFuture.completedFuture(new CmParams(endpoints, handshake(kinds, false, mode).encode()));
         } catch (RuntimeException e) {
             created.forEach(Channel::close);
             return CompletableFuture.failedFuture(e);
@@ -105,8 +111,11 @@ final class ConnectionEstablishment {
             try {
                 List<QpEndpoint> endpoints = new ArrayList<>();
                 List<ChannelKind> kinds = new ArrayList<>(spec.rails());
+                EagerSpec eager = spec.eager() != null ? spec.eager() : settings.eager();
+                // a default eager rail may fall back to RC send/receive; an explicit kind is insisted on
+                boolean defaultEager = !spec.channelKindsExplicit() && eager.enabled() && providers.containsKey(ChannelKind.EAGER_RDMA);
                 for (int r = 0; r < spec.rails(); r++) {
-                    ChannelKind kind = spec.channelKind(r);
+                    ChannelKind kind = defaultEager ? ChannelKind.EAGER_RDMA : spec.channelKind(r);
                     if (!providers.containsKey(kind)) {
                         throw new IllegalArgumentException("spec asks for channel kind " + kind + " on rail " + r + " but node " + node.name()
                             + " offers " + providers.keySet() + "; add its provider with RdmaNode.Builder.channelProvider(..)");
@@ -114,11 +123,11 @@ final class ConnectionEstablishment {
                     kinds.add(kind);
                 }
                 for (int r = 0; r < spec.rails(); r++) {
-                    Channel sc = newChannel(r, kinds.get(r));
+                    Channel sc = newChannel(r, kinds.get(r), eager);
                     created.add(sc);
                     endpoints.add(sc.localEndpoint());
                 }
-                CmParams request = new CmParams(endpoints, handshake(kinds, spec.rendezvousMode()).encode());
+                CmParams request = new CmParams(endpoints, handshake(kinds, defaultEager, spec.rendezvousMode()).encode());
                 return Mono.fromFuture(cm.connect(address, request, spec.connectTimeoutNs()))
                     .map(reply -> {
                         HandshakeCodec peer = HandshakeCodec.decode(reply.privateData());
@@ -127,9 +136,15 @@ final class ConnectionEstablishment {
                                 + reply.endpoints().size() + " rails but " + created.size() + " were asked");
                         }
                         for (int r = 0; r < created.size(); r++) {
-                            if (peer.kindCodes().get(r) != kinds.get(r).wireCode()) {
-                                throw new RdmaException(RdmaException.Category.PROTOCOL, "peer at " + address + " answered channel kind code "
-                                    + peer.kindCodes().get(r) + " on rail " + r + " but " + kinds.get(r) + " was asked");
+                            int answered = peer.kindCodes().get(r);
+                            ChannelKind asked = kinds.get(r);
+                            if (answered != asked.wireCode()) {
+                                if (!defaultEager || answered != asked.fallback().wireCode()) {
+                                    throw new RdmaException(RdmaException.Category.PROTOCOL, "peer at " + address + " answered channel kind code "
+                                        + answered + " on rail " + r + " but " + asked + " was asked");
+                                }
+                                // the peer does not offer the default kind: this rail runs its fallback channel
+                                created.set(r, created.get(r).downgrade());
                             }
                         }
                         for (int r = 0; r < created.size(); r++) {
@@ -148,10 +163,11 @@ final class ConnectionEstablishment {
         });
     }
 
-    private HandshakeCodec handshake(List<ChannelKind> kinds, RendezvousMode mode) {
+    private HandshakeCodec handshake(List<ChannelKind> kinds, boolean fallbackAllowed, RendezvousMode mode) {
         return new HandshakeCodec(kinds.size(), settings.bufferBytes(), settings.receiveBuffers(), 0, settings.maxMessageBytes(),
             settings.rendezvousBuffers(),
-            kinds.stream().map(ChannelKind::wireCode).toList(), HandshakeCodec.features(true, mode.code()));
+            kinds.stream().map(k -> k.wireCode() | (fallbackAllowed && k.fallback() != k ? FALLBACK_ALLOWED : 0)).toList(),
+            HandshakeCodec.features(true, mode.code()));
     }
 
     /**
@@ -174,9 +190,12 @@ final class ConnectionEstablishment {
     private ChannelKind offeredKind(PortAddress from, int rail, int code) {
         ChannelKind kind;
         try {
-            kind = ChannelKind.ofWireCode(code);
+            kind = ChannelKind.ofWireCode(code & ~FALLBACK_ALLOWED);
         } catch (IllegalArgumentException e) {
             throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for rail " + rail + ": " + e.getMessage());
+        }
+        if (!providers.containsKey(kind) && (code & FALLBACK_ALLOWED) != 0 && providers.containsKey(kind.fallback())) {
+            return kind.fallback();
         }
         if (!providers.containsKey(kind)) {
             throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for channel kind " + kind
@@ -186,10 +205,11 @@ final class ConnectionEstablishment {
         return kind;
     }
 
-    private Channel newChannel(int rail, ChannelKind kind) {
+    private Channel newChannel(int rail, ChannelKind kind, EagerSpec eager) {
         // CTS and FIN frames take no credit: each rendezvous buffer can have one of each in flight per rail
         Settings s = settings;
         return providers.get(kind).open(new ChannelSetup(rail, pd, ports[rail], s.bufferBytes(), s.receiveBuffers(),
-            s.controlBuffers() + 2 * s.rendezvousBuffers(), s.sendBuffers(), s.creditThreshold(), s.timeouts(), s.rendezvousBuffers()));
+            s.controlBuffers() + 2 * s.rendezvousBuffers(), s.sendBuffers(), s.creditThreshold(), s.timeouts(), s.rendezvousBuffers(),
+            eager, s.eagerPollingSet()));
     }
 }

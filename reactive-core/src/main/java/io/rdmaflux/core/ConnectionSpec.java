@@ -5,6 +5,7 @@ import io.rdmaflux.core.channel.ChannelKind;
 
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How {@link RdmaNode#connect} opens a connection: how many rails (one subchannel per port of the
@@ -24,7 +25,7 @@ import java.util.Objects;
  */
 public final class ConnectionSpec {
     private static final ConnectionSpec DEFAULTS = new ConnectionSpec(1, ChannelFactory.roundRobin(), 5_000_000_000L,
-        List.of(ChannelKind.RC_SEND_RECV));
+        List.of(ChannelKind.RC_SEND_RECV), false, false, null, RendezvousMode.WRITE);
 
     private final int rails;
     private final ChannelFactory channelFactory;
@@ -32,20 +33,21 @@ public final class ConnectionSpec {
     /** One kind for every rail ({@link #perRail} false), or one per rail. */
     private final List<ChannelKind> kinds;
     private final boolean perRail;
+    /** Whether the kinds were set ({@link #channelKind(ChannelKind)}, {@link #channelKinds}): no default eager, no downgrade. */
+    private final boolean kindsExplicit;
+    private final @Nullable EagerSpec eager;
     private final RendezvousMode rendezvousMode;
 
-    private ConnectionSpec(int rails, ChannelFactory channelFactory, long connectTimeoutNs, List<ChannelKind> kinds) {
-        this(rails, channelFactory, connectTimeoutNs, kinds, false, RendezvousMode.WRITE);
-    }
-
     private ConnectionSpec(int rails, ChannelFactory channelFactory, long connectTimeoutNs, List<ChannelKind> kinds,
-                           boolean perRail, RendezvousMode rendezvousMode) {
-        this.rendezvousMode = rendezvousMode;
+                           boolean perRail, boolean kindsExplicit, @Nullable EagerSpec eager, RendezvousMode rendezvousMode) {
         this.rails = rails;
         this.channelFactory = channelFactory;
         this.connectTimeoutNs = connectTimeoutNs;
         this.kinds = kinds;
         this.perRail = perRail;
+        this.kindsExplicit = kindsExplicit;
+        this.eager = eager;
+        this.rendezvousMode = rendezvousMode;
     }
 
     /**
@@ -54,7 +56,8 @@ public final class ConnectionSpec {
      * kind has no READ rendezvous; {@link RdmaConnection#rendezvousMode()} says what was agreed.
      */
     public ConnectionSpec rendezvous(RendezvousMode mode) {
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, Objects.requireNonNull(mode, "mode"));
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager,
+            Objects.requireNonNull(mode, "mode"));
     }
 
     /** The rendezvous mode asked for. */
@@ -87,12 +90,12 @@ public final class ConnectionSpec {
             throw new IllegalArgumentException("rails(" + n + ") but this spec names the channel kinds of " + kinds.size()
                 + " rails " + kinds + "; set the rails first, or give channelKind(kind) for every rail");
         }
-        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds, perRail, rendezvousMode);
+        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode);
     }
 
     /** This spec with the scheduling policy {@code factory} builds per connection. */
     public ConnectionSpec striping(ChannelFactory factory) {
-        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds, perRail, rendezvousMode);
+        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode);
     }
 
     /** This spec with a connect timeout in ns. @throws IllegalArgumentException unless &gt; 0 */
@@ -100,12 +103,36 @@ public final class ConnectionSpec {
         if (timeoutNs <= 0) {
             throw new IllegalArgumentException("connectTimeoutNs > 0 required but it was " + timeoutNs);
         }
-        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds, perRail, rendezvousMode);
+        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode);
     }
 
-    /** This spec with channels of {@code kind} on every rail. */
+    /**
+     * This spec with channels of {@code kind} on every rail, insisted on: a peer that does not offer it
+     * refuses the connection (without this call a node offering {@link ChannelKind#EAGER_RDMA} asks for
+     * it and falls back to {@link ChannelKind#RC_SEND_RECV}).
+     */
     public ConnectionSpec channelKind(ChannelKind kind) {
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.of(Objects.requireNonNull(kind, "kind")), false, rendezvousMode);
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.of(Objects.requireNonNull(kind, "kind")), false,
+            true, eager, rendezvousMode);
+    }
+
+    /**
+     * This spec with the eager RDMA ring settings {@code spec} for its rails (seed 001 &sect;4): with
+     * {@link EagerSpec#enabled()} false the rails use RC send/receive even where both nodes offer eager;
+     * without this call the node's ({@code RdmaNode.Builder.eager}) apply.
+     */
+    public ConnectionSpec eager(EagerSpec spec) {
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, Objects.requireNonNull(spec, "spec"), rendezvousMode);
+    }
+
+    /** The eager settings given with {@link #eager(EagerSpec)}, or null for the node's. */
+    public @Nullable EagerSpec eager() {
+        return eager;
+    }
+
+    /** Whether the channel kinds were set explicitly (then no default kind and no downgrade applies). */
+    public boolean channelKindsExplicit() {
+        return kindsExplicit;
     }
 
     /**
@@ -118,7 +145,7 @@ public final class ConnectionSpec {
             throw new IllegalArgumentException(kindsPerRail.size() + " channel kinds " + kindsPerRail + " for " + rails
                 + " rails; give one kind per rail, or channelKind(kind) for every rail");
         }
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(kindsPerRail), true, rendezvousMode);
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(kindsPerRail), true, true, eager, rendezvousMode);
     }
 
     /** The channel kind of rail {@code rail}. @throws IndexOutOfBoundsException unless 0 &lt;= rail &lt; rails() */
@@ -141,7 +168,7 @@ public final class ConnectionSpec {
 
     @Override
     public String toString() {
-        return "ConnectionSpec{rails=" + rails + ", kinds=" + kinds + ", connectTimeoutNs=" + connectTimeoutNs
-            + ", rendezvous=" + rendezvousMode + "}";
+        return "ConnectionSpec{rails=" + rails + ", kinds=" + kinds + (kindsExplicit ? "" : " (default)") + ", eager=" + eager
+            + ", connectTimeoutNs=" + connectTimeoutNs + ", rendezvous=" + rendezvousMode + "}";
     }
 }

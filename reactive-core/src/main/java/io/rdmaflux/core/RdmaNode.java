@@ -133,7 +133,8 @@ public final class RdmaNode implements AutoCloseable {
         this.registrationCache = new RegistrationCache(pd, b.registrationCacheBytes, Access.REMOTE_READ);
         this.establishment = new ConnectionEstablishment(this, provider.connectionManager(), pd, ports,
             new ConnectionEstablishment.Settings(bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold,
-                qpTimeouts, rendezvousBuffers, maxMessageBytes), java.util.Map.copyOf(b.channelProviders), acceptChannelFactory);
+                qpTimeouts, rendezvousBuffers, maxMessageBytes, b.eager, b.eagerPollingSet), b.offeredChannelProviders(),
+            acceptChannelFactory);
         boolean drive = b.driveProvider != null ? b.driveProvider : provider.threadingMode() == ThreadingMode.INVOKER;
         this.engine = new ProgressEngine(name, b.threadingMode, clock, idleStrategy(b.idleStrategy, drive), Throwable::printStackTrace);
         if (drive) {
@@ -586,6 +587,9 @@ public final class RdmaNode implements AutoCloseable {
         private int qpRnrRetryCount = QpTimeouts.DEFAULTS.rnrRetryCount();
         private final java.util.Map<ChannelKind, ChannelProvider> channelProviders =
             new java.util.EnumMap<>(java.util.Map.of(ChannelKind.RC_SEND_RECV, ChannelProvider.rcSendRecv()));
+        private boolean discoverChannelProviders = true;
+        private EagerSpec eager = EagerSpec.DEFAULTS;
+        private int eagerPollingSet = 64;
 
         private Builder() {
         }
@@ -598,6 +602,48 @@ public final class RdmaNode implements AutoCloseable {
         public Builder channelProvider(ChannelProvider provider) {
             channelProviders.put(Objects.requireNonNull(provider.kind(), "provider.kind()"), provider);
             return this;
+        }
+
+        /**
+         * Whether {@link #build()} also offers the {@link ChannelProvider}s found by {@link java.util.ServiceLoader}
+         * (default true; the {@code rdma-eager} module registers the eager kind this way). A provider given to
+         * {@link #channelProvider} wins over a discovered one of the same kind.
+         */
+        public Builder discoverChannelProviders(boolean discover) {
+            this.discoverChannelProviders = discover;
+            return this;
+        }
+
+        /**
+         * The eager RDMA ring settings of this node's connections (seed 001 &sect;4): the ring it registers for
+         * every rail it accepts, and the default of its connects ({@link ConnectionSpec#eager} overrides). Used
+         * where the node offers {@link ChannelKind#EAGER_RDMA}. Default {@link EagerSpec#DEFAULTS}.
+         */
+        public Builder eager(EagerSpec spec) {
+            this.eager = Objects.requireNonNull(spec, "spec");
+            return this;
+        }
+
+        /**
+         * The most peers (rails of connections) whose eager rings this node polls at once, in [0, 65536]
+         * (default 64): the receiver promotes a busy peer into the set and demotes an idle one, whose sender
+         * then uses send/receive (seed 001 &sect;4.6). 0 polls no ring: every message uses send/receive.
+         */
+        public Builder eagerPollingSet(int peers) {
+            this.eagerPollingSet = range("eagerPollingSet", peers, 0, 65536,
+                "the polling set holds the peers whose rings are polled; 0 turns eager off for this node's receive side");
+            return this;
+        }
+
+        /** The providers offered: the explicit ones, then those discovered of other kinds. */
+        java.util.Map<ChannelKind, ChannelProvider> offeredChannelProviders() {
+            java.util.Map<ChannelKind, ChannelProvider> offered = new java.util.EnumMap<>(channelProviders);
+            if (discoverChannelProviders) {
+                for (ChannelProvider p : java.util.ServiceLoader.load(ChannelProvider.class, RdmaNode.class.getClassLoader())) {
+                    offered.putIfAbsent(p.kind(), p);
+                }
+            }
+            return java.util.Map.copyOf(offered);
         }
 
         public Builder provider(RdmaProvider provider) {

@@ -85,6 +85,10 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     @Option(names = "--rail-rates", split = ",", description = "Bandwidth per rail in MiB/s, 0 = unshaped (default: unshaped).")
     @Nullable List<Long> railRates;
 
+    @Option(names = "--eager", paramLabel = "on|off", description = "The eager RDMA ring for small messages (seed 001 §4; "
+        + "default ${DEFAULT-VALUE}): off runs every message over send/receive.")
+    String eager = "on";
+
     @picocli.CommandLine.Mixin
     NetOptions net = new NetOptions();
 
@@ -93,7 +97,8 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
 
     /** Validated settings: what every mode needs. */
     record Settings(Test test, String fabric, int rails, @Nullable List<String> addresses, List<Integer> sizes, OsuSchedule schedule,
-                    int window, List<Long> railBytesPerSec, boolean shaped, String policy, NetOptions.Parsed peer, java.nio.file.@Nullable Path json) {
+                    int window, List<Long> railBytesPerSec, boolean shaped, String policy, NetOptions.Parsed peer, java.nio.file.@Nullable Path json,
+                    boolean eager) {
         int maxSize() {
             return sizes.stream().mapToInt(Integer::intValue).max().orElse(1);
         }
@@ -187,7 +192,8 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             rates.add(mibps == 0 ? Long.MAX_VALUE : mibps << 20);
         }
         OsuSchedule schedule = new OsuSchedule(t, iterations, warmup, jitWarmup != null ? jitWarmup : OsuSchedule.defaultJitWarmup(t));
-        return new Settings(t, fab, railCount, addrs, sizeList, schedule, window, rates, railRates != null, policy, peer, json);
+        return new Settings(t, fab, railCount, addrs, sizeList, schedule, window, rates, railRates != null, policy, peer, json,
+            EagerOption.parse(eager));
     }
 
     /** The table's first lines: what runs where, and the column heads. */
@@ -294,9 +300,10 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             int buffer = Math.max(8 * 1024, Math.min(size, 64 * 1024)) + 64;
             int maxMessage = Math.max(size, 1 << 20);
             BenchLink opened = s.addresses == null
-                ? InJvmRails.open(new InJvmRails.Settings(s.railBytesPerSec, 0, buffer, 64, maxMessage, 4, Policies.parse(s.policy, s.rails)))
+                ? InJvmRails.open(new InJvmRails.Settings(s.railBytesPerSec, 0, buffer, 64, maxMessage, 4, Policies.parse(s.policy, s.rails),
+                    EagerOption.spec(s.eager)))
                 : NetPair.open(new NetRails.Settings(s.addresses, s.shaped ? s.railBytesPerSec : null, buffer, 64, maxMessage, 4,
-                    Policies.parse(s.policy, s.rails)));
+                    Policies.parse(s.policy, s.rails)).eager(s.eager));
             long deadlineNs = System.nanoTime() + IN_JVM_SIZE_TIMEOUT.toNanos();
             try (BenchLink link = opened;
                  BenchSession.Server server = new BenchSession.Server(link.receiver(), s.test, size);
@@ -316,7 +323,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     /** Two processes, the settings both ends build their rails with. */
     private static NetRails.Settings peerRails(Settings s, int maxMessage) {
         return new NetRails.Settings(s.addresses, s.shaped ? s.railBytesPerSec : null, (64 << 10) + 64, 64, Math.max(maxMessage, PEER_MIN_MESSAGE_BYTES), 4,
-            Policies.parse(s.policy, s.rails));
+            Policies.parse(s.policy, s.rails)).eager(s.eager);
     }
 
     /** The listening side: serves one run for the peer that connects, then exits. */

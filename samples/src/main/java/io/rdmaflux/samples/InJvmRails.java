@@ -1,6 +1,7 @@
 package io.rdmaflux.samples;
 
 import io.rdmaflux.core.ConnectionSpec;
+import io.rdmaflux.core.EagerSpec;
 import io.rdmaflux.core.RdmaConnection;
 import io.rdmaflux.core.RdmaNode;
 import io.rdmaflux.core.RdmaServer;
@@ -109,7 +110,7 @@ public final class InJvmRails implements BenchLink {
     private RdmaNode node(String name, String device, int[] ports, Settings s) {
         return RdmaNode.builder().provider(provider).device(device).name(name).ports(ports)
             .bufferBytes(s.bufferBytes).receiveBuffers(s.receiveBuffers).sendBuffers(s.receiveBuffers)
-            .maxMessageBytes(s.maxMessageBytes).rendezvousBuffers(s.rendezvousBuffers).threadingMode(ThreadingMode.SHARED).build();
+            .maxMessageBytes(s.maxMessageBytes).rendezvousBuffers(s.rendezvousBuffers).eager(s.eager).threadingMode(ThreadingMode.SHARED).build();
     }
 
     /** Opens the rails and connects sender to receiver. */
@@ -185,6 +186,11 @@ public final class InJvmRails implements BenchLink {
      * @param policy          the multiplexing/striping policy
      */
     public record Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
-                           int rendezvousBuffers, ChannelFactory policy) {
+                           int rendezvousBuffers, ChannelFactory policy, EagerSpec eager) {
+        /** With the eager RDMA ring at its defaults (used where both nodes offer it). */
+        public Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
+                        int rendezvousBuffers, ChannelFactory policy) {
+            this(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, EagerSpec.DEFAULTS);
+        }
     }
 }

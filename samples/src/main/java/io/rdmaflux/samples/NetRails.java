@@ -1,6 +1,7 @@
 package io.rdmaflux.samples;
 
 import io.rdmaflux.core.ConnectionSpec;
+import io.rdmaflux.core.EagerSpec;
 import io.rdmaflux.core.RdmaConnection;
 import io.rdmaflux.core.RdmaNode;
 import io.rdmaflux.core.RdmaServer;
@@ -62,7 +63,17 @@ final class NetRails implements AutoCloseable {
      * @param policy            how this side schedules what it sends over the rails
      */
     record Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
-                    int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy) {
+                    int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy, EagerSpec eager) {
+        Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
+                 int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy) {
+            this(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, EagerSpec.DEFAULTS);
+        }
+
+        /** These settings with the eager ring {@code on} or off. */
+        Settings eager(boolean on) {
+            return new Settings(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy,
+                on ? EagerSpec.DEFAULTS : EagerSpec.OFF);
+        }
     }
 
     /**
@@ -177,7 +188,7 @@ final class NetRails implements AutoCloseable {
         return RdmaNode.builder().provider(provider).name(name).ports(ports)
             .bufferBytes(s.bufferBytes).receiveBuffers(s.receiveBuffers).sendBuffers(s.receiveBuffers)
             .maxMessageBytes(s.maxMessageBytes).rendezvousBuffers(s.rendezvousBuffers)
-            .acceptChannelFactory(probe).threadingMode(ThreadingMode.DEDICATED).build();
+            .acceptChannelFactory(probe).eager(s.eager).threadingMode(ThreadingMode.DEDICATED).build();
     }
 
     private static void closeQuietly(@Nullable RdmaNode node, RdmaProvider provider) {

@@ -103,6 +103,10 @@ public final class PipelineCommand implements Callable<Integer> {
     @Option(names = "--metrics", description = "Print the Micrometer meters of both nodes (rdmaflux-micrometer) after the run (in-JVM mode).")
     boolean metrics;
 
+    @Option(names = "--eager", paramLabel = "on|off", description = "The eager RDMA ring for small messages (seed 001 §4; "
+        + "default ${DEFAULT-VALUE}): off runs every message over send/receive.")
+    String eager = "on";
+
     @Option(names = "--verbose", description = "Print stack traces of errors.")
     boolean verbose;
 
@@ -128,7 +132,7 @@ public final class PipelineCommand implements Callable<Integer> {
     /** Validated settings. */
     record Settings(Path input, long limitBytes, boolean records, List<Long> railBytesPerSec, long latencyNs,
                     String policy, int chunkBytes, int bufferBytes, int inFlight, Path reportDir, boolean progress, @Nullable Net net,
-                    @Nullable Path weightsOut, boolean metrics) {
+                    @Nullable Path weightsOut, boolean metrics, boolean eager) {
         /** Messages the consumer's {@code publishOn} holds: as many as can be in flight. */
         int prefetch() {
             return inFlight;
@@ -195,11 +199,12 @@ public final class PipelineCommand implements Callable<Integer> {
             // the receiver cannot know the sender's --chunk-kib in advance: it accepts the largest allowed
             int maxMessage = peer.listen() != null ? 1 << 20 : chunkBytes;
             NetRails.Settings ns = new NetRails.Settings(addrs, railRates != null ? bytesPerSec : null, bufferBytes, RECEIVE_BUFFERS,
-                maxMessage, inFlight, factory);
+                maxMessage, inFlight, factory).eager(EagerOption.parse(eager));
             netSettings = new Net(peer.listen(), peer.connect(), ns, peer.timeout());
         }
         return new Settings(in, all ? Long.MAX_VALUE : limitMib << 20, records, bytesPerSec, latencyUs * 1000, policy,
-            chunkBytes, bufferBytes, inFlight, reports, !noProgress, netSettings, weightsOut, metrics);
+            chunkBytes, bufferBytes, inFlight, reports, !noProgress, netSettings, weightsOut, metrics,
+            EagerOption.parse(eager));
     }
 
     static List<Long> defaultRates(int rails) {
@@ -232,7 +237,7 @@ public final class PipelineCommand implements Callable<Integer> {
         WordCounts counts = s.records ? new WordCounts() : null;
         // rendezvous buffers are maxMessageBytes each: sized to the chunk, so in-flight costs no idle memory
         InJvmRails.Settings railSettings = new InJvmRails.Settings(s.railBytesPerSec, s.latencyNs, s.bufferBytes, RECEIVE_BUFFERS,
-            s.chunkBytes, s.inFlight, Policies.parse(s.policy, s.railBytesPerSec.size()));
+            s.chunkBytes, s.inFlight, Policies.parse(s.policy, s.railBytesPerSec.size()), EagerOption.spec(s.eager));
         Scheduler producer = Schedulers.newSingle("rdmaflux-producer");
         Scheduler consumer = Schedulers.newSingle("rdmaflux-consumer");
         ProgressBar bar = s.progress ? new ProgressBarBuilder().setTaskName(s.records ? "records" : "streaming")

@@ -97,6 +97,15 @@ class BenchTest {
     }
 
     @Test
+    void latencyRunsWithTheEagerRingOnAndOff() throws Exception {
+        for (String eager : List.of("on", "off")) {
+            Sides.Run r = sides.start(new Sides.Output(), "bench", "latency", "--sizes", "8,64", "--iterations", "20", "--eager", eager)
+                .get(90, TimeUnit.SECONDS);
+            assertTable(r, "# Size          Latency (us)    p50 (us)    p99 (us)", 8, 64);
+        }
+    }
+
+    @Test
     void aTwoRailLatencyRunSaysAfterEachSizeHowItsPingsWereStripedAndWarmsUpAsAsked() throws Exception {
         Sides.Run[] r = pair("latency", List.of("--policy", "even", "--sizes", "256k"),
             List.of("--policy", "even", "--sizes", "8,256k", "--iterations", "5", "--warmup", "3"));
@@ -214,6 +223,7 @@ class BenchTest {
             {"bw --fabric net --rails 3 --addresses 127.0.0.1,127.0.0.1", "--rails 3 disagrees with --addresses 127.0.0.1,127.0.0.1 (2 rails)"},
             {"bw --fabric net --addresses 127.0.0.1,,127.0.0.1", "--addresses 127.0.0.1,,127.0.0.1 has an empty entry"},
             {"bw --rails 17", "--rails must be in 1..16 but it was 17"},
+            {"latency --eager maybe", "--eager must be on or off but it was maybe"},
             {"bw --window 0", "--window must be in 1..4096 but it was 0"},
             {"put-bw --window 5000", "--window must be in 1..4096 but it was 5000"},
             {"bw --iterations 0", "--iterations must be >= 1 but it was 0"},

@@ -173,6 +173,7 @@ class MainTest {
     void badFlagValuesAreOneLineWithTheValue() throws IOException {
         Path f = Files.writeString(dir.resolve("f.txt"), "x\n");
         assertOneLineError(run(pipeline(f.toString(), "--rails", "0")), "--rails must be in 1..16 but it was 0");
+        assertOneLineError(run(pipeline(f.toString(), "--eager", "yes")), "--eager must be on or off but it was yes");
         assertOneLineError(run(pipeline(f.toString(), "--rail-rates", "1,2,3")), "3 rates for 2 rails");
         assertOneLineError(run(pipeline(f.toString(), "--policy", "fastest")), "unknown --policy 'fastest'");
         assertOneLineError(run(pipeline(f.toString(), "--policy", "weighted:1")), "1 weights for 2 rails");

@@ -27,4 +27,13 @@ public interface Port {
 
     /** One-way latency in ns. */
     long latencyNs();
+
+    /**
+     * Whether RDMA WRITEs arriving on this port place their last 8 bytes after the rest (see
+     * {@link DeviceCapabilities#orderedWritePlacement()}); by default what the device says. A port with a
+     * fault model that tears WRITEs reports false.
+     */
+    default boolean orderedWritePlacement() {
+        return device().capabilities().orderedWritePlacement();
+    }
 }

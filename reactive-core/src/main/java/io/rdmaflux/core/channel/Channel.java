@@ -139,6 +139,46 @@ public interface Channel extends Subchannel, AutoCloseable {
         return 0;
     }
 
+    // ---------------------------------------------------------------- SPI for kinds built over this channel
+
+    /**
+     * Whether one bare RDMA WRITE ({@link #postWrite}) can be posted now: the channel is established, not
+     * failed or closing, and fewer than its {@code maxWrites} WRITEs are in flight. False for a kind that
+     * posts no bare WRITEs.
+     */
+    default boolean canPostWrite() {
+        return false;
+    }
+
+    /**
+     * Posts one RDMA WRITE of {@code length} bytes from local registered memory into the peer's
+     * registered memory, on this channel's queue pair, behind every frame posted before it: RC places a
+     * WRITE's data before the data of any SEND posted after it, which a kind built over this channel
+     * (the eager ring of seed 001 &sect;4.1) uses to drain its ring when a control frame tells it to. Its
+     * completion is reported as {@link ChannelEvents#onWriteCompleted} with {@code tag}; a failed WRITE
+     * fails the channel. The caller checked {@link #canPostWrite()}.
+     *
+     * @param tag in [0, 2^28), handed back on completion
+     * @return false if it could not be posted (the channel failed; {@link ChannelEvents#onFailure} was heard)
+     * @throws UnsupportedOperationException if this kind posts no bare WRITEs
+     */
+    default boolean postWrite(long localAddress, int lkey, long remoteAddress, int rkey, int length, int tag) {
+        throw new UnsupportedOperationException(kind() + " channels post no bare RDMA WRITEs");
+    }
+
+    /**
+     * Sends a {@link FrameType#CHANNEL_CONTROL} frame carrying {@code length} bytes of {@code src} from
+     * {@code offset}: a control message of a kind built over this channel, which the peer's channel hands
+     * to {@link ChannelEvents#onChannelControl}. No credit; RC orders it after everything posted before.
+     *
+     * @param length in [1, {@link #maxFramePayloadBytes()}]
+     * @return false if it cannot go now (no send buffer: call again later) or this kind carries none
+     * @throws IllegalArgumentException if {@code length} is out of range
+     */
+    default boolean sendChannelControl(DirectBuffer src, int offset, int length) {
+        return false;
+    }
+
     // ---------------------------------------------------------------- control frames (no credit)
 
     /** Answers an RTS: the peer may write message {@code psn} to {@code [remoteAddress, +messageLength)}. */

@@ -102,6 +102,22 @@ public interface ChannelEvents {
     /** The peer reports that rail {@code failedRail} failed on its side (a RAIL_DOWN frame). */
     void onPeerRailDown(Channel channel, int failedRail);
 
+    /**
+     * A {@link io.rdmaflux.core.frame.FrameType#CHANNEL_CONTROL} frame arrived: {@code length} bytes of a
+     * control message of the channel kind at {@code offset} of {@code buffer}, valid during the call only.
+     * Meant for a kind built over another channel (its decorator's events intercept it); the connection
+     * itself ignores it.
+     */
+    default void onChannelControl(Channel channel, DirectBuffer buffer, int offset, int length) {
+    }
+
+    /**
+     * A bare RDMA WRITE posted with {@link Channel#postWrite} and {@code tag} completed successfully (its
+     * source memory may be reused). Meant for a kind built over another channel; the connection ignores it.
+     */
+    default void onWriteCompleted(Channel channel, int tag) {
+    }
+
     /** The subchannel failed (error completion, protocol violation); it is in ERROR and sends nothing more. */
     void onFailure(Channel channel, RdmaException error);
 }

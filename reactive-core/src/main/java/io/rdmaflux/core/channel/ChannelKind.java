@@ -7,16 +7,25 @@ package io.rdmaflux.core.channel;
  * naming both), so one connection can later mix kinds (eager RDMA rings on one rail, reliable UD on
  * another).
  *
- * <p>Only {@link #RC_SEND_RECV} exists today. The eager RDMA ring (seed 001 &sect;4) and reliable UD
- * (seed 003 &sect;4) are the next kinds; each adds a constant here, a {@link Channel} implementation
- * and its factory, and must pass the Connection TCK unchanged.
+ * <p>{@link #RC_SEND_RECV} is built in; {@link #EAGER_RDMA} is implemented by the {@code rdma-eager}
+ * module (its provider is found by {@link java.util.ServiceLoader}). Reliable UD (seed 003 &sect;4) is
+ * the next kind; each adds a constant here, a {@link Channel} implementation and its provider, and
+ * must pass the Connection TCK unchanged.
  */
 public enum ChannelKind {
     /**
      * An RC queue pair doing SEND/RECV into pre-posted receive buffers, with credit flow control and
      * RDMA WRITE or RDMA READ rendezvous for large messages (seed 001 &sect;3.1; the rendezvous: &sect;3, Fig. 2).
      */
-    RC_SEND_RECV(1, new ChannelCapabilities(0, true, true, true, true));
+    RC_SEND_RECV(1, new ChannelCapabilities(0, true, true, true, true)),
+
+    /**
+     * Eager RDMA: small frames go as one RDMA WRITE into a ring of slots the receiver polls, over an RC
+     * send/receive channel that carries everything else and is the fallback when the ring is full or
+     * not polled (seed 001 &sect;4.1&ndash;4.6). A peer that does not offer it downgrades the rail to
+     * {@link #RC_SEND_RECV} unless the connection asked for it explicitly.
+     */
+    EAGER_RDMA(2, new ChannelCapabilities(0, true, true, true, true));
 
     private final int wireCode;
     private final ChannelCapabilities capabilities;
@@ -24,6 +33,14 @@ public enum ChannelKind {
     ChannelKind(int wireCode, ChannelCapabilities capabilities) {
         this.wireCode = wireCode;
         this.capabilities = capabilities;
+    }
+
+    /**
+     * The kind a rail falls back to when the peer does not offer this one and the connection did not
+     * insist on it: {@link #RC_SEND_RECV} for {@link #EAGER_RDMA}, itself otherwise.
+     */
+    public ChannelKind fallback() {
+        return this == EAGER_RDMA ? RC_SEND_RECV : this;
     }
 
     /** The kind's code in the handshake, 1..255 (0 is never used, so an old peer's zero byte is no kind). */

@@ -1,5 +1,6 @@
 package io.rdmaflux.core.channel;
 
+import io.rdmaflux.core.EagerSpec;
 import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.ProtectionDomain;
 
@@ -17,7 +18,16 @@ import io.rdmaflux.verbs.ProtectionDomain;
  * @param creditThreshold pending buffer credits that justify an explicit CREDIT frame, &ge; 1
  * @param timeouts        the queue pair's transport and RNR retry settings
  * @param maxWrites       RDMA WRITEs (rendezvous stripes) that may be outstanding at once, &ge; 0
+ * @param eager           the eager ring settings of this rail ({@link ChannelKind#EAGER_RDMA}; other kinds ignore them)
+ * @param eagerPollingSet the most peers whose eager rings the node polls at once (seed 001 &sect;4.6), &ge; 0
  */
 public record ChannelSetup(int rail, ProtectionDomain pd, Port port, int bufferBytes, int receiveBuffers, int controlBuffers,
-                           int sendBuffers, int creditThreshold, QpTimeouts timeouts, int maxWrites) {
+                           int sendBuffers, int creditThreshold, QpTimeouts timeouts, int maxWrites, EagerSpec eager,
+                           int eagerPollingSet) {
+    /** A setup with the default eager settings ({@link EagerSpec#DEFAULTS}, a polling set of 64). */
+    public ChannelSetup(int rail, ProtectionDomain pd, Port port, int bufferBytes, int receiveBuffers, int controlBuffers,
+                        int sendBuffers, int creditThreshold, QpTimeouts timeouts, int maxWrites) {
+        this(rail, pd, port, bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold, timeouts, maxWrites,
+            EagerSpec.DEFAULTS, 64);
+    }
 }

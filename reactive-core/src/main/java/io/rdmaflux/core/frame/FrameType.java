@@ -26,6 +26,10 @@ package io.rdmaflux.core.frame;
  *       Sent only to a peer whose handshake says it speaks the READ rendezvous.</li>
  *   <li>{@link #READ_FIN}: the receiver's READs of the message completed ("finish rendezvous"): the
  *       sender completes the send and unpins the memory; no credit.</li>
+ *   <li>{@link #CHANNEL_CONTROL}: a control message of the channel kind itself, opaque to the connection
+ *       ({@link ChannelControlFrameCodec}): a kind built over the RC send/receive channel (the eager RDMA
+ *       ring of seed 001 &sect;4.1&ndash;4.6 offers, revokes and credits its ring with it) gets the payload
+ *       through {@code ChannelEvents.onChannelControl}; no credit, a control receive buffer.</li>
  * </ul>
  */
 public enum FrameType {
@@ -37,9 +41,10 @@ public enum FrameType {
     FIN(6),
     RAIL_DOWN(7),
     RTS_READ(8),
-    READ_FIN(9);
+    READ_FIN(9),
+    CHANNEL_CONTROL(10);
 
-    private static final FrameType[] BY_CODE = {null, DATA, CREDIT, CLOSE, RTS, CTS, FIN, RAIL_DOWN, RTS_READ, READ_FIN};
+    private static final FrameType[] BY_CODE = {null, DATA, CREDIT, CLOSE, RTS, CTS, FIN, RAIL_DOWN, RTS_READ, READ_FIN, CHANNEL_CONTROL};
 
     private final int code;
 
@@ -64,7 +69,7 @@ public enum FrameType {
      */
     public static FrameType fromCode(int code) {
         if (code <= 0 || code >= BY_CODE.length) {
-            throw new FrameFormatException("unknown frame type code " + code + "; known codes are 1 (DATA), 2 (CREDIT), 3 (CLOSE), 4 (RTS), 5 (CTS), 6 (FIN), 7 (RAIL_DOWN), 8 (RTS_READ), 9 (READ_FIN)");
+            throw new FrameFormatException("unknown frame type code " + code + "; known codes are 1 (DATA), 2 (CREDIT), 3 (CLOSE), 4 (RTS), 5 (CTS), 6 (FIN), 7 (RAIL_DOWN), 8 (RTS_READ), 9 (READ_FIN), 10 (CHANNEL_CONTROL)");
         }
         FrameType t = BY_CODE[code];
         if (t == null) {

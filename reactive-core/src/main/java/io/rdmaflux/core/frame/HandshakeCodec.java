@@ -36,7 +36,9 @@ import java.util.List;
  *
  * <p>The kinds are what the connecting side asks for on each rail and
  * what the accepting side agreed to, as {@code io.rdmaflux.core.channel.ChannelKind#wireCode()} values
- * in [1, 255]. A peer from before the kinds sends 24 bytes, which a connection manager may pad with
+ * in [1, 255]. In a request, bit {@code 0x80} on a kind says the kind is the connecting node's default,
+ * not asked for explicitly: an accepting node that does not offer it answers the kind's
+ * {@code ChannelKind#fallback()} instead of refusing (the eager RDMA kind falls back to RC send/receive). A peer from before the kinds sends 24 bytes, which a connection manager may pad with
  * zeros (rdma_cm on InfiniBand delivers a fixed 56 bytes): a missing or zero kind byte means
  * {@link #RC_SEND_RECV}; bytes after the kinds are padding.
  *

@@ -117,4 +117,51 @@ final class NativeMemory {
             left -= n;
         }
     }
+
+    /** Copies payload bytes {@code [from, to)} of {@code f} to native {@code dst + from}. */
+    static void copyRange(SoftFrame f, int from, int to, long dst) {
+        int base = 0;
+        for (int i = 0; i < f.payloadCount && base < to; i++) {
+            int len = f.payloadLengths[i];
+            int lo = Math.max(from, base);
+            int hi = Math.min(to, base + len);
+            if (hi > lo) {
+                copyOut(f, i, lo - base, dst + lo, hi - lo);
+            }
+            base += len;
+        }
+    }
+
+    /**
+     * An RDMA WRITE's placement into one contiguous target, the way the soft NIC promises it
+     * ({@code DeviceCapabilities.orderedWritePlacement}): every byte but the last 8, a store fence, then the
+     * last 8 bytes. A reader that sees the last (8-byte aligned) word with acquire semantics sees the rest.
+     */
+    static void placeWrite(SoftFrame f, long dst, int length) {
+        if (length <= 8) {
+            copyRange(f, 0, length, dst);
+            return;
+        }
+        copyRange(f, 0, length - 8, dst);
+        UNSAFE.storeFence();
+        copyRange(f, length - 8, length, dst);
+    }
+
+    /** Payload bytes {@code [from, to)} of {@code f} in a new array. */
+    static byte[] readRange(SoftFrame f, int from, int to) {
+        byte[] out = new byte[to - from];
+        long tmp = UNSAFE.allocateMemory(Math.max(1, out.length));
+        try {
+            copyRange(f, from, to, tmp - from);
+            UNSAFE.copyMemory(null, tmp, out, BYTE_ARRAY_BASE, out.length);
+        } finally {
+            UNSAFE.freeMemory(tmp);
+        }
+        return out;
+    }
+
+    /** Copies {@code src} to native {@code dst}. */
+    static void putBytes(byte[] src, long dst) {
+        UNSAFE.copyMemory(src, BYTE_ARRAY_BASE, null, dst, src.length);
+    }
 }

@@ -63,6 +63,7 @@ public final class RailConfig {
     private final double rcReorderRate;
     private final long rcReorderDelayNs;
     private final long rcFaultSeed;
+    private final boolean tornWrites;
 
     private RailConfig(Builder b) {
         if (b.bandwidthBytesPerSec <= 0) {
@@ -100,6 +101,7 @@ public final class RailConfig {
         }
         this.rcReorderDelayNs = b.rcReorderDelayNs;
         this.rcFaultSeed = b.rcFaultSeed;
+        this.tornWrites = b.tornWrites;
         if (b.rcLoss != null && rcLossRate > 0) {
             throw new IllegalArgumentException("set rcLossRate (" + rcLossRate + ") or rcLoss (" + b.rcLoss
                 + "), not both: rcLoss replaces the seeded random model that rcLossRate builds");
@@ -156,6 +158,7 @@ public final class RailConfig {
         b.rcReorderRate = rcReorderRate;
         b.rcReorderDelayNs = rcReorderDelayNs;
         b.rcFaultSeed = rcFaultSeed;
+        b.tornWrites = tornWrites;
         return b;
     }
 
@@ -239,6 +242,19 @@ public final class RailConfig {
         return rcFaultSeed;
     }
 
+    /**
+     * Whether RDMA WRITEs (of 32 bytes or more) arriving on this port are placed torn: the first quarter
+     * and the second half of the data (with its last byte) first, the second quarter only on the NIC's next
+     * engine pass (or before its next request), so a reader polling the target between them sees both ends
+     * of a WRITE while its middle is stale. Models
+     * a NIC and bus that do not place a WRITE's bytes in address order (PCIe relaxed ordering, a
+     * multi-packet WRITE over several paths). The port then reports
+     * {@code Port.orderedWritePlacement()} false.
+     */
+    public boolean tornWrites() {
+        return tornWrites;
+    }
+
     /** Whether any RC fault is on (loss, duplication or reordering). */
     public boolean hasRcFaults() {
         return !(rcLoss instanceof Loss.None) || rcDuplicateRate > 0 || rcReorderRate > 0;
@@ -256,7 +272,7 @@ public final class RailConfig {
             + (duplicateRate > 0 ? ", dup=" + duplicateRate : "") + (reorderRate > 0 ? ", reorder=" + reorderRate : "")
             + (corruptRate > 0 ? ", corrupt=" + corruptRate : "")
             + (hasRcFaults() ? ", rc{loss=" + rcLoss + ", dup=" + rcDuplicateRate + ", reorder=" + rcReorderRate
-                + " by " + rcReorderDelayNs + " ns, seed=" + rcFaultSeed + "}" : "") + "}";
+                + " by " + rcReorderDelayNs + " ns, seed=" + rcFaultSeed + "}" : "") + (tornWrites ? ", tornWrites" : "") + "}";
     }
 
     /**
@@ -280,8 +296,15 @@ public final class RailConfig {
         private double rcReorderRate;
         private long rcReorderDelayNs = 10_000;
         private long rcFaultSeed;
+        private boolean tornWrites;
 
         private Builder() {
+        }
+
+        /** Places RDMA WRITEs arriving on the port torn (see {@link RailConfig#tornWrites()}); default false. */
+        public Builder tornWrites(boolean torn) {
+            this.tornWrites = torn;
+            return this;
         }
 
         public Builder bandwidthBytesPerSec(long v) {

@@ -32,7 +32,7 @@ import org.jspecify.annotations.Nullable;
 public final class SoftDevice implements Device, ProgressAgent {
     /** What every soft device supports. */
     public static final DeviceCapabilities CAPABILITIES = new DeviceCapabilities(
-        1 << 16, 1 << 15, 16, 1 << 22, Integer.MAX_VALUE, 1L << 30, 1024, true, true, true);
+        1 << 16, 1 << 15, 16, 1 << 22, Integer.MAX_VALUE, 1L << 30, 1024, true, true, true, true);
 
     private static final int POLL_LIMIT = 4096;
 
@@ -443,6 +443,7 @@ public final class SoftDevice implements Device, ProgressAgent {
         if (closed) {
             return 0;
         }
+        applyTornPieces();
         int work = delayed.isEmpty() ? 0 : drainDelayed(nowNs);
         SoftQueuePair[] list = qpList;
         int rung = 0;
@@ -552,6 +553,35 @@ public final class SoftDevice implements Device, ProgressAgent {
     }
 
     /** Engine-thread scratch scatter list (no allocation per work request). */
+    /** First halves of torn WRITEs not yet placed (engine thread only): target, address, bytes. */
+    private final java.util.ArrayDeque<Object[]> tornPieces = new java.util.ArrayDeque<>();
+    private long tornWrites;
+
+    /** Engine: holds the first half of a torn WRITE until {@link #applyTornPieces()}. */
+    void holdTornPiece(SoftMemoryRegion target, long address, byte[] bytes) {
+        tornPieces.add(new Object[] {target, address, bytes});
+        tornWrites++;
+    }
+
+    /** Engine: places the held halves of torn WRITEs (their regions are kept reachable by the entries). */
+    void applyTornPieces() {
+        Object[] p;
+        while ((p = tornPieces.poll()) != null) {
+            SoftMemoryRegion mr = (SoftMemoryRegion) p[0];
+            synchronized (mr) {
+                // deregistration clears validity under this lock before it frees the memory
+                if (mr.isValid()) {
+                    NativeMemory.putBytes((byte[]) p[2], (long) p[1]);
+                }
+            }
+        }
+    }
+
+    /** RDMA WRITEs this NIC placed torn ({@link RailConfig#tornWrites()}); engine-written, may be stale. */
+    public long tornWritesPlaced() {
+        return tornWrites;
+    }
+
     static final class Scratch {
         // Not cleared after use: at most 16 stale buffer references, overwritten by the next copy.
         final ByteBuffer[] buffers = new ByteBuffer[16];

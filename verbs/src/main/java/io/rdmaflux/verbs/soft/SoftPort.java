@@ -107,6 +107,12 @@ public final class SoftPort implements Port {
         return rail.latencyNs();
     }
 
+    /** False while the rail model tears RDMA WRITEs ({@link RailConfig#tornWrites()}), else true as the soft NIC places the last word last. */
+    @Override
+    public boolean orderedWritePlacement() {
+        return !rail.tornWrites();
+    }
+
     /** The rail model in force. */
     public RailConfig rail() {
         return rail;

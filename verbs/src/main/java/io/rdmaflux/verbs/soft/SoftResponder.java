@@ -78,6 +78,8 @@ final class SoftResponder {
 
     /** Engine: an RC request for this QP. */
     void onRequest(SoftFrame f, long nowNs) {
+        // a torn WRITE completes before any later request executes, as RC orders a WRITE before what follows
+        device.applyTornPieces();
         QpState s = qp.state();
         if ((s != QpState.RTR && s != QpState.RTS) || qp.type() != QpType.RC || f.sourceQpn != qp.remoteQpn()) {
             return;
@@ -145,12 +147,26 @@ final class SoftResponder {
         device.queueAck(this);
     }
 
+    /**
+     * Places a WRITE's data: the last 8 bytes after the rest ({@link NativeMemory#placeWrite}), or, on a
+     * port whose rail tears WRITEs ({@link RailConfig#tornWrites()}), out of address order in pieces: the
+     * first quarter and the second half (with the last byte) now, the second quarter when the device
+     * applies its held pieces (its next engine pass or request), so a reader between them sees both ends
+     * of the WRITE and stale bytes in its middle.
+     */
     private void writeInto(SoftMemoryRegion mr, SoftFrame f) {
         SoftDevice.Scratch s = device.scratch;
         s.buffers[0] = mr.base;
-        s.addresses[0] = f.remoteAddress;
-        s.lengths[0] = f.length;
-        NativeMemory.scatter(f, s.addresses, s.lengths, 1, f.length);
+        if (f.length >= 32 && port.rail().tornWrites()) {
+            int quarter = f.length / 4;
+            int half = f.length / 2;
+            byte[] held = NativeMemory.readRange(f, quarter, half);
+            NativeMemory.copyRange(f, half, f.length, f.remoteAddress);
+            NativeMemory.copyRange(f, 0, quarter, f.remoteAddress);
+            device.holdTornPiece(mr, f.remoteAddress + quarter, held);
+            return;
+        }
+        NativeMemory.placeWrite(f, f.remoteAddress, f.length);
     }
 
     /** SEND, SEND_WITH_IMM, or (withWrite) RDMA_WRITE_WITH_IMM whose rkey was checked. */

@@ -2,6 +2,7 @@ package io.rdmaflux.core.internal.rc;
 
 import io.rdmaflux.core.RdmaProtocolException;
 import io.rdmaflux.core.channel.ChannelEvents;
+import io.rdmaflux.core.frame.ChannelControlFrameCodec;
 import io.rdmaflux.core.frame.CloseFrameCodec;
 import io.rdmaflux.core.frame.CreditFrameCodec;
 import io.rdmaflux.core.frame.CtsFrameCodec;
@@ -160,6 +161,20 @@ final class RcFrameDispatch {
                 if (inboundClosed && l != null) {
                     l.onPeerInboundClosed(ch, firstUndelivered);
                 }
+            }
+            case CHANNEL_CONTROL -> {
+                try {
+                    ChannelControlFrameCodec.validatePayload(memory, off);
+                } catch (FrameFormatException e) {
+                    ch.dropReceiveBuffer(slot);
+                    ch.fail(e);
+                    return;
+                }
+                if (l != null) {
+                    // the payload is read during the call; the buffer is posted again right after
+                    l.onChannelControl(ch, memory, ChannelControlFrameCodec.payloadOffset(off), FrameHeader.payloadLength(memory, off));
+                }
+                ch.repost(slot);
             }
             case CLOSE -> {
                 boolean abort = CloseFrameCodec.isAbort(memory, off);

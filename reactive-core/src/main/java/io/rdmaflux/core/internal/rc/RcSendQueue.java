@@ -188,12 +188,21 @@ final class RcSendQueue {
      * @return false if it could not be posted (the channel failed)
      */
     boolean postWrite(long localAddress, int lkey, long remoteAddress, int rkey, int length) {
+        return postWrite(localAddress, lkey, remoteAddress, rkey, length, -1);
+    }
+
+    /**
+     * {@link #postWrite(long, int, long, int, int)} whose completion is reported with {@code tag} (&ge; 0)
+     * through {@link RcSubchannel#onWriteRetired}; -1 reports none (a rendezvous stripe: its FIN reports).
+     */
+    boolean postWrite(long localAddress, int lkey, long remoteAddress, int rkey, int length, int tag) {
         postDeferredUnsignaled();
         if (channel.isFailed()) {
             return false;
         }
         writesInFlight++;
-        wr.reset().wrId(WorkRequestTokens.WR_WRITE).opcode(WrOpcode.RDMA_WRITE).signaled(true).remoteAddress(remoteAddress).rkey(rkey);
+        long wrId = WorkRequestTokens.wrId(WorkRequestTokens.WR_WRITE, tag + 1);
+        wr.reset().wrId(wrId).opcode(WrOpcode.RDMA_WRITE).signaled(true).remoteAddress(remoteAddress).rkey(rkey);
         if (length > 0) {
             wr.sge(localAddress, length, lkey);
         }
@@ -203,7 +212,7 @@ final class RcSendQueue {
                 channel.fail(new RdmaTransportException("send queue of rail " + rail + " is full while posting an RDMA WRITE", null, null));
                 return false;
             }
-            posted[(int) (tail++ & postedMask)] = WorkRequestTokens.WR_WRITE;
+            posted[(int) (tail++ & postedMask)] = wrId;
             return true;
         } catch (VerbsException e) {
             writesInFlight--;
@@ -266,6 +275,8 @@ final class RcSendQueue {
             writesInFlight--;
             if (!wc.isSuccess()) {
                 channel.fail(channel.transportError("RDMA WRITE", wc));
+            } else {
+                retireWrite(wrId);
             }
             return;
         }
@@ -304,6 +315,7 @@ final class RcSendQueue {
             }
             if (WorkRequestTokens.wrKind(id) == WorkRequestTokens.WR_WRITE) {
                 writesInFlight--;
+                retireWrite(id);
             } else if (WorkRequestTokens.wrKind(id) == WorkRequestTokens.WR_READ) {
                 // RC completes in order: a READ before a later completion succeeded
                 readsInFlight--;
@@ -311,6 +323,14 @@ final class RcSendQueue {
             } else {
                 retireSend(WorkRequestTokens.wrSlot(id), null);
             }
+        }
+    }
+
+    /** A WRITE completed (or is implied complete): a tagged one is reported. */
+    private void retireWrite(long wrId) {
+        int slot = WorkRequestTokens.wrSlot(wrId);
+        if (slot != 0) {
+            channel.onWriteRetired(slot - 1);
         }
     }
 

@@ -8,6 +8,7 @@ import io.rdmaflux.core.channel.ChannelEvents;
 import io.rdmaflux.core.channel.ChannelKind;
 import io.rdmaflux.core.channel.QpTimeouts;
 import io.rdmaflux.core.channel.WorkRequestTokens;
+import io.rdmaflux.core.frame.ChannelControlFrameCodec;
 import io.rdmaflux.core.frame.CloseFrameCodec;
 import io.rdmaflux.core.frame.CreditFrameCodec;
 import io.rdmaflux.core.frame.CtsFrameCodec;
@@ -36,6 +37,7 @@ import io.rdmaflux.verbs.ReceiveWorkRequest;
 import io.rdmaflux.verbs.VerbsException;
 import io.rdmaflux.verbs.WcStatus;
 import io.rdmaflux.verbs.WorkCompletion;
+import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.jspecify.annotations.Nullable;
 
@@ -573,6 +575,45 @@ public final class RcSubchannel implements Channel, CompletionSink {
     /** RDMA WRITEs posted and not completed. */
     public int writesInFlight() {
         return sendQueue.writesInFlight();
+    }
+
+    @Override
+    public boolean canPostWrite() {
+        return established && !failed && !closeSent && sendQueue.writesInFlight() < maxWrites;
+    }
+
+    @Override
+    public boolean postWrite(long localAddress, int lkey, long remoteAddress, int rkey, int length, int tag) {
+        if (tag < 0 || tag >= (1 << 28)) {
+            throw new IllegalArgumentException("tag in [0, 2^28) required but it was " + tag);
+        }
+        if (failed) {
+            return false;
+        }
+        bytesSent += length;
+        return sendQueue.postWrite(localAddress, lkey, remoteAddress, rkey, length, tag);
+    }
+
+    /** A bare WRITE posted with {@code tag} completed. */
+    void onWriteRetired(int tag) {
+        ChannelEvents l = listener;
+        if (l != null && !failed) {
+            l.onWriteCompleted(this, tag);
+        }
+    }
+
+    @Override
+    public boolean sendChannelControl(DirectBuffer src, int offset, int length) {
+        if (length <= 0 || length > maxFramePayloadBytes()) {
+            throw new IllegalArgumentException("length in [1, " + maxFramePayloadBytes() + "] required but it was " + length);
+        }
+        if (!established || failed || finalSent || sendPool.available() == 0) {
+            return false;
+        }
+        int slot = sendPool.acquire();
+        int len = ChannelControlFrameCodec.encode(sendMemory, sendPool.offset(slot), takeCreditWord(), src, offset, length);
+        sendQueue.post(slot, len, NO_TOKEN, FrameType.CHANNEL_CONTROL);
+        return !failed;
     }
 
     /**

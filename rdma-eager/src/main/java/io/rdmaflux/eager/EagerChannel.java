@@ -1,0 +1,692 @@
+package io.rdmaflux.eager;
+
+import io.rdmaflux.core.RdmaException;
+import io.rdmaflux.core.RdmaMessage;
+import io.rdmaflux.core.channel.Channel;
+import io.rdmaflux.core.channel.ChannelEvents;
+import io.rdmaflux.core.channel.ChannelKind;
+import io.rdmaflux.core.channel.WorkRequestTokens;
+import io.rdmaflux.core.frame.DataFrameCodec;
+import io.rdmaflux.core.frame.FrameFormatException;
+import io.rdmaflux.core.frame.FrameHeader;
+import io.rdmaflux.core.frame.FrameType;
+import io.rdmaflux.core.frame.RtsFrameCodec;
+import io.rdmaflux.verbs.Port;
+import io.rdmaflux.verbs.QpEndpoint;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The eager RDMA channel of one rail (seed 001 &sect;4.1&ndash;4.6): a decorator of the RC send/receive
+ * channel (opened through the public {@code ChannelProvider.rcSendRecv()}) that sends a whole frame as
+ * ONE RDMA WRITE into the peer's receive ring when it can, and over send/receive otherwise.
+ *
+ * <h2>Which frame goes where</h2>
+ * A credit-taking frame that is whole &mdash; a single-fragment DATA frame, a packed DATA frame, an RTS
+ * &mdash; goes into the ring when the peer offered its ring (it is in the peer's polling set), a ring
+ * credit and a staging slot are free, and the frame fits the peer's slot: the slot carries exactly the
+ * bytes the RC channel would SEND ({@link RingLayout}), so the receiver decodes it with the same frame
+ * codecs and reports the same events. Everything else goes over the RC channel: the fragments of a
+ * message larger than one frame (so the connection's per-rail reassembly sees a message's fragments in
+ * order on one path), frames that find the ring full or revoked (seed 001 &sect;4.4&ndash;4.5), and all
+ * control frames. A fragment that finds the RC channel without buffer credit while the ring had one
+ * (so {@link #canSend()} said yes) is held here and posted as soon as the RC channel can; meanwhile
+ * {@link #canSend()} answers false.
+ *
+ * <h2>Merging the two paths</h2>
+ * Every frame carries its message's PSN, whichever path it takes, and the connection's PSN/ESN window
+ * ({@code InboundDelivery}) restores PSN order across paths and rails exactly as across two rails: a
+ * ring frame polled before an earlier SEND's completion waits in the window. Only whole messages use
+ * the ring, so no reassembly spans both paths.
+ *
+ * <h2>Credits</h2>
+ * The ring adds {@code slots} receive slots next to the RC channel's receive buffers; both share the
+ * connection's message credits, which stay as they are ({@code request(n)} bounds them), because
+ * {@link #freeReceiveBuffers()} counts the node's {@code receiveBuffers} per rail minus what the
+ * application holds of both. Ring slots are freed when the application releases the message, in any
+ * order; the sender's limit moves over freed slots only contiguously ({@link RingReceiver}) and travels
+ * piggybacked on every ring frame back and in CREDIT control messages ({@link RingPolling}).
+ *
+ * <h2>Control</h2>
+ * The ring is advertised, revoked and credited in-band ({@link EagerControlCodec}) as
+ * {@code CHANNEL_CONTROL} frames of the RC channel, right after connect and whenever the node's
+ * {@link PollingSet} promotes or demotes the rail.
+ *
+ * <p><b>Concurrency:</b> progress thread only, after construction (the Channel SPI's rule).
+ */
+public final class EagerChannel implements Channel {
+    private final Channel rc;
+    private final EagerChannelProvider provider;
+    private final RingReceiver ring;
+    private final RingSender sender;
+    private final RingPolling polling;
+    private final PollingSet pollingSet;
+    private final int rcSlots;
+    private final int receiveBuffers;
+    private final Events inner = new Events();
+    private final UnsafeBuffer control = new UnsafeBuffer(new byte[16]);
+    private @Nullable ChannelEvents events;
+    private boolean failed;
+    private boolean closed;
+    private boolean revokeAckDue;
+    // a fragment held until the RC channel has a buffer credit
+    private @Nullable RdmaMessage deferred;
+    private int deferredOffset;
+    private int deferredLength;
+    private boolean deferredFirst;
+    private boolean deferredLast;
+    private int deferredPsn;
+    private long deferredToken;
+    // the packed frame being filled in the ring's staging slot
+    private boolean packOnRing;
+    private int packFrameOffset;
+    private int packPsn;
+    private int packPosition;
+    private int packCount;
+    private long ringBytesSent;
+    private long ringMessagesSent;
+    private long ringPacksSent;
+    private long ringRtsSent;
+    private long fallbackFramesSent;
+    private long fallbackFramesReceived;
+    private long deferrals;
+    private final long[] ringFramesReceivedByType = new long[FrameType.values().length + 1];
+
+    EagerChannel(Channel rc, EagerChannelProvider provider, RingReceiver ring, RingSender sender, PollingSet set, EagerPolicy policy,
+                 int receiveBuffers) {
+        this.rc = rc;
+        this.provider = provider;
+        this.ring = ring;
+        this.sender = sender;
+        this.rcSlots = rc.receiveSlots();
+        this.receiveBuffers = receiveBuffers;
+        this.polling = new RingPolling(this, ring, set, policy);
+        this.pollingSet = set;
+        rc.events(inner);
+    }
+
+    // ---------------------------------------------------------------- identity and state
+
+    @Override
+    public ChannelKind kind() {
+        return ChannelKind.EAGER_RDMA;
+    }
+
+    @Override
+    public void events(ChannelEvents events) {
+        this.events = events;
+    }
+
+    @Override
+    public QpEndpoint localEndpoint() {
+        return rc.localEndpoint();
+    }
+
+    @Override
+    public void connect(QpEndpoint remote, int peerBufferBytes, int peerReceiveBuffers, int initialCredits, boolean connecting) {
+        rc.connect(remote, peerBufferBytes, peerReceiveBuffers, initialCredits, connecting);
+    }
+
+    @Override
+    public int rail() {
+        return rc.rail();
+    }
+
+    @Override
+    public Port port() {
+        return rc.port();
+    }
+
+    @Override
+    public boolean isUsable() {
+        return rc.isUsable();
+    }
+
+    @Override
+    public int maxFramePayloadBytes() {
+        return rc.maxFramePayloadBytes();
+    }
+
+    @Override
+    public boolean carriesControl() {
+        return rc.carriesControl();
+    }
+
+    @Override
+    public boolean isFailed() {
+        return failed || rc.isFailed();
+    }
+
+    @Override
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public boolean closeSent() {
+        return rc.closeSent();
+    }
+
+    @Override
+    public boolean finalSent() {
+        return rc.finalSent();
+    }
+
+    // ---------------------------------------------------------------- duty cycle
+
+    @Override
+    public int doWork(long nowNs) {
+        if (closed) {
+            return 0;
+        }
+        int work = rc.doWork(nowNs);
+        ChannelEvents l = events;
+        if (l != null) {
+            work += polling.doWork(nowNs, rc, l);
+        }
+        if (revokeAckDue) {
+            work += sendRevokeAck();
+        }
+        if (deferred != null && rc.canSend()) {
+            RdmaMessage m = deferred;
+            deferred = null;
+            rc.sendData(m, deferredOffset, deferredLength, deferredFirst, deferredLast, deferredPsn, deferredToken);
+            fallbackFramesSent++;
+            work++;
+        }
+        return work;
+    }
+
+    // ---------------------------------------------------------------- credit-taking frames
+
+    /** Whether a whole frame of the largest size could go into the peer's ring now. */
+    private boolean ringReady() {
+        return sender.canWrite(FrameHeader.LENGTH + rc.maxFramePayloadBytes()) && rc.canPostWrite();
+    }
+
+    private boolean ringTakes(int frameBytes) {
+        return sender.canWrite(frameBytes) && rc.canPostWrite();
+    }
+
+    @Override
+    public boolean canSend() {
+        return deferred == null && !failed && (rc.canSend() || ringReady());
+    }
+
+    @Override
+    public long sendCredits() {
+        return rc.sendCredits() + sender.credits();
+    }
+
+    @Override
+    public int freeSendBuffers() {
+        return rc.freeSendBuffers() + (sender.active() ? sender.stagingFree() : 0);
+    }
+
+    private int creditWord() {
+        ChannelEvents l = events;
+        return FrameHeader.packCredits(0, l == null ? 0 : l.takeMessageCreditTotal());
+    }
+
+    @Override
+    public void sendData(RdmaMessage message, int srcOffset, int length, boolean first, boolean last, int psn, long token) {
+        if (first && last && ringTakes(FrameHeader.LENGTH + length)) {
+            UnsafeBuffer mem = sender.memory();
+            int fo = sender.nextFrameOffset();
+            DataFrameCodec.encodeHeader(mem, fo, true, true, 0, psn, creditWord(), length, message.lengthBytes());
+            message.writeTo(mem, DataFrameCodec.payloadOffset(fo));
+            ringBytesSent += length;
+            ringMessagesSent++;
+            postRing(FrameHeader.LENGTH + length, token);
+            return;
+        }
+        if (rc.canSend()) {
+            fallbackFramesSent++;
+            rc.sendData(message, srcOffset, length, first, last, psn, token);
+            return;
+        }
+        // a fragment (or a frame too large for the peer's slots) while only the ring had credit: hold it
+        deferred = message;
+        deferredOffset = srcOffset;
+        deferredLength = length;
+        deferredFirst = first;
+        deferredLast = last;
+        deferredPsn = psn;
+        deferredToken = token;
+        deferrals++;
+    }
+
+    private void postRing(int frameLength, long token) {
+        sender.write(rc, frameLength, polling.takePiggybackCredit(), token);
+    }
+
+    @Override
+    public void openPack(int psn) {
+        if (ringReady()) {
+            packOnRing = true;
+            packFrameOffset = sender.nextFrameOffset();
+            packPsn = psn;
+            packCount = 0;
+            packPosition = DataFrameCodec.payloadOffset(packFrameOffset);
+            return;
+        }
+        packOnRing = false;
+        fallbackFramesSent++;
+        rc.openPack(psn);
+    }
+
+    @Override
+    public void packAppend(RdmaMessage message) {
+        if (!packOnRing) {
+            rc.packAppend(message);
+            return;
+        }
+        UnsafeBuffer mem = sender.memory();
+        int len = message.lengthBytes();
+        int at = DataFrameCodec.putPackedLength(mem, packPosition, len);
+        message.writeTo(mem, at);
+        packPosition = at + len;
+        packCount++;
+    }
+
+    @Override
+    public void closePack(long token) {
+        if (!packOnRing) {
+            rc.closePack(token);
+            return;
+        }
+        packOnRing = false;
+        int payload = packPosition - DataFrameCodec.payloadOffset(packFrameOffset);
+        int len = DataFrameCodec.encodePackedHeader(sender.memory(), packFrameOffset, 0, packPsn, creditWord(), payload, packCount);
+        ringBytesSent += payload;
+        ringMessagesSent += packCount;
+        ringPacksSent++;
+        postRing(len, token);
+    }
+
+    @Override
+    public void sendRts(int psn, int messageLength, long token) {
+        if (ringTakes(RtsFrameCodec.LENGTH)) {
+            int len = RtsFrameCodec.encode(sender.memory(), sender.nextFrameOffset(), psn, creditWord(), messageLength);
+            ringRtsSent++;
+            postRing(len, token);
+            return;
+        }
+        fallbackFramesSent++;
+        rc.sendRts(psn, messageLength, token);
+    }
+
+    @Override
+    public void flushSends() {
+        rc.flushSends();
+    }
+
+    // ---------------------------------------------------------------- rendezvous and control: the RC channel
+
+    @Override
+    public boolean canWriteStripe() {
+        return rc.canWriteStripe();
+    }
+
+    @Override
+    public void writeStripe(int psn, int messageLength, long localAddress, int lkey, long remoteAddress, int rkey, int stripeOffset,
+                            int length, int stripes, int stripeIndex, long token) {
+        rc.writeStripe(psn, messageLength, localAddress, lkey, remoteAddress, rkey, stripeOffset, length, stripes, stripeIndex, token);
+    }
+
+    @Override
+    public int writesInFlight() {
+        return rc.writesInFlight();
+    }
+
+    @Override
+    public boolean sendCts(int psn, int messageLength, long remoteAddress, int rkey, int flags) {
+        return rc.sendCts(psn, messageLength, remoteAddress, rkey, flags);
+    }
+
+    @Override
+    public boolean sendRailDown(int failedRail) {
+        return rc.sendRailDown(failedRail);
+    }
+
+    @Override
+    public boolean sendInboundClosed(int firstUndeliveredPsn) {
+        return rc.sendInboundClosed(firstUndeliveredPsn);
+    }
+
+    @Override
+    public boolean sendCreditFrame() {
+        return rc.sendCreditFrame();
+    }
+
+    @Override
+    public int flushCredits() {
+        return rc.flushCredits();
+    }
+
+    @Override
+    public boolean sendGracefulClose(int nextPsn, int railMask, boolean last) {
+        return rc.sendGracefulClose(nextPsn, railMask, last);
+    }
+
+    @Override
+    public void sendAbort(int nextPsn, String reason) {
+        rc.sendAbort(nextPsn, reason);
+    }
+
+    // ---------------------------------------------------------------- receive buffers: the RC channel's, then the ring's
+
+    /** The slot number ring slot {@code ringSlot} has in the events: after the RC channel's receive buffers. */
+    int ringEventSlot(int ringSlot) {
+        return rcSlots + ringSlot;
+    }
+
+    @Override
+    public void releaseReceiveBuffer(int slot) {
+        if (slot < rcSlots) {
+            rc.releaseReceiveBuffer(slot);
+        } else {
+            ring.release(slot - rcSlots);
+        }
+    }
+
+    @Override
+    public int receiveSlots() {
+        return rcSlots + ring.slots();
+    }
+
+    @Override
+    public int freeReceiveBuffers() {
+        if (isFailed() || closed) {
+            return 0;
+        }
+        return Math.max(0, receiveBuffers - rc.receiveBuffersHeld() - ring.held());
+    }
+
+    @Override
+    public int receiveBuffersHeld() {
+        return rc.receiveBuffersHeld() + ring.held();
+    }
+
+    // ---------------------------------------------------------------- counters
+
+    @Override
+    public int sendBuffersInUse() {
+        return rc.sendBuffersInUse() + sender.inFlight();
+    }
+
+    @Override
+    public int sendBufferCount() {
+        return rc.sendBufferCount() + sender.stagingSlots();
+    }
+
+    @Override
+    public int peerReceiveBuffers() {
+        return rc.peerReceiveBuffers();
+    }
+
+    @Override
+    public long framesSent(FrameType type) {
+        long ringFrames = type == FrameType.DATA ? sender.framesSent() - ringRtsSent : type == FrameType.RTS ? ringRtsSent : 0;
+        return rc.framesSent(type) + ringFrames;
+    }
+
+    @Override
+    public long framesReceived(FrameType type) {
+        return rc.framesReceived(type) + ringFramesReceivedByType[type.code()];
+    }
+
+    @Override
+    public long packedFramesSent() {
+        return rc.packedFramesSent() + ringPacksSent;
+    }
+
+    @Override
+    public int framesInFlight() {
+        return rc.framesInFlight() + sender.inFlight();
+    }
+
+    @Override
+    public long bytesSent() {
+        return rc.bytesSent() + ringBytesSent;
+    }
+
+    @Override
+    public long messagesCompleted() {
+        return rc.messagesCompleted() + ringMessagesSent;
+    }
+
+    /** The node's polling set this rail's ring belongs to (seed 001 &sect;4.6); any thread. */
+    PollingSet pollingSet() {
+        return pollingSet;
+    }
+
+    /** A snapshot of this rail's eager counters; progress thread (elsewhere it may be stale). */
+    public EagerStats stats() {
+        return new EagerStats(rail(), polling.state().name(), sender.active(), sender.framesSent(), fallbackFramesSent,
+            ring.framesReceived(), fallbackFramesReceived, ring.tornSlotsSeen(), deferrals, polling.offersSent(), polling.revokesSent(),
+            polling.creditsSent(), ring.held());
+    }
+
+    // ---------------------------------------------------------------- failure and close
+
+    @Override
+    public void forEachUnackedSend(UnackedSend visitor) {
+        rc.forEachUnackedSend(visitor);
+        sender.forEachUnacked(visitor);
+    }
+
+    @Override
+    public void failedByPeer() {
+        rc.failedByPeer();
+    }
+
+    @Override
+    public void abort() {
+        rc.abort();
+    }
+
+    /** A protocol violation on the ring or in its control messages: fails the RC channel, which reports it. */
+    void protocolFailure(RdmaException e) {
+        if (!isFailed()) {
+            failed = true;
+            polling.leave();
+            sender.revoke();
+            ChannelEvents l = events;
+            rc.abort();
+            if (l != null) {
+                l.onFailure(this, e);
+            }
+        }
+    }
+
+    @Override
+    public Channel downgrade() {
+        polling.leave();
+        ring.close();
+        sender.close();
+        provider.unregister(this);
+        closed = true;
+        return rc;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        polling.leave();
+        rc.close();
+        ring.close();
+        sender.close();
+        provider.unregister(this);
+    }
+
+    /** A ring frame of {@code type} was polled. */
+    void onRingFrame(FrameType type) {
+        ringFramesReceivedByType[type.code()]++;
+    }
+
+    /** The piggybacked credit of a ring frame from the peer: its ring freed up to this (low 32 bits). */
+    void onPiggybackedCredit(int freedLow32) {
+        sender.onCredit(freedLow32);
+    }
+
+    private int sendRevokeAck() {
+        int len = EagerControlCodec.encodeShort(control, EagerControlCodec.REVOKE_ACK, sender.nextSeq());
+        if (rc.sendChannelControl(control, 0, len)) {
+            revokeAckDue = false;
+            return 1;
+        }
+        return 0;
+    }
+
+    private void onControl(DirectBuffer b, int o, int length) {
+        int type;
+        try {
+            type = EagerControlCodec.validate(b, o, length);
+        } catch (FrameFormatException e) {
+            protocolFailure(e);
+            return;
+        }
+        ChannelEvents l = events;
+        switch (type) {
+            case EagerControlCodec.OFFER -> {
+                try {
+                    sender.offer(EagerControlCodec.offerAddress(b, o), EagerControlCodec.offerRkey(b, o), EagerControlCodec.offerSlots(b, o),
+                        EagerControlCodec.offerSlotBytes(b, o), EagerControlCodec.offerCrc(b, o), EagerControlCodec.offerNextSeq(b, o),
+                        EagerControlCodec.offerFreedSeq(b, o));
+                } catch (RdmaException e) {
+                    protocolFailure(e);
+                }
+            }
+            case EagerControlCodec.CREDIT -> sender.onCredit(EagerControlCodec.value(b, o));
+            case EagerControlCodec.REVOKE -> {
+                // no WRITE after this: the ACK goes behind every WRITE posted, so the receiver can drain
+                sender.revoke();
+                revokeAckDue = true;
+                sendRevokeAck();
+            }
+            case EagerControlCodec.REVOKE_ACK -> {
+                if (l != null) {
+                    polling.onRevokeAck(EagerControlCodec.value(b, o), l);
+                }
+            }
+            default -> throw new IllegalStateException("validated type " + type);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "EagerChannel{rail=" + rail() + ", " + polling + ", " + sender + ", rc=" + rc + "}";
+    }
+
+    /** The RC channel's events, reported as this channel's; the eager ones kept here. */
+    private final class Events implements ChannelEvents {
+        private ChannelEvents out() {
+            return java.util.Objects.requireNonNull(events, "events");
+        }
+
+        @Override
+        public int takeMessageCreditTotal() {
+            ChannelEvents l = events;
+            return l == null ? 0 : l.takeMessageCreditTotal();
+        }
+
+        @Override
+        public void onMessageCreditTotal(int total15) {
+            ChannelEvents l = events;
+            if (l != null) {
+                l.onMessageCreditTotal(total15);
+            }
+        }
+
+        @Override
+        public void onData(Channel ch, int slot, DirectBuffer buffer, int payloadOffset, int payloadLength, int psn, boolean first,
+                           boolean last, int messageLength) {
+            fallbackFramesReceived++;
+            if (first) {
+                polling.onFallbackArrival();
+            }
+            out().onData(EagerChannel.this, slot, buffer, payloadOffset, payloadLength, psn, first, last, messageLength);
+        }
+
+        @Override
+        public void onPackedData(Channel ch, int slot, DirectBuffer buffer, int payloadOffset, int firstPsn, int count) {
+            fallbackFramesReceived++;
+            polling.onFallbackArrival();
+            out().onPackedData(EagerChannel.this, slot, buffer, payloadOffset, firstPsn, count);
+        }
+
+        @Override
+        public void onRts(Channel ch, int psn, int messageLength) {
+            fallbackFramesReceived++;
+            polling.onFallbackArrival();
+            out().onRts(EagerChannel.this, psn, messageLength);
+        }
+
+        @Override
+        public void onCts(Channel ch, int psn, int messageLength, long remoteAddress, int rkey, int flags) {
+            out().onCts(EagerChannel.this, psn, messageLength, remoteAddress, rkey, flags);
+        }
+
+        @Override
+        public void onFin(Channel ch, int psn, int stripeOffset, int stripeLength, int stripes, int stripeIndex) {
+            out().onFin(EagerChannel.this, psn, stripeOffset, stripeLength, stripes, stripeIndex);
+        }
+
+        @Override
+        public void onSendCompleted(Channel ch, long token) {
+            out().onSendCompleted(EagerChannel.this, token);
+        }
+
+        @Override
+        public void onPeerClose(Channel ch, boolean abort, boolean last, int nextPsn, String reason, int railMask) {
+            out().onPeerClose(EagerChannel.this, abort, last, nextPsn, reason, railMask);
+        }
+
+        @Override
+        public void onPeerInboundClosed(Channel ch, int firstUndeliveredPsn) {
+            out().onPeerInboundClosed(EagerChannel.this, firstUndeliveredPsn);
+        }
+
+        @Override
+        public void onPeerRailDown(Channel ch, int failedRail) {
+            out().onPeerRailDown(EagerChannel.this, failedRail);
+        }
+
+        @Override
+        public void onChannelControl(Channel ch, DirectBuffer buffer, int offset, int length) {
+            onControl(buffer, offset, length);
+        }
+
+        @Override
+        public void onWriteCompleted(Channel ch, int tag) {
+            long token = sender.onWriteCompleted(tag);
+            if (token != WorkRequestTokens.NONE && !failed) {
+                ChannelEvents l = events;
+                if (l != null && WorkRequestTokens.isReported(token)) {
+                    l.onSendCompleted(EagerChannel.this, token);
+                }
+            }
+        }
+
+        @Override
+        public void onFailure(Channel ch, RdmaException error) {
+            ChannelEvents l = events;
+            // what the NIC placed in the ring before the failure is delivered first, as the RC channel's
+            // completed receives are: its sender saw those WRITEs complete and will not send them again
+            if (l != null) {
+                polling.pollAll(l);
+            }
+            failed = true;
+            polling.leave();
+            sender.revoke();
+            if (l != null) {
+                l.onFailure(EagerChannel.this, error);
+            }
+        }
+    }
+}

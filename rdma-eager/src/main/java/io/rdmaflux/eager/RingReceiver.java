@@ -1,0 +1,219 @@
+package io.rdmaflux.eager;
+
+import io.rdmaflux.verbs.Access;
+import io.rdmaflux.verbs.MemoryRegion;
+import io.rdmaflux.verbs.ProtectionDomain;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * The receive ring of one rail (seed 001 &sect;4.1&ndash;4.2, &sect;4.4): {@code slots} slots of
+ * {@code slotBytes}, registered once for REMOTE_WRITE and kept for the channel's life (persistent
+ * association: no registration per message), polled in sequence order, and freed by the application
+ * in any order.
+ *
+ * <p><b>Arrival</b> ({@link #poll()}): the slot of the next sequence number is complete when its head
+ * flag, head sequence, tail flag and tail sequence are all of that sequence's lap ({@link RingLayout}
+ * says why this rules out ABA), and, when the sending port does not order the last word
+ * ({@code crc}), its CRC32C matches; a slot seen incomplete is simply read again on the next poll.
+ *
+ * <p><b>Credits</b>: a delivered slot is held until {@link #release}; {@link #freedSeq()} is the first
+ * sequence whose slot is still held (or not yet arrived), so it moves only over a contiguous run of freed
+ * slots even when the application frees them out of order, and the sender may write sequences below
+ * {@code freedSeq + slots}.
+ *
+ * <p><b>Concurrency:</b> the progress thread of the channel only; the ring memory is written by the NIC.
+ */
+final class RingReceiver implements AutoCloseable {
+    private final MemoryRegion region;
+    private final UnsafeBuffer memory;
+    private final int slots;
+    private final int slotBytes;
+    private final boolean crc;
+    private final boolean[] held;
+    private int heldCount;
+    private long nextSeq;
+    private long freedSeq;
+    /** The sequence whose torn or checksum-failing slot was last counted, so a slot counts once. */
+    private long tornCountedSeq = -1;
+    private long tornSlotsSeen;
+    private long framesReceived;
+    private int lastFrameOffset;
+    private int lastFrameLength;
+    private int lastCredit;
+    private boolean closed;
+
+    /**
+     * Registers the ring.
+     *
+     * @param crc whether slots carry a CRC32C that must match (the port does not order the tail word)
+     * @throws io.rdmaflux.verbs.VerbsException if the device refuses the registration
+     */
+    RingReceiver(ProtectionDomain pd, int slots, int slotBytes, boolean crc) {
+        if (slots < 1) {
+            throw new IllegalArgumentException("slots >= 1 required but it was " + slots);
+        }
+        if (slotBytes % 8 != 0 || slotBytes < RingLayout.OVERHEAD + 24) {
+            throw new IllegalArgumentException("slotBytes a multiple of 8 and >= " + (RingLayout.OVERHEAD + 24) + " required but it was " + slotBytes);
+        }
+        this.slots = slots;
+        this.slotBytes = slotBytes;
+        this.crc = crc;
+        this.region = pd.allocateMemory((long) slots * slotBytes, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+        this.memory = new UnsafeBuffer(region.buffer());
+        if ((memory.addressOffset() & 7) != 0) {
+            region.deregister();
+            throw new IllegalStateException("the ring's memory at 0x" + Long.toHexString(memory.addressOffset())
+                + " is not 8-byte aligned; the tail word must be");
+        }
+        this.held = new boolean[slots];
+    }
+
+    int slots() {
+        return slots;
+    }
+
+    int slotBytes() {
+        return slotBytes;
+    }
+
+    boolean crc() {
+        return crc;
+    }
+
+    long address() {
+        return region.address();
+    }
+
+    int rkey() {
+        return region.rkey();
+    }
+
+    UnsafeBuffer memory() {
+        return memory;
+    }
+
+    /** The sequence number expected next. */
+    long nextSeq() {
+        return nextSeq;
+    }
+
+    /** The first sequence whose slot is not free: the sender may write below {@code freedSeq + slots}. */
+    long freedSeq() {
+        return freedSeq;
+    }
+
+    /** Slots the application holds. */
+    int held() {
+        return heldCount;
+    }
+
+    /** Slots free for the sender: not holding an undelivered or unreleased frame. */
+    int free() {
+        return (int) (slots - (nextSeq - freedSeq));
+    }
+
+    long tornSlotsSeen() {
+        return tornSlotsSeen;
+    }
+
+    long framesReceived() {
+        return framesReceived;
+    }
+
+    /** Offset of the frame {@link #poll()} found. */
+    int frameOffset() {
+        return lastFrameOffset;
+    }
+
+    /** Length of the frame {@link #poll()} found, bytes. */
+    int frameLength() {
+        return lastFrameLength;
+    }
+
+    /** The credit the frame {@link #poll()} found piggybacks (the low 32 bits of the writer's ring's freed sequence). */
+    int piggybackedCredit() {
+        return lastCredit;
+    }
+
+    /**
+     * Looks at the slot of the next sequence number.
+     *
+     * @return the slot index, now held (its frame at {@link #frameOffset()}), or -1 if it has not arrived
+     *         completely
+     * @throws io.rdmaflux.core.RdmaProtocolException if the slot is complete but its length is impossible
+     *         (only where the tail is ordered, so the head is trustworthy)
+     */
+    int poll() {
+        if (closed) {
+            return -1;
+        }
+        long seq = nextSeq;
+        int slot = (int) (seq % slots);
+        int base = slot * slotBytes;
+        byte flag = RingLayout.flag(seq, slots);
+        if (memory.getByteVolatile(base + RingLayout.HEAD_FLAG_OFFSET) != flag) {
+            return -1;
+        }
+        int length = memory.getInt(base + RingLayout.LENGTH_OFFSET, RingLayout.ORDER);
+        if (memory.getInt(base + RingLayout.SEQ_OFFSET, RingLayout.ORDER) != (int) seq
+            || length < io.rdmaflux.core.frame.FrameHeader.LENGTH || RingLayout.writeLength(length) > slotBytes) {
+            // the head of an older lap with this lap's flag, or a head not yet complete
+            return -1;
+        }
+        int tail = base + RingLayout.HEAD + RingLayout.pad8(length);
+        long word = memory.getLongVolatile(tail);
+        if (word != RingLayout.tailWord(seq, flag)) {
+            return -1;
+        }
+        // the tail is of this sequence: re-read the head behind the acquire of the tail
+        if (memory.getInt(base + RingLayout.LENGTH_OFFSET, RingLayout.ORDER) != length
+            || memory.getInt(base + RingLayout.SEQ_OFFSET, RingLayout.ORDER) != (int) seq) {
+            return -1;
+        }
+        if (crc && RingLayout.crc(memory, base, length) != memory.getInt(base + RingLayout.CRC_OFFSET, RingLayout.ORDER)) {
+            if (tornCountedSeq != seq) {
+                tornCountedSeq = seq;
+                tornSlotsSeen++;
+            }
+            return -1;
+        }
+        lastFrameOffset = base + RingLayout.HEAD;
+        lastFrameLength = length;
+        lastCredit = memory.getInt(base + RingLayout.CREDIT_OFFSET, RingLayout.ORDER);
+        held[slot] = true;
+        heldCount++;
+        nextSeq = seq + 1;
+        framesReceived++;
+        return slot;
+    }
+
+    /**
+     * Frees a slot (any order); {@link #freedSeq()} moves over the contiguous run of free slots.
+     *
+     * @throws IllegalStateException if the slot is not held
+     */
+    void release(int slot) {
+        if (!held[slot]) {
+            throw new IllegalStateException("ring slot " + slot + " released but it is not held");
+        }
+        held[slot] = false;
+        heldCount--;
+        while (freedSeq < nextSeq && !held[(int) (freedSeq % slots)]) {
+            freedSeq++;
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            region.deregister();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RingReceiver{slots=" + slots + "x" + slotBytes + " B, next=" + nextSeq + ", freed=" + freedSeq + ", held=" + heldCount
+            + (crc ? ", crc" : "") + "}";
+    }
+}

@@ -1,0 +1,191 @@
+package io.rdmaflux.eager;
+
+import io.rdmaflux.core.ConnectionSpec;
+import io.rdmaflux.core.EagerSpec;
+import io.rdmaflux.core.RdmaConnection;
+import io.rdmaflux.core.channel.ChannelKind;
+import io.rdmaflux.core.tck.TckPayload;
+import io.rdmaflux.verbs.soft.RailConfig;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The ring path end to end, in virtual time: arrival, wrap and laps, out-of-order frees, fallback merge, torn writes. */
+class EagerRingTest {
+    private static final ConnectionSpec EAGER = ConnectionSpec.defaults().channelKind(ChannelKind.EAGER_RDMA);
+
+    private static void send(EagerBed bed, RdmaConnection c, int from, int count, int lengthBytes, AtomicReference<Throwable> error) {
+        c.send(Flux.range(from, count).map(i -> TckPayload.message(i, lengthBytes))).subscribe(v -> { }, error::set);
+    }
+
+    private static List<Integer> range(int from, int count) {
+        List<Integer> l = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            l.add(from + i);
+        }
+        return l;
+    }
+
+    @Test
+    void smallMessagesTravelAsOneWriteIntoTheRing() {
+        try (EagerBed bed = EagerBed.open()) {
+            RdmaConnection[] c = bed.connect(EAGER);
+            EagerBed.Holder h = new EagerBed.Holder(64, true);
+            c[1].receive().subscribe(h);
+            h.request(Long.MAX_VALUE);
+            AtomicReference<Throwable> err = new AtomicReference<>();
+            send(bed, c[0], 0, 300, 64, err);
+            bed.runUntil(() -> h.seqs.size() == 300 || err.get() != null);
+            assertNull(err.get());
+            assertEquals(range(0, 300), h.seqs);
+            assertEquals(List.of(), h.mismatches);
+            EagerStats client = bed.clientEager.channels().get(0).stats();
+            EagerStats server = bed.serverEager.channels().get(0).stats();
+            assertEquals("POLLING", server.receiveState());
+            assertTrue(client.sendingToRing());
+            assertTrue(client.ringFramesSent() > 0, "frames went through the ring: " + client);
+            assertEquals(0, client.fallbackFramesSent(), "the ring had room for everything: " + client);
+            assertEquals(client.ringFramesSent(), server.ringFramesReceived());
+            assertEquals(0, server.tornSlotsSeen(), "the soft NIC places the tail last: " + server);
+        }
+    }
+
+    @Test
+    void ringWrapsOverManyLapsWithAlternatingFlags() {
+        try (EagerBed bed = new EagerBed(RailConfig.UNSHAPED, EagerPolicy.DEFAULTS, b -> b.eager(EagerSpec.slots(3)), b -> { })) {
+            RdmaConnection[] c = bed.connect(EAGER);
+            EagerBed.Holder h = new EagerBed.Holder(40, true);
+            c[1].receive().subscribe(h);
+            AtomicReference<Throwable> err = new AtomicReference<>();
+            send(bed, c[0], 0, 200, 40, err);
+            // one message at a time: every message a frame of its own, so the 3-slot ring laps 60+ times
+            for (int i = 1; i <= 200; i++) {
+                h.request(1);
+                int n = i;
+                bed.runUntil(() -> h.seqs.size() == n || err.get() != null);
+            }
+            assertNull(err.get());
+            assertEquals(range(0, 200), h.seqs);
+            assertEquals(List.of(), h.mismatches);
+            EagerStats server = bed.serverEager.channels().get(0).stats();
+            assertTrue(server.ringFramesReceived() >= 3 * 40, "many laps through 3 slots: " + server);
+        }
+    }
+
+    @Test
+    void slowConsumerHoldingSlotsOutOfOrderIsBoundedAndLosesNothing() {
+        try (EagerBed bed = new EagerBed(RailConfig.UNSHAPED, EagerPolicy.DEFAULTS, b -> b.eager(EagerSpec.slots(4)), b -> { })) {
+            RdmaConnection[] c = bed.connect(EAGER);
+            EagerBed.Holder h = new EagerBed.Holder(100, false);
+            c[1].receive().subscribe(h);
+            AtomicReference<Throwable> err = new AtomicReference<>();
+            int total = 240;
+            send(bed, c[0], 0, total, 100, err);
+            Random rnd = new Random(7);
+            int maxHeld = 0;
+            while (h.seqs.size() < total && err.get() == null) {
+                h.request(6);
+                int want = Math.min(total, h.seqs.size() + 6);
+                bed.runUntil(() -> h.seqs.size() >= want || err.get() != null);
+                maxHeld = Math.max(maxHeld, bed.serverEager.channels().get(0).stats().ringSlotsHeld());
+                // release what is held in a random order: ring slots come free out of order
+                Collections.shuffle(h.held, rnd);
+                h.releaseAll();
+                bed.drive();
+            }
+            assertNull(err.get());
+            assertEquals(range(0, total), h.seqs);
+            assertEquals(List.of(), h.mismatches);
+            EagerStats server = bed.serverEager.channels().get(0).stats();
+            assertTrue(maxHeld <= 4, "never more ring slots held than the ring has: " + maxHeld);
+            assertTrue(server.ringFramesReceived() > 0 && server.creditsSent() + 0 >= 0, server.toString());
+            assertEquals(0, server.ringSlotsHeld());
+        }
+    }
+
+    @Test
+    void fullRingFallsBackToSendRecvAndPsnsFromBothPathsMergeInOrder() {
+        try (EagerBed bed = new EagerBed(RailConfig.UNSHAPED, EagerPolicy.DEFAULTS, b -> b.eager(EagerSpec.slots(2)), b -> { })) {
+            RdmaConnection[] c = bed.connect(EAGER);
+            EagerBed.Holder h = new EagerBed.Holder(200, false);
+            c[1].receive().subscribe(h);
+            h.request(Long.MAX_VALUE);
+            AtomicReference<Throwable> err = new AtomicReference<>();
+            int total = 400;
+            send(bed, c[0], 0, total, 200, err);
+            // hold every message for a while: the 2-slot ring fills, the rest goes over send/receive
+            for (int round = 0; round < 400 && h.seqs.size() < total; round++) {
+                bed.advance(3_000);
+                if (h.held.size() >= 12) {
+                    h.releaseAll();
+                }
+            }
+            h.releaseAll();
+            bed.runUntil(() -> h.seqs.size() == total || err.get() != null);
+            assertNull(err.get());
+            assertEquals(range(0, total), h.seqs, "one ordered stream from both paths");
+            assertEquals(List.of(), h.mismatches);
+            EagerStats client = bed.clientEager.channels().get(0).stats();
+            EagerStats server = bed.serverEager.channels().get(0).stats();
+            assertTrue(server.ringFramesReceived() > 0, "some through the ring: " + server);
+            assertTrue(server.fallbackFramesReceived() > 0, "some over send/receive: " + server);
+            assertTrue(client.fallbackFramesSent() > 0, client.toString());
+        }
+    }
+
+    @Test
+    void tornWritesAreDetectedAndNeverDelivered() {
+        RailConfig torn = RailConfig.builder().tornWrites(true).build();
+        try (EagerBed bed = new EagerBed(torn, EagerPolicy.DEFAULTS, b -> { }, b -> { })) {
+            RdmaConnection[] c = bed.connect(EAGER);
+            EagerBed.Holder h = new EagerBed.Holder(300, true);
+            c[1].receive().subscribe(h);
+            h.request(Long.MAX_VALUE);
+            AtomicReference<Throwable> err = new AtomicReference<>();
+            send(bed, c[0], 0, 200, 300, err);
+            bed.runUntil(() -> h.seqs.size() == 200 || err.get() != null);
+            assertNull(err.get());
+            assertEquals(range(0, 200), h.seqs);
+            assertEquals(List.of(), h.mismatches, "no torn message delivered");
+            EagerStats server = bed.serverEager.channels().get(0).stats();
+            assertTrue(server.ringFramesReceived() > 0, server.toString());
+            assertTrue(server.tornSlotsSeen() > 0, "the poller saw tails before the rest and waited: " + server);
+            assertTrue(((io.rdmaflux.verbs.soft.SoftDevice) bed.soft.b().devices().get(0)).tornWritesPlaced() > 0);
+        }
+    }
+
+    @Test
+    void largeMessagesFragmentOverSendRecvWhileSmallOnesUseTheRing() {
+        try (EagerBed bed = new EagerBed(RailConfig.UNSHAPED, EagerPolicy.DEFAULTS, b -> b.rendezvousBuffers(0).maxMessageBytes(8192),
+            b -> { })) {
+            RdmaConnection[] c = bed.connect(EAGER);
+            List<Integer> lengths = new ArrayList<>();
+            for (int i = 0; i < 120; i++) {
+                lengths.add(i % 3 == 0 ? 3000 : 50);
+            }
+            List<byte[]> got = new ArrayList<>();
+            c[1].receive().subscribe(m -> {
+                got.add(m.toByteArray());
+                m.release();
+            });
+            AtomicReference<Throwable> err = new AtomicReference<>();
+            c[0].send(Flux.range(0, 120).map(i -> TckPayload.message(i, lengths.get(i)))).subscribe(v -> { }, err::set);
+            bed.runUntil(() -> got.size() == 120 || err.get() != null);
+            assertNull(err.get());
+            for (int i = 0; i < 120; i++) {
+                assertEquals(java.util.Arrays.toString(TckPayload.bytes(i, lengths.get(i))), java.util.Arrays.toString(got.get(i)), "message " + i);
+            }
+            EagerStats client = bed.clientEager.channels().get(0).stats();
+            assertTrue(client.ringFramesSent() > 0 && client.fallbackFramesSent() > 0, client.toString());
+        }
+    }
+}
