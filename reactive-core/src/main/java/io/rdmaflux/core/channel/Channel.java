@@ -267,6 +267,17 @@ public interface Channel extends Subchannel, AutoCloseable {
     /** Moves the queue pair to ERROR; outstanding work completes flushed. */
     void abort();
 
+    /**
+     * The peer does not offer this kind and agreed to {@link ChannelKind#fallback()} instead: a kind built
+     * over a channel of the fallback kind (whose queue pair endpoint went in the handshake) frees its own
+     * resources and hands that channel over, not yet connected. Called at most once, before {@link #connect}.
+     *
+     * @throws UnsupportedOperationException if this kind has no fallback channel
+     */
+    default Channel downgrade() {
+        throw new UnsupportedOperationException(kind() + " has no fallback channel to downgrade to");
+    }
+
     /** Destroys the channel's resources; idempotent. */
     @Override
     void close();
