@@ -53,10 +53,13 @@ final class UcxAttachment implements FrameTransport.Attachment {
     private final UcxFrameTransport transport;
     private final SoftDevice nic;
     private final UcpWorker worker;
+    private final boolean peerFailureMode;
     private final ByteBuffer workerAddress;
     private final UcpRequestParams hostMemory = new UcpRequestParams().setMemoryType(UcsConstants.MEMORY_TYPE.UCS_MEMORY_TYPE_HOST);
     private final ArrayDeque<ByteBuffer> headerPool = new ArrayDeque<>();
     private final ArrayDeque<SoftFrame> arrived = new ArrayDeque<>();
+    /** Sends UCX has not completed yet (cancelled on close: UCX aborts on a worker destroyed with requests pending). */
+    private final java.util.Set<SendDone> inFlight = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     private final List<UcxRoute> routes = new ArrayList<>();
     private final List<Route> broken = new ArrayList<>();
     private final List<String> brokenReasons = new ArrayList<>();
@@ -67,6 +70,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
     UcxAttachment(UcxFrameTransport transport, SoftDevice nic) {
         this.transport = transport;
         this.nic = nic;
+        this.peerFailureMode = UcxEndpoints.peerFailureMode(transport.tls());
         this.worker = transport.context().newWorker(new UcpWorkerParams());
         try {
             this.workerAddress = worker.getAddress();
@@ -132,9 +136,13 @@ final class UcxAttachment implements FrameTransport.Attachment {
             }
         }
         SendDone done = new SendDone(f, header, staging, r);
+        inFlight.add(done);
         try {
-            ep.sendAmNonBlocking(UcxFrameTransport.AM_ID, UcxUtils.getAddress(header), HEADER, dataAddress, payload,
+            UcpRequest req = ep.sendAmNonBlocking(UcxFrameTransport.AM_ID, UcxUtils.getAddress(header), HEADER, dataAddress, payload,
                 UcpConstants.UCP_AM_SEND_FLAG_EAGER, done, hostMemory);
+            if (!done.finished) {
+                done.request = req;
+            }
         } catch (RuntimeException e) {
             done.onError(-1, e.getMessage());
         }
@@ -149,7 +157,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
             return null;
         }
         try {
-            r.endpoint = UcxEndpoints.open(worker, r.target.workerAddress(), (ep, status, message) ->
+            r.endpoint = UcxEndpoints.open(worker, r.target.workerAddress(), peerFailureMode, (ep, status, message) ->
                 routeFailed(r, "UCX endpoint to " + r.destination() + " failed (status " + status + "): " + message));
             routes.add(r);
             return r.endpoint;
@@ -172,6 +180,8 @@ final class UcxAttachment implements FrameTransport.Attachment {
         private final SoftFrame frame;
         private final ByteBuffer header;
         private final UcxRoute route;
+        @Nullable UcpRequest request;
+        boolean finished;
 
         SendDone(SoftFrame frame, ByteBuffer header, @Nullable ByteBuffer staging, UcxRoute route) {
             this.frame = frame;
@@ -193,6 +203,11 @@ final class UcxAttachment implements FrameTransport.Attachment {
         }
 
         private void finish() {
+            if (finished) {
+                return;
+            }
+            finished = true;
+            inFlight.remove(this);
             frame.release();
             headerPool.offer(header);
         }
@@ -265,6 +280,16 @@ final class UcxAttachment implements FrameTransport.Attachment {
         }
         closed = true;
         transport.detach(this);
+        for (SendDone d : List.copyOf(inFlight)) {
+            UcpRequest req = d.request;
+            if (req != null && !req.isCompleted()) {
+                worker.cancelRequest(req);
+            }
+        }
+        UcxEndpoints.progress(worker, () -> inFlight.isEmpty());
+        for (SendDone d : List.copyOf(inFlight)) {
+            d.finish();
+        }
         for (UcxRoute r : routes) {
             if (r.endpoint != null) {
                 UcxEndpoints.close(worker, r.endpoint);

@@ -45,6 +45,13 @@ public final class UcxProvider implements RdmaProvider {
         SoftDevice.CAPABILITIES.maxMemoryRegionBytes(), SoftDevice.CAPABILITIES.maxMessageBytes(),
         SoftDevice.CAPABILITIES.maxInlineBytes(), false, false, true);
 
+    /**
+     * The floor under queue pairs' transport timeout, ns (50 ms): UCX connects an endpoint on its first
+     * send (wireup), which over {@code tcp} took up to ~10 ms on a loaded two-core host; a shorter
+     * timeout would fail a live peer with RETRY_EXC_ERR. Hardware HCAs round their timeout up likewise.
+     */
+    public static final long MIN_RETRY_TIMEOUT_NS = 50_000_000L;
+
     private final SoftProvider nics;
     private final @Nullable String tls;
     private volatile boolean closed;
@@ -54,7 +61,8 @@ public final class UcxProvider implements RdmaProvider {
         var fabric = UcxFabrics.acquire(b.tls);
         try {
             SoftProvider.Builder sb = SoftProvider.builder().providerName(NAME).fabric(fabric).clock(b.clock)
-                .threadingMode(b.threadingMode).devices(b.devices).capabilities(CAPABILITIES);
+                .threadingMode(b.threadingMode).devices(b.devices).capabilities(CAPABILITIES)
+                .minRetryTimeoutNs(MIN_RETRY_TIMEOUT_NS);
             List<String> names = new java.util.ArrayList<>();
             for (int i = 0; i < b.devices; i++) {
                 names.add(UcxFrameTransport.nextDeviceName());

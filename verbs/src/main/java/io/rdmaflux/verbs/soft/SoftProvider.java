@@ -72,10 +72,12 @@ public final class SoftProvider implements RdmaProvider {
     private final boolean threadDomain;
     private final String providerName;
     private final DeviceCapabilities capabilities;
+    private final long minRetryTimeoutNs;
 
     private SoftProvider(Builder b) {
         this.providerName = b.providerName;
         this.capabilities = b.capabilities;
+        this.minRetryTimeoutNs = b.minRetryTimeoutNs;
         this.threadDomain = b.threadDomain;
         this.instanceName = b.name != null ? b.name : "soft" + INSTANCES.getAndIncrement();
         this.fabric = b.fabric != null ? b.fabric : SoftFabric.shared(SoftFabric.DEFAULT_NAME);
@@ -129,6 +131,11 @@ public final class SoftProvider implements RdmaProvider {
     @Override
     public String name() {
         return providerName;
+    }
+
+    /** The floor under every QP's transport timeout, ns (0: none). */
+    public long minRetryTimeoutNs() {
+        return minRetryTimeoutNs;
     }
 
     /** What every device of this provider supports ({@link SoftDevice#CAPABILITIES} unless the builder narrowed it). */
@@ -300,8 +307,25 @@ public final class SoftProvider implements RdmaProvider {
         private @Nullable Function<SoftProvider, ConnectionManager> connectionManagerFactory;
         private String providerName = NAME;
         private DeviceCapabilities capabilities = SoftDevice.CAPABILITIES;
+        private long minRetryTimeoutNs;
 
         private Builder() {
+        }
+
+        /**
+         * A floor under every QP's transport timeout ({@code retryTimeoutNs}), in ns; default 0 (none).
+         * A hardware NIC rounds its timeout to its own granularity the same way; a transport whose
+         * connection setup takes longer than short timeouts (UCX's endpoint wireup over TCP, several ms on
+         * a loaded host) sets one so that a live peer is not declared dead.
+         *
+         * @throws VerbsException if negative
+         */
+        public Builder minRetryTimeoutNs(long ns) {
+            if (ns < 0) {
+                throw new VerbsException("minRetryTimeoutNs >= 0 required but it was " + ns);
+            }
+            this.minRetryTimeoutNs = ns;
+            return this;
         }
 
         /**
