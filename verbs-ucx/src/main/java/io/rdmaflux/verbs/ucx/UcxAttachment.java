@@ -65,6 +65,8 @@ final class UcxAttachment implements FrameTransport.Attachment {
     private final List<String> brokenReasons = new ArrayList<>();
     private long nowNs;
     private long framesRejected;
+    private long framesSent;
+    private long framesReceived;
     private volatile boolean closed;
 
     UcxAttachment(UcxFrameTransport transport, SoftDevice nic) {
@@ -87,6 +89,16 @@ final class UcxAttachment implements FrameTransport.Attachment {
 
     ByteBuffer workerAddress() {
         return workerAddress;
+    }
+
+    /** Frames handed to UCX so far. */
+    long framesSent() {
+        return framesSent;
+    }
+
+    /** Frames UCX delivered to this NIC so far. */
+    long framesReceived() {
+        return framesReceived;
     }
 
     /** Frames whose header failed validation (dropped). */
@@ -137,6 +149,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
         }
         SendDone done = new SendDone(f, header, staging, r);
         inFlight.add(done);
+        framesSent++;
         try {
             UcpRequest req = ep.sendAmNonBlocking(UcxFrameTransport.AM_ID, UcxUtils.getAddress(header), HEADER, dataAddress, payload,
                 UcpConstants.UCP_AM_SEND_FLAG_EAGER, done, hostMemory);
@@ -237,6 +250,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
             f.addPayload(own, 0, len);
         }
         arrived.add(f);
+        framesReceived++;
         return UcsConstants.STATUS.UCS_OK;
     }
 

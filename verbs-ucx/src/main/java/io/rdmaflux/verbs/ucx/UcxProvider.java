@@ -93,6 +93,15 @@ public final class UcxProvider implements RdmaProvider {
         return tls;
     }
 
+    /**
+     * Frames device {@code index} handed to UCX and received from it so far: {@code [sent, received]}.
+     * Read on the engine thread (INVOKER) or for monitoring (values may lag).
+     */
+    public long[] frameCounts(int index) {
+        UcxAttachment a = UcxFrameTransport.DIRECTORY.get(nics.devices().get(index).name());
+        return a == null ? new long[2] : new long[] {a.framesSent(), a.framesReceived()};
+    }
+
     /** The soft NICs underneath (fault injection and counters in tests). */
     public SoftProvider nics() {
         return nics;
