@@ -66,7 +66,7 @@ public final class UcxFrameTransport implements FrameTransport {
         UcxLibrary.unavailableReason().ifPresent(r -> {
             throw new io.rdmaflux.verbs.ProviderUnavailableException("RDMA provider 'ucx' cannot run here: " + r);
         });
-        UcpParams params = new UcpParams().requestAmFeature();
+        UcpParams params = new UcpParams().requestAmFeature().setMtWorkersShared(true);
         if (tls != null) {
             params.setConfig("TLS", tls);
         }
