@@ -62,7 +62,7 @@ public final class UcxProvider implements RdmaProvider {
         try {
             SoftProvider.Builder sb = SoftProvider.builder().providerName(NAME).fabric(fabric).clock(b.clock)
                 .threadingMode(b.threadingMode).devices(b.devices).capabilities(CAPABILITIES)
-                .minRetryTimeoutNs(MIN_RETRY_TIMEOUT_NS)
+                .minRetryTimeoutNs(MIN_RETRY_TIMEOUT_NS);
             List<String> names = new java.util.ArrayList<>();
             for (int i = 0; i < b.devices; i++) {
                 names.add(UcxFrameTransport.nextDeviceName());
