@@ -44,15 +44,22 @@ public final class RealTimePair extends AbstractPair {
     private final SoftProvider pa;
     private final SoftProvider pb;
     private final boolean portsCanFail;
+    private final Runnable afterProvidersClosed;
     private final Object signals = new Object();
     private RdmaConnection probeClient;
     private RdmaConnection probeServer;
 
     private RealTimePair(PairOptions o, SoftProvider pa, SoftProvider pb, String fabric, String bindHost, boolean portsCanFail) {
+        this(o, pa, pb, fabric, bindHost, portsCanFail, () -> { });
+    }
+
+    private RealTimePair(PairOptions o, SoftProvider pa, SoftProvider pb, String fabric, String bindHost, boolean portsCanFail,
+                         Runnable afterProvidersClosed) {
         super(o.rails());
         this.pa = pa;
         this.pb = pb;
         this.portsCanFail = portsCanFail;
+        this.afterProvidersClosed = afterProvidersClosed;
         try {
             if (portsCanFail && o.railLatencySkewNs() > 0) {
                 SoftRails.apply(pa, pb, o.rails(), o.railLatencySkewNs(), null);
@@ -145,6 +152,22 @@ public final class RealTimePair extends AbstractPair {
             throw e;
         }
         return new RealTimePair(o, pa, pb, "net", "127.0.0.1", false);
+    }
+
+    /**
+     * Over two INVOKER soft-NIC providers on any frame transport (the {@code ucx} provider's NICs, for
+     * one), each with {@link PairOptions#rails()} ports, the server listening at
+     * {@code fabric://bindHost:0}; port failure and rail faults act on the NICs, so they work on any
+     * transport. {@code afterProvidersClosed} runs once both are closed (e.g. to release what owns them).
+     */
+    public static RealTimePair over(PairOptions o, SoftProvider pa, SoftProvider pb, String fabric, String bindHost,
+                                    Runnable afterProvidersClosed) {
+        try {
+            return new RealTimePair(o, pa, pb, fabric, bindHost, true, afterProvidersClosed);
+        } catch (RuntimeException | Error e) {
+            afterProvidersClosed.run();
+            throw e;
+        }
     }
 
     @Override
@@ -253,7 +276,11 @@ public final class RealTimePair extends AbstractPair {
         try {
             pa.close();
         } finally {
-            pb.close();
+            try {
+                pb.close();
+            } finally {
+                afterProvidersClosed.run();
+            }
         }
     }
 }
