@@ -18,6 +18,7 @@ import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpAmData;
 import org.openucx.jucx.ucp.UcpConstants;
+import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpEndpoint;
 import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucp.UcpRequestParams;
@@ -52,6 +53,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
 
     private final UcxFrameTransport transport;
     private final SoftDevice nic;
+    private final UcpContext context;
     private final UcpWorker worker;
     private final boolean peerFailureMode;
     private final ByteBuffer workerAddress;
@@ -73,12 +75,19 @@ final class UcxAttachment implements FrameTransport.Attachment {
         this.transport = transport;
         this.nic = nic;
         this.peerFailureMode = UcxEndpoints.peerFailureMode(transport.tls());
-        this.worker = transport.context().newWorker(new UcpWorkerParams());
+        this.context = transport.newContext();
+        try {
+            this.worker = context.newWorker(new UcpWorkerParams());
+        } catch (RuntimeException e) {
+            context.close();
+            throw new VerbsException("UCX could not open a worker for device '" + nic.name() + "': " + e.getMessage(), e);
+        }
         try {
             this.workerAddress = worker.getAddress();
             worker.setAmRecvHandler(UcxFrameTransport.AM_ID, this::onActiveMessage, UcpConstants.UCP_AM_FLAG_WHOLE_MSG);
         } catch (RuntimeException e) {
             worker.close();
+            context.close();
             throw new VerbsException("UCX could not set up a worker for device '" + nic.name() + "': " + e.getMessage(), e);
         }
     }
@@ -317,6 +326,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
         }
         worker.removeAmRecvHandler(UcxFrameTransport.AM_ID);
         worker.close();
+        context.close();
     }
 
     /** A path to one remote NIC's port; its endpoint is created lazily on the sending engine thread. */

@@ -22,13 +22,15 @@ import org.openucx.jucx.ucp.UcpParams;
  *
  * <h2>Layout</h2>
  * <ul>
- *   <li>One {@link UcpContext} per transport (one per provider), opened with the active-message
- *       feature and the transport list {@code tls} ({@code UCX_TLS}; null = UCX's own choice).</li>
- *   <li>One {@code UcpWorker} per NIC ({@link UcxAttachment}): the NIC's engine thread is the only
- *       thread that touches it ({@code progress()} in {@link Attachment#poll}, sends in
- *       {@link Attachment#transmit}, endpoint creation on first use), so the worker runs in UCX's
- *       single-thread mode with no locks. A worker per NIC rather than per provider keeps each rail's
- *       progress on its own engine, as a NIC's queues are its own.</li>
+ *   <li>One {@link UcpContext} and one {@code UcpWorker} per NIC ({@link UcxAttachment}), opened
+ *       with the active-message feature and the transport list {@code tls} ({@code UCX_TLS}; null =
+ *       UCX's own choice). The NIC's engine thread is the only thread that touches them
+ *       ({@code progress()} in {@link Attachment#poll}, sends in {@link Attachment#transmit}, endpoint
+ *       creation on first use), so they run in UCX's single-thread mode with no locks, and nothing of
+ *       UCX is shared between two engine threads (a context shared by the workers of two DEDICATED
+ *       engines lost acknowledgements over {@code tcp} in our tests, even with {@code mt_workers_shared}).
+ *       A worker per NIC rather than per provider keeps each rail's progress on its own engine, as a
+ *       NIC's queues are its own.</li>
  *   <li>Addresses are {@code ucx://<device>:<port>}; {@link #bind} publishes the NIC's worker
  *       address in a JVM-wide directory under the device name, and {@code resolve} looks it up. Devices
  *       are named {@code ucx0}, {@code ucx1}, ... JVM-wide.</li>
@@ -50,12 +52,11 @@ public final class UcxFrameTransport implements FrameTransport {
     private static final AtomicInteger DEVICE_COUNTER = new AtomicInteger();
     static final ConcurrentHashMap<String, UcxAttachment> DIRECTORY = new ConcurrentHashMap<>();
 
-    private final UcpContext context;
     private final @Nullable String tls;
     private volatile boolean closed;
 
     /**
-     * Opens a UCP context.
+     * Checks that UCX runs and accepts {@code tls} (opens and closes one context).
      *
      * @param tls the UCX transports ({@code UCX_TLS} syntax, e.g. {@code tcp} or {@code sm,self}), or
      *            null for UCX's default (the environment's {@code UCX_TLS}, else all it finds)
@@ -66,17 +67,27 @@ public final class UcxFrameTransport implements FrameTransport {
         UcxLibrary.unavailableReason().ifPresent(r -> {
             throw new io.rdmaflux.verbs.ProviderUnavailableException("RDMA provider 'ucx' cannot run here: " + r);
         });
-        UcpParams params = new UcpParams().requestAmFeature().setMtWorkersShared(true);
+        this.tls = tls;
+        // fail here, at provider setup, rather than at the first device
+        newContext().close();
+    }
+
+    /**
+     * A new UCP context for one NIC, with the active-message feature and this transport's {@code tls}.
+     *
+     * @throws VerbsException when UCX rejects {@code tls}
+     */
+    UcpContext newContext() {
+        UcpParams params = new UcpParams().requestAmFeature();
         if (tls != null) {
             params.setConfig("TLS", tls);
         }
         try {
-            this.context = new UcpContext(params);
+            return new UcpContext(params);
         } catch (RuntimeException e) {
             throw new VerbsException("UCX could not open a context with tls='" + tls + "' (" + e.getMessage()
                 + "); use transports UCX knows, e.g. tcp, sm,self or rc,ud (see ucx_info -d)", e);
         }
-        this.tls = tls;
     }
 
     /** A device name not yet used in this JVM ({@code ucx<n>}). */
@@ -87,10 +98,6 @@ public final class UcxFrameTransport implements FrameTransport {
     /** The transports asked for, or null for UCX's default. */
     public @Nullable String tls() {
         return tls;
-    }
-
-    UcpContext context() {
-        return context;
     }
 
     @Override
@@ -134,13 +141,9 @@ public final class UcxFrameTransport implements FrameTransport {
         DIRECTORY.remove(a.nic().name(), a);
     }
 
-    /** Closes the UCP context; call after every attachment closed. Idempotent. */
+    /** Refuses further attachments; each attachment closes its own context. Idempotent. */
     public void close() {
-        if (closed) {
-            return;
-        }
         closed = true;
-        context.close();
     }
 
     @Override
