@@ -13,6 +13,7 @@ class SelectedProviderOptionsTest {
     @Test
     void optionsAreKeyValuePairsSeparatedByCommas() {
         assertEquals(Map.of("tls", "tcp", "devices", "2"), SelectedProviderTck.parseOptions("tls=tcp, devices=2"));
+        assertEquals(Map.of("tls", "sm,self", "threading", "invoker"), SelectedProviderTck.parseOptions("tls=sm,self,threading=invoker"));
         assertEquals(Map.of(), SelectedProviderTck.parseOptions(null));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SelectedProviderTck.parseOptions("tls"));
         assertTrue(e.getMessage().contains("'tls'") && e.getMessage().contains("key=value"), e.getMessage());

@@ -39,22 +39,30 @@ public abstract class SelectedProviderTck extends ProviderTck {
     }
 
     /**
-     * Parses {@code key=value,key=value}.
+     * Parses {@code key=value,key=value}; a piece without {@code =} continues the previous value, so a
+     * value may hold commas ({@code tls=sm,self,threading=invoker} is {@code tls=sm,self} and
+     * {@code threading=invoker}).
      *
-     * @throws IllegalArgumentException naming an entry without {@code =}
+     * @throws IllegalArgumentException naming a first piece without {@code =}
      */
     public static Map<String, String> parseOptions(@Nullable String text) {
         Map<String, String> options = new LinkedHashMap<>();
         if (text == null || text.isBlank()) {
             return options;
         }
+        String lastKey = null;
         for (String entry : text.split(",")) {
             int eq = entry.indexOf('=');
             if (eq <= 0) {
-                throw new IllegalArgumentException(OPTIONS_PROPERTY + " entry '" + entry + "' is not key=value; write e.g. -D"
-                    + OPTIONS_PROPERTY + "=tls=tcp,devices=1");
+                if (lastKey == null) {
+                    throw new IllegalArgumentException(OPTIONS_PROPERTY + " entry '" + entry + "' is not key=value; write e.g. -D"
+                        + OPTIONS_PROPERTY + "=tls=tcp,devices=1");
+                }
+                options.put(lastKey, options.get(lastKey) + "," + entry.trim());
+                continue;
             }
-            options.put(entry.substring(0, eq).trim(), entry.substring(eq + 1).trim());
+            lastKey = entry.substring(0, eq).trim();
+            options.put(lastKey, entry.substring(eq + 1).trim());
         }
         return options;
     }
