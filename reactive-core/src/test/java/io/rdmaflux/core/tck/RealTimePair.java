@@ -8,6 +8,8 @@ import io.rdmaflux.core.RdmaNode;
 import io.rdmaflux.core.RdmaServer;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.PortState;
+import io.rdmaflux.verbs.RdmaProvider;
+import io.rdmaflux.verbs.RdmaProviders;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.soft.SoftFabric;
 import io.rdmaflux.verbs.soft.SoftProvider;
@@ -17,6 +19,7 @@ import reactor.core.publisher.Mono;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -41,21 +44,28 @@ public final class RealTimePair extends AbstractPair {
     static final long FAULT_RETRY_TIMEOUT_NS = 20_000_000;
     private static final AtomicInteger IDS = new AtomicInteger();
 
-    private final SoftProvider pa;
-    private final SoftProvider pb;
+    private final RdmaProvider pa;
+    private final RdmaProvider pb;
     private final boolean portsCanFail;
+    private final Runnable afterProvidersClosed;
     private final Object signals = new Object();
     private RdmaConnection probeClient;
     private RdmaConnection probeServer;
 
     private RealTimePair(PairOptions o, SoftProvider pa, SoftProvider pb, String fabric, String bindHost, boolean portsCanFail) {
+        this(o, pa, pb, fabric, bindHost, portsCanFail, () -> { });
+    }
+
+    private RealTimePair(PairOptions o, RdmaProvider pa, RdmaProvider pb, String fabric, String bindHost, boolean portsCanFail,
+                         Runnable afterProvidersClosed) {
         super(o.rails());
         this.pa = pa;
         this.pb = pb;
         this.portsCanFail = portsCanFail;
+        this.afterProvidersClosed = afterProvidersClosed;
         try {
             if (portsCanFail && o.railLatencySkewNs() > 0) {
-                SoftRails.apply(pa, pb, o.rails(), o.railLatencySkewNs(), null);
+                SoftRails.apply((SoftProvider) pa, (SoftProvider) pb, o.rails(), o.railLatencySkewNs(), null);
             }
             int[] ports = ports(o.rails());
             RdmaNode.Builder cb = RdmaNode.builder().provider(pa).name("tck-client").ports(ports).threadingMode(ThreadingMode.DEDICATED);
@@ -88,7 +98,7 @@ public final class RealTimePair extends AbstractPair {
                 if (!portsCanFail) {
                     throw new UnsupportedOperationException("the IP fabric pair cannot inject RC wire faults");
                 }
-                SoftRails.apply(pa, pb, o.rails(), o.railLatencySkewNs(), o.railFaults());
+                SoftRails.apply((SoftProvider) pa, (SoftProvider) pb, o.rails(), o.railLatencySkewNs(), o.railFaults());
             }
         } catch (RuntimeException | Error e) {
             closeQuietly();
@@ -145,6 +155,40 @@ public final class RealTimePair extends AbstractPair {
             throw e;
         }
         return new RealTimePair(o, pa, pb, "net", "127.0.0.1", false);
+    }
+
+    /**
+     * Over two INVOKER soft-NIC providers on any frame transport (the {@code ucx} provider's NICs, for
+     * one), each with {@link PairOptions#rails()} ports, the server listening at
+     * {@code fabric://bindHost:0}; port failure and rail faults act on the NICs, so they work on any
+     * transport. {@code afterProvidersClosed} runs once both are closed (e.g. to release what owns them).
+     */
+    public static RealTimePair over(PairOptions o, SoftProvider pa, SoftProvider pb, String fabric, String bindHost,
+                                    Runnable afterProvidersClosed) {
+        try {
+            return new RealTimePair(o, pa, pb, fabric, bindHost, true, afterProvidersClosed);
+        } catch (RuntimeException | Error e) {
+            afterProvidersClosed.run();
+            throw e;
+        }
+    }
+
+    /**
+     * Over two providers opened by name ({@link RdmaProviders#open(String, Map)}, e.g. from
+     * {@code -Drdmaflux.provider}), the server listening on its first device's fabric and host; no port
+     * failure, no rail faults. The caller skips what needs more rails than the provider has ports.
+     */
+    public static RealTimePair named(PairOptions o, String name, Map<String, String> options) {
+        RdmaProvider pa = RdmaProviders.open(name, options);
+        RdmaProvider pb;
+        try {
+            pb = RdmaProviders.open(name, options);
+        } catch (RuntimeException e) {
+            pa.close();
+            throw e;
+        }
+        PortAddress at = pb.devices().get(0).port(1).address();
+        return new RealTimePair(o, pa, pb, at.fabric(), at.host(), false, () -> { });
     }
 
     @Override
@@ -227,7 +271,7 @@ public final class RealTimePair extends AbstractPair {
         if (!portsCanFail) {
             throw new UnsupportedOperationException("ports of the IP fabric pair cannot be taken down");
         }
-        SoftRails.port(side == Side.CLIENT ? pa : pb, rail).setState(PortState.DOWN);
+        SoftRails.port((SoftProvider) (side == Side.CLIENT ? pa : pb), rail).setState(PortState.DOWN);
     }
 
     @Override
@@ -235,7 +279,7 @@ public final class RealTimePair extends AbstractPair {
         if (!portsCanFail) {
             throw new UnsupportedOperationException("the IP fabric pair injects no RC wire faults");
         }
-        return SoftRails.counters(pa, pb);
+        return SoftRails.counters((SoftProvider) pa, (SoftProvider) pb);
     }
 
     @Override
@@ -253,7 +297,11 @@ public final class RealTimePair extends AbstractPair {
         try {
             pa.close();
         } finally {
-            pb.close();
+            try {
+                pb.close();
+            } finally {
+                afterProvidersClosed.run();
+            }
         }
     }
 }

@@ -104,7 +104,7 @@ public final class SoftDevice implements Device, ProgressAgent {
 
     @Override
     public DeviceCapabilities capabilities() {
-        return CAPABILITIES;
+        return provider.capabilities();
     }
 
     SoftProvider provider() {

@@ -10,6 +10,7 @@ import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ProtectionDomain;
 import io.rdmaflux.verbs.QpInitAttributes;
+import io.rdmaflux.verbs.QpType;
 import io.rdmaflux.verbs.QueuePair;
 import io.rdmaflux.verbs.SharedReceiveQueue;
 import io.rdmaflux.verbs.VerbsException;
@@ -95,6 +96,11 @@ final class SoftProtectionDomain implements ProtectionDomain {
         }
         checkCq("send", a.sendCq());
         checkCq("receive", a.receiveCq());
+        DeviceCapabilities offered = device.capabilities();
+        if (a.type() == QpType.UD && !offered.unreliableDatagram()) {
+            throw new VerbsException("provider '" + device.provider().name() + "' offers no UD queue pairs (device '"
+                + device.name() + "' capabilities: unreliableDatagram=false); use RC, or a provider with UD such as 'soft'");
+        }
         SoftSharedReceiveQueue srq = null;
         if (a.srq() != null) {
             if (!(a.srq() instanceof SoftSharedReceiveQueue s) || s.pd() != this) {
@@ -131,6 +137,10 @@ final class SoftProtectionDomain implements ProtectionDomain {
     @Override
     public SharedReceiveQueue createSharedReceiveQueue(int maxWorkRequests) {
         checkOpen("create a shared receive queue");
+        if (!device.capabilities().sharedReceiveQueue()) {
+            throw new VerbsException("provider '" + device.provider().name() + "' offers no shared receive queues (device '"
+                + device.name() + "' capabilities: sharedReceiveQueue=false); post receives on each QP instead");
+        }
         int max = device.capabilities().maxQpWorkRequests();
         if (maxWorkRequests < 1 || maxWorkRequests > max) {
             throw new VerbsException("maxWorkRequests must be in [1, " + max + "] but it was " + maxWorkRequests);

@@ -2,6 +2,7 @@ package io.rdmaflux.verbs.soft;
 
 import io.rdmaflux.verbs.ConnectionManager;
 import io.rdmaflux.verbs.Device;
+import io.rdmaflux.verbs.DeviceCapabilities;
 import io.rdmaflux.verbs.ProgressAgent;
 import io.rdmaflux.verbs.RdmaProvider;
 import io.rdmaflux.verbs.ThreadingMode;
@@ -69,8 +70,14 @@ public final class SoftProvider implements RdmaProvider {
     final AtomicLong allocatedBytes = new AtomicLong();
     private volatile boolean closed;
     private final boolean threadDomain;
+    private final String providerName;
+    private final DeviceCapabilities capabilities;
+    private final long minRetryTimeoutNs;
 
     private SoftProvider(Builder b) {
+        this.providerName = b.providerName;
+        this.capabilities = b.capabilities;
+        this.minRetryTimeoutNs = b.minRetryTimeoutNs;
         this.threadDomain = b.threadDomain;
         this.instanceName = b.name != null ? b.name : "soft" + INSTANCES.getAndIncrement();
         this.fabric = b.fabric != null ? b.fabric : SoftFabric.shared(SoftFabric.DEFAULT_NAME);
@@ -123,7 +130,17 @@ public final class SoftProvider implements RdmaProvider {
 
     @Override
     public String name() {
-        return NAME;
+        return providerName;
+    }
+
+    /** The floor under every QP's transport timeout, ns (0: none). */
+    public long minRetryTimeoutNs() {
+        return minRetryTimeoutNs;
+    }
+
+    /** What every device of this provider supports ({@link SoftDevice#CAPABILITIES} unless the builder narrowed it). */
+    public DeviceCapabilities capabilities() {
+        return capabilities;
     }
 
     /** This instance's name (thread name suffix, messages). */
@@ -288,8 +305,58 @@ public final class SoftProvider implements RdmaProvider {
         private IdleStrategy idleStrategy = new BackoffIdleStrategy(64, 64, 1_000, 200_000);
         private boolean threadDomain;
         private @Nullable Function<SoftProvider, ConnectionManager> connectionManagerFactory;
+        private String providerName = NAME;
+        private DeviceCapabilities capabilities = SoftDevice.CAPABILITIES;
+        private long minRetryTimeoutNs;
 
         private Builder() {
+        }
+
+        /**
+         * A floor under every QP's transport timeout ({@code retryTimeoutNs}), in ns; default 0 (none).
+         * A hardware NIC rounds its timeout to its own granularity the same way; a transport whose
+         * connection setup takes longer than short timeouts (UCX's endpoint wireup over TCP, several ms on
+         * a loaded host) sets one so that a live peer is not declared dead.
+         *
+         * @throws VerbsException if negative
+         */
+        public Builder minRetryTimeoutNs(long ns) {
+            if (ns < 0) {
+                throw new VerbsException("minRetryTimeoutNs >= 0 required but it was " + ns);
+            }
+            this.minRetryTimeoutNs = ns;
+            return this;
+        }
+
+        /**
+         * The name {@link SoftProvider#name()} reports (default {@value SoftProvider#NAME}): a provider
+         * that runs the soft NIC over its own {@link FrameTransport} (e.g. {@code ucx}) reports its own name.
+         */
+        public Builder providerName(String providerName) {
+            if (providerName.isBlank()) {
+                throw new VerbsException("providerName must not be blank");
+            }
+            this.providerName = providerName;
+            return this;
+        }
+
+        /**
+         * Narrows what the devices offer (default {@link SoftDevice#CAPABILITIES}): a QP of a type, or
+         * an SRQ, that the capabilities say is absent is refused with a {@link VerbsException}. Limits
+         * may not exceed the soft NIC's own.
+         *
+         * @throws VerbsException if a limit exceeds {@link SoftDevice#CAPABILITIES}
+         */
+        public Builder capabilities(DeviceCapabilities capabilities) {
+            DeviceCapabilities max = SoftDevice.CAPABILITIES;
+            if (capabilities.maxQueuePairs() > max.maxQueuePairs() || capabilities.maxQpWorkRequests() > max.maxQpWorkRequests()
+                || capabilities.maxScatterGather() > max.maxScatterGather() || capabilities.maxCqEntries() > max.maxCqEntries()
+                || capabilities.maxMemoryRegionBytes() > max.maxMemoryRegionBytes() || capabilities.maxMessageBytes() > max.maxMessageBytes()
+                || capabilities.maxInlineBytes() > max.maxInlineBytes()) {
+                throw new VerbsException("capabilities " + capabilities + " exceed the soft NIC's own " + max);
+            }
+            this.capabilities = Objects.requireNonNull(capabilities, "capabilities");
+            return this;
         }
 
         /** Instance name; the DEDICATED thread is {@code rdmaflux-soft-<name>}. */

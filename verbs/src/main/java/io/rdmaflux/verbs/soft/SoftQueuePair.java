@@ -88,6 +88,8 @@ final class SoftQueuePair implements QueuePair {
     private final SoftDevice device;
     private final SoftProtectionDomain pd;
     private final QpInitAttributes attributes;
+    /** The transport timeout in force: the attribute, raised to the provider's floor ({@link SoftProvider.Builder#minRetryTimeoutNs}). */
+    private final long retryTimeoutNs;
     private final QpType type;
     private final SoftPort port;
     final int qpn;
@@ -136,6 +138,7 @@ final class SoftQueuePair implements QueuePair {
         this.device = device;
         this.pd = pd;
         this.attributes = a;
+        this.retryTimeoutNs = Math.max(a.retryTimeoutNs(), device.provider().minRetryTimeoutNs());
         this.type = a.type();
         this.port = (SoftPort) a.port();
         this.qpn = qpn;
@@ -517,11 +520,11 @@ final class SoftQueuePair implements QueuePair {
         if (txIndex > ackedIndex && nowNs - ackDeadlineNs >= 0) {
             if (++transportRetries > attributes.retryCount()) {
                 failAt(ackedIndex, WcStatus.RETRY_EXC_ERR, "no acknowledgement from " + destination() + " after "
-                    + attributes.retryCount() + " retries of " + attributes.retryTimeoutNs() + " ns (port down or peer gone)");
+                    + attributes.retryCount() + " retries of " + retryTimeoutNs + " ns (port down or peer gone)");
                 return work + 1 + flush();
             }
             txIndex = ackedIndex;
-            ackDeadlineNs = nowNs + attributes.retryTimeoutNs();
+            ackDeadlineNs = nowNs + retryTimeoutNs;
             device.rcRetransmits++;
             work++;
         }
@@ -557,7 +560,7 @@ final class SoftQueuePair implements QueuePair {
         RailConfig rail = port.engineRail();
         boolean unshaped = rail.isUnshaped();
         boolean up = port.isUp();
-        long deadlineAfterArrivalNs = rail.latencyNs() + attributes.retryTimeoutNs();
+        long deadlineAfterArrivalNs = rail.latencyNs() + retryTimeoutNs;
         FrameTransport.Attachment transport = device.attachment();
         RcFaults faults = port.rcFaults();
         while (txIndex < tail) {
@@ -914,7 +917,7 @@ final class SoftQueuePair implements QueuePair {
                     txIndex = ackedIndex;
                     rnrWaitUntilNs = nowNs + attributes.rnrTimeoutNs();
                     rnrWaiting = true;
-                    ackDeadlineNs = rnrWaitUntilNs + attributes.retryTimeoutNs();
+                    ackDeadlineNs = rnrWaitUntilNs + retryTimeoutNs;
                 } else {
                     failAt(index, f.status, "responder " + destination() + " answered " + f.status
                         + describeNak(f.status, (int) index & sq.mask));
@@ -970,7 +973,7 @@ final class SoftQueuePair implements QueuePair {
             return;
         }
         txIndex = ackedIndex;
-        ackDeadlineNs = nowNs + attributes.retryTimeoutNs();
+        ackDeadlineNs = nowNs + retryTimeoutNs;
         device.rcNakRetransmits++;
     }
 
@@ -982,7 +985,7 @@ final class SoftQueuePair implements QueuePair {
             if (txIndex < ackedIndex) {
                 txIndex = ackedIndex;
             }
-            long fresh = nowNs + attributes.retryTimeoutNs() + 2 * port.engineRail().latencyNs();
+            long fresh = nowNs + retryTimeoutNs + 2 * port.engineRail().latencyNs();
             // Like a NIC's ACK timer, which starts when a packet leaves: a frame still queued on the
             // shaped link (arrivals are monotone, so the last one transmitted is the latest) must
             // not time out before it could have been acknowledged.

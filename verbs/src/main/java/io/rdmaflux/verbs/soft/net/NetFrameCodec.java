@@ -9,7 +9,8 @@ import java.nio.ByteOrder;
 /**
  * The wire layout of one soft-NIC frame on the IP fabric: a fixed 64-byte header followed by the
  * payload. A UDP datagram holds exactly one frame; a TCP stream is a sequence of frames, the
- * header's {@code frame length} delimiting them. All fields are little-endian.
+ * header's {@code frame length} delimiting them. The UCX provider carries the same header in each
+ * active message's header. All fields are little-endian.
  *
  * <pre>
  *  0               4       5       6       7       8
@@ -37,11 +38,12 @@ import java.nio.ByteOrder;
  * writes: wrong magic or version, unknown type or status, a frame length that disagrees with the
  * header, or one above the receiver's limit. A bad frame is dropped and counted by the caller.
  */
-final class NetFrameCodec {
+public final class NetFrameCodec {
     /** "RDFX" read as a little-endian int. */
     static final int MAGIC = 0x58464452;
     static final int VERSION = 1;
-    static final int HEADER_BYTES = 64;
+    /** Header bytes before the payload. */
+    public static final int HEADER_BYTES = 64;
 
     static final int MAGIC_OFFSET = 0;
     static final int VERSION_OFFSET = 4;
@@ -65,7 +67,7 @@ final class NetFrameCodec {
     private static final WcStatus[] STATUSES = WcStatus.values();
 
     /** Why a header was rejected. */
-    enum Verdict {
+    public enum Verdict {
         OK, BAD_MAGIC, BAD_VERSION, BAD_TYPE, BAD_LENGTH
     }
 
@@ -73,12 +75,12 @@ final class NetFrameCodec {
     }
 
     /** Bytes the payload of {@code f} takes on the wire. */
-    static int payloadBytes(SoftFrame f) {
+    public static int payloadBytes(SoftFrame f) {
         return f.type == FrameType.RDMA_READ_REQUEST ? 0 : f.length;
     }
 
     /** Writes the header of {@code f} at {@code at} of {@code b} (little-endian buffer); the position is not moved. */
-    static void encodeHeader(SoftFrame f, ByteBuffer b, int at) {
+    public static void encodeHeader(SoftFrame f, ByteBuffer b, int at) {
         b.putInt(at + MAGIC_OFFSET, MAGIC);
         b.put(at + VERSION_OFFSET, (byte) VERSION);
         b.put(at + TYPE_OFFSET, (byte) f.type.ordinal());
@@ -102,7 +104,7 @@ final class NetFrameCodec {
      *
      * @param maxFrameBytes the largest frame (header included) the receiver accepts
      */
-    static Verdict validate(ByteBuffer b, int at, int maxFrameBytes) {
+    public static Verdict validate(ByteBuffer b, int at, int maxFrameBytes) {
         if (b.getInt(at + MAGIC_OFFSET) != MAGIC) {
             return Verdict.BAD_MAGIC;
         }
@@ -124,7 +126,7 @@ final class NetFrameCodec {
     }
 
     /** Total frame bytes of a validated header. */
-    static int frameLength(ByteBuffer b, int at) {
+    public static int frameLength(ByteBuffer b, int at) {
         return b.getInt(at + FRAME_LENGTH_OFFSET);
     }
 
@@ -133,7 +135,7 @@ final class NetFrameCodec {
      *
      * @return the delivery delay, ns (to be added to the arrival time)
      */
-    static long decodeHeader(ByteBuffer b, int at, SoftFrame f) {
+    public static long decodeHeader(ByteBuffer b, int at, SoftFrame f) {
         f.type = TYPES[b.get(at + TYPE_OFFSET)];
         f.hasImmediate = (b.get(at + FLAGS_OFFSET) & FLAG_IMMEDIATE) != 0;
         f.status = STATUSES[b.get(at + STATUS_OFFSET)];
@@ -151,7 +153,7 @@ final class NetFrameCodec {
     }
 
     /** A direct little-endian buffer. */
-    static ByteBuffer direct(int capacity) {
+    public static ByteBuffer direct(int capacity) {
         return ByteBuffer.allocateDirect(capacity).order(ByteOrder.LITTLE_ENDIAN);
     }
 }

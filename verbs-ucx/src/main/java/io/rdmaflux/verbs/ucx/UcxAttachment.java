@@ -1,0 +1,349 @@
+package io.rdmaflux.verbs.ucx;
+
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.VerbsException;
+import io.rdmaflux.verbs.soft.FrameTransport;
+import io.rdmaflux.verbs.soft.Route;
+import io.rdmaflux.verbs.soft.SoftDevice;
+import io.rdmaflux.verbs.soft.SoftFrame;
+import io.rdmaflux.verbs.soft.SoftPort;
+import io.rdmaflux.verbs.soft.net.NetFrameCodec;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.openucx.jucx.UcxCallback;
+import org.openucx.jucx.UcxUtils;
+import org.openucx.jucx.ucp.UcpAmData;
+import org.openucx.jucx.ucp.UcpConstants;
+import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpEndpoint;
+import org.openucx.jucx.ucp.UcpRequest;
+import org.openucx.jucx.ucp.UcpRequestParams;
+import org.openucx.jucx.ucp.UcpWorker;
+import org.openucx.jucx.ucp.UcpWorkerParams;
+import org.openucx.jucx.ucs.UcsConstants;
+
+/**
+ * One soft NIC's view of the {@link UcxFrameTransport}: its UCP worker, its endpoints (one per
+ * route, created on the engine thread at first transmit), and the frames that arrived during the
+ * last {@code progress()}.
+ *
+ * <p><b>Receive path:</b> the active-message handler runs inside {@code UcpWorker.progress()} on the
+ * engine thread; it decodes the header into a frame from the NIC's pool, copies the payload (UCX's
+ * receive buffer is only valid during the callback: releasing persistent data through
+ * {@code amDataRelease} crashed Debian's UCX 1.13.1 in our tests), and queues the frame; after
+ * {@code progress()} returns, the frames go to {@link SoftDevice#onFrameArrived}, so the NIC never
+ * runs inside a UCX callback. <b>Send path:</b> the header is encoded into a pooled 64-byte buffer,
+ * the payload is sent from where it lies (one gather entry) or gathered into a staging buffer, and
+ * the frame (and its buffers) are released in the send's completion callback.
+ *
+ * <p><b>Errors:</b> a failed send or an endpoint error (the peer's process died: UCX reports it
+ * over {@code tcp}, where endpoints are created in peer-failure mode; shared memory has no such
+ * mode, and there the NIC's transport retry timer finds a dead peer) breaks the route: the NIC fails
+ * the queue pairs on it with RETRY_EXC_ERR ({@link SoftDevice#routeBroken}).
+ *
+ * <p><b>Concurrency:</b> engine thread only, except {@link #bind}, {@link #resolve} (setup, any
+ * thread; they touch no UCX object) and {@link #close} (after the engine stopped).
+ */
+final class UcxAttachment implements FrameTransport.Attachment {
+    private static final int HEADER = NetFrameCodec.HEADER_BYTES;
+
+    private final UcxFrameTransport transport;
+    private final SoftDevice nic;
+    private final UcpContext context;
+    private final UcpWorker worker;
+    private final boolean peerFailureMode;
+    private final ByteBuffer workerAddress;
+    private final UcpRequestParams hostMemory = new UcpRequestParams().setMemoryType(UcsConstants.MEMORY_TYPE.UCS_MEMORY_TYPE_HOST);
+    private final ArrayDeque<ByteBuffer> headerPool = new ArrayDeque<>();
+    private final ArrayDeque<SoftFrame> arrived = new ArrayDeque<>();
+    /** Sends UCX has not completed yet (cancelled on close: UCX aborts on a worker destroyed with requests pending). */
+    private final java.util.Set<SendDone> inFlight = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    private final List<UcxRoute> routes = new ArrayList<>();
+    private final List<Route> broken = new ArrayList<>();
+    private final List<String> brokenReasons = new ArrayList<>();
+    private long nowNs;
+    private long framesRejected;
+    private long framesSent;
+    private long framesReceived;
+    private volatile boolean closed;
+
+    UcxAttachment(UcxFrameTransport transport, SoftDevice nic) {
+        this.transport = transport;
+        this.nic = nic;
+        this.peerFailureMode = UcxEndpoints.peerFailureMode(transport.tls());
+        this.context = transport.newContext();
+        try {
+            this.worker = context.newWorker(new UcpWorkerParams());
+        } catch (RuntimeException e) {
+            context.close();
+            throw new VerbsException("UCX could not open a worker for device '" + nic.name() + "': " + e.getMessage(), e);
+        }
+        try {
+            this.workerAddress = worker.getAddress();
+            worker.setAmRecvHandler(UcxFrameTransport.AM_ID, this::onActiveMessage, UcpConstants.UCP_AM_FLAG_WHOLE_MSG);
+        } catch (RuntimeException e) {
+            worker.close();
+            context.close();
+            throw new VerbsException("UCX could not set up a worker for device '" + nic.name() + "': " + e.getMessage(), e);
+        }
+    }
+
+    SoftDevice nic() {
+        return nic;
+    }
+
+    ByteBuffer workerAddress() {
+        return workerAddress;
+    }
+
+    /** Frames handed to UCX so far. */
+    long framesSent() {
+        return framesSent;
+    }
+
+    /** Frames UCX delivered to this NIC so far. */
+    long framesReceived() {
+        return framesReceived;
+    }
+
+    /** Frames whose header failed validation (dropped). */
+    long framesRejected() {
+        return framesRejected;
+    }
+
+    @Override
+    public PortAddress bind(SoftPort port) {
+        return new PortAddress(UcxFrameTransport.FABRIC, nic.name(), port.number());
+    }
+
+    @Override
+    public Route resolve(PortAddress address) {
+        return new UcxRoute(address, transport.lookup(address));
+    }
+
+    // ---------------------------------------------------------------- send
+
+    @Override
+    public void transmit(SoftFrame f) {
+        UcxRoute r = (UcxRoute) f.route;
+        UcpEndpoint ep = r == null || closed ? null : endpoint(r);
+        if (ep == null) {
+            f.release();
+            return;
+        }
+        ByteBuffer header = headerPool.poll();
+        if (header == null) {
+            header = NetFrameCodec.direct(HEADER);
+        }
+        NetFrameCodec.encodeHeader(f, header, 0);
+        int payload = NetFrameCodec.payloadBytes(f);
+        long dataAddress = 0;
+        ByteBuffer staging = null;
+        if (payload > 0) {
+            if (f.payloadCount == 1 && f.payloadBuffers[0].isDirect()) {
+                dataAddress = UcxUtils.getAddress(f.payloadBuffers[0]) + f.payloadOffsets[0];
+            } else {
+                staging = ByteBuffer.allocateDirect(payload);
+                int at = 0;
+                for (int i = 0; i < f.payloadCount; i++) {
+                    staging.put(at, f.payloadBuffers[i], f.payloadOffsets[i], f.payloadLengths[i]);
+                    at += f.payloadLengths[i];
+                }
+                dataAddress = UcxUtils.getAddress(staging);
+            }
+        }
+        SendDone done = new SendDone(f, header, staging, r);
+        inFlight.add(done);
+        framesSent++;
+        try {
+            UcpRequest req = ep.sendAmNonBlocking(UcxFrameTransport.AM_ID, UcxUtils.getAddress(header), HEADER, dataAddress, payload,
+                UcpConstants.UCP_AM_SEND_FLAG_EAGER, done, hostMemory);
+            if (!done.finished) {
+                done.request = req;
+            }
+        } catch (RuntimeException e) {
+            done.onError(-1, e.getMessage());
+        }
+    }
+
+    /** The route's endpoint, created on first use; null (route broken) when UCX cannot reach the peer. */
+    private @Nullable UcpEndpoint endpoint(UcxRoute r) {
+        if (r.endpoint != null) {
+            return r.endpoint;
+        }
+        if (r.failed) {
+            return null;
+        }
+        try {
+            r.endpoint = UcxEndpoints.open(worker, r.target.workerAddress(), peerFailureMode, (ep, status, message) ->
+                routeFailed(r, "UCX endpoint to " + r.destination() + " failed (status " + status + "): " + message));
+            routes.add(r);
+            return r.endpoint;
+        } catch (RuntimeException e) {
+            routeFailed(r, "UCX cannot reach " + r.destination() + ": " + e.getMessage());
+            return null;
+        }
+    }
+
+    private void routeFailed(UcxRoute r, String reason) {
+        if (r.failed) {
+            return;
+        }
+        r.failed = true;
+        broken.add(r);
+        brokenReasons.add(reason);
+    }
+
+    private final class SendDone extends UcxCallback {
+        private final SoftFrame frame;
+        private final ByteBuffer header;
+        private final UcxRoute route;
+        @Nullable UcpRequest request;
+        boolean finished;
+
+        SendDone(SoftFrame frame, ByteBuffer header, @Nullable ByteBuffer staging, UcxRoute route) {
+            this.frame = frame;
+            this.header = header;
+            this.route = route;
+        }
+
+        @Override
+        public void onSuccess(UcpRequest request) {
+            finish();
+        }
+
+        @Override
+        public void onError(int status, String message) {
+            if (!closed) {
+                routeFailed(route, "UCX send to " + route.destination() + " failed (status " + status + "): " + message);
+            }
+            finish();
+        }
+
+        private void finish() {
+            if (finished) {
+                return;
+            }
+            finished = true;
+            inFlight.remove(this);
+            frame.release();
+            headerPool.offer(header);
+        }
+    }
+
+    // ---------------------------------------------------------------- receive
+
+    private int onActiveMessage(long headerAddress, long headerSize, UcpAmData data, UcpEndpoint replyEp) {
+        if (closed) {
+            return UcsConstants.STATUS.UCS_OK;
+        }
+        ByteBuffer h = UcxUtils.getByteBufferView(headerAddress, headerSize).order(ByteOrder.LITTLE_ENDIAN);
+        long dataLength = data.getLength();
+        if (headerSize != HEADER || dataLength > Integer.MAX_VALUE - HEADER || !data.isDataValid()
+            || NetFrameCodec.validate(h, 0, Integer.MAX_VALUE) != NetFrameCodec.Verdict.OK
+            || NetFrameCodec.frameLength(h, 0) != HEADER + dataLength) {
+            framesRejected++;
+            return UcsConstants.STATUS.UCS_OK;
+        }
+        SoftFrame f = nic.claimFrame();
+        long delay = NetFrameCodec.decodeHeader(h, 0, f);
+        f.deliverAtNs = nowNs + delay;
+        int len = (int) dataLength;
+        if (len > 0) {
+            ByteBuffer own = len <= SoftFrame.MAX_OWN_PAYLOAD ? f.ownPayload(len) : ByteBuffer.allocateDirect(len);
+            own.put(0, UcxUtils.getByteBufferView(data.getDataAddress(), len), 0, len);
+            f.addPayload(own, 0, len);
+        }
+        arrived.add(f);
+        framesReceived++;
+        return UcsConstants.STATUS.UCS_OK;
+    }
+
+    @Override
+    public int poll(long nowNs, int limit) {
+        if (closed) {
+            return 0;
+        }
+        this.nowNs = nowNs;
+        try {
+            while (arrived.size() < limit && worker.progress() > 0) {
+                // progress until UCX has nothing more or enough frames arrived
+            }
+        } catch (Exception e) {
+            throw new VerbsException("UCX worker progress failed on device '" + nic.name() + "': " + e.getMessage(), e);
+        }
+        reportBrokenRoutes();
+        int n = 0;
+        SoftFrame f;
+        while ((f = arrived.poll()) != null) {
+            if (nic.onFrameArrived(f, nowNs)) {
+                f.release();
+            }
+            n++;
+        }
+        return n;
+    }
+
+    private void reportBrokenRoutes() {
+        for (int i = 0; i < broken.size(); i++) {
+            nic.routeBroken(broken.get(i), brokenReasons.get(i));
+        }
+        broken.clear();
+        brokenReasons.clear();
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        transport.detach(this);
+        for (SendDone d : List.copyOf(inFlight)) {
+            UcpRequest req = d.request;
+            if (req != null && !req.isCompleted()) {
+                worker.cancelRequest(req);
+            }
+        }
+        UcxEndpoints.progress(worker, () -> inFlight.isEmpty());
+        for (SendDone d : List.copyOf(inFlight)) {
+            d.finish();
+        }
+        for (UcxRoute r : routes) {
+            if (r.endpoint != null) {
+                UcxEndpoints.close(worker, r.endpoint);
+                r.endpoint = null;
+            }
+        }
+        routes.clear();
+        SoftFrame f;
+        while ((f = arrived.poll()) != null) {
+            f.release();
+        }
+        worker.removeAmRecvHandler(UcxFrameTransport.AM_ID);
+        worker.close();
+        context.close();
+    }
+
+    /** A path to one remote NIC's port; its endpoint is created lazily on the sending engine thread. */
+    static final class UcxRoute implements Route {
+        private final PortAddress destination;
+        final UcxAttachment target;
+        @Nullable UcpEndpoint endpoint;
+        boolean failed;
+
+        UcxRoute(PortAddress destination, UcxAttachment target) {
+            this.destination = destination;
+            this.target = target;
+        }
+
+        @Override
+        public PortAddress destination() {
+            return destination;
+        }
+    }
+}

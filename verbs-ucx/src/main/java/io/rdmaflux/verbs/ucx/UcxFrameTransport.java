@@ -1,0 +1,153 @@
+package io.rdmaflux.verbs.ucx;
+
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.VerbsException;
+import io.rdmaflux.verbs.soft.FrameTransport;
+import io.rdmaflux.verbs.soft.SoftDevice;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpParams;
+
+/**
+ * A {@link FrameTransport} over UCX: each soft NIC frame (RC request, ACK/NAK, READ response) is one
+ * UCP active message on a UCP endpoint, the frame's 64-byte header ({@link
+ * io.rdmaflux.verbs.soft.net.NetFrameCodec}) in the message's header and its payload in the
+ * message's data. Everything that makes a queue pair a queue pair (PSNs, acknowledgement, RNR and
+ * transport retry, rkey/bounds/access checks at the responder, completions) stays in the soft NIC,
+ * so verbs semantics are exact; UCX supplies the wire: {@code tcp} and shared memory ({@code sm})
+ * here, {@code rc}/{@code ud}/{@code dc} on an InfiniBand or RoCE host.
+ *
+ * <h2>Layout</h2>
+ * <ul>
+ *   <li>One {@link UcpContext} and one {@code UcpWorker} per NIC ({@link UcxAttachment}), opened
+ *       with the active-message feature and the transport list {@code tls} ({@code UCX_TLS}; null =
+ *       UCX's own choice). The NIC's engine thread is the only thread that touches them
+ *       ({@code progress()} in {@link Attachment#poll}, sends in {@link Attachment#transmit}, endpoint
+ *       creation on first use), so they run in UCX's single-thread mode with no locks, and nothing of
+ *       UCX is shared between two engine threads (a context shared by the workers of two DEDICATED
+ *       engines lost acknowledgements over {@code tcp} in our tests, even with {@code mt_workers_shared}).
+ *       A worker per NIC rather than per provider keeps each rail's progress on its own engine, as a
+ *       NIC's queues are its own.</li>
+ *   <li>Addresses are {@code ucx://<device>:<port>}; {@link #bind} publishes the NIC's worker
+ *       address in a JVM-wide directory under the device name, and {@code resolve} looks it up. Devices
+ *       are named {@code ucx0}, {@code ucx1}, ... JVM-wide.</li>
+ * </ul>
+ *
+ * <p><b>Ordering:</b> frames are sent with {@code UCP_AM_SEND_FLAG_EAGER}, so UCX delivers the
+ * messages of one endpoint whole and in sending order (a rendezvous message could be overtaken by a
+ * later eager one), which is what {@link FrameTransport} requires of a route.
+ *
+ * <p><b>Concurrency:</b> {@code attach}, {@code resolve} and {@code close} are thread-safe.
+ */
+public final class UcxFrameTransport implements FrameTransport {
+    /** The fabric name in addresses. */
+    public static final String FABRIC = "ucx";
+
+    /** Active-message id of soft NIC frames. */
+    static final int AM_ID = 0x5246;
+
+    private static final AtomicInteger DEVICE_COUNTER = new AtomicInteger();
+    static final ConcurrentHashMap<String, UcxAttachment> DIRECTORY = new ConcurrentHashMap<>();
+
+    private final @Nullable String tls;
+    private volatile boolean closed;
+
+    /**
+     * Checks that UCX runs and accepts {@code tls} (opens and closes one context).
+     *
+     * @param tls the UCX transports ({@code UCX_TLS} syntax, e.g. {@code tcp} or {@code sm,self}), or
+     *            null for UCX's default (the environment's {@code UCX_TLS}, else all it finds)
+     * @throws io.rdmaflux.verbs.ProviderUnavailableException when UCX cannot run here
+     * @throws VerbsException when UCX rejects {@code tls}
+     */
+    public UcxFrameTransport(@Nullable String tls) {
+        UcxLibrary.unavailableReason().ifPresent(r -> {
+            throw new io.rdmaflux.verbs.ProviderUnavailableException("RDMA provider 'ucx' cannot run here: " + r);
+        });
+        this.tls = tls;
+        // fail here, at provider setup, rather than at the first device
+        newContext().close();
+    }
+
+    /**
+     * A new UCP context for one NIC, with the active-message feature and this transport's {@code tls}.
+     *
+     * @throws VerbsException when UCX rejects {@code tls}
+     */
+    UcpContext newContext() {
+        UcpParams params = new UcpParams().requestAmFeature();
+        if (tls != null) {
+            params.setConfig("TLS", tls);
+        }
+        try {
+            return new UcpContext(params);
+        } catch (RuntimeException e) {
+            throw new VerbsException("UCX could not open a context with tls='" + tls + "' (" + e.getMessage()
+                + "); use transports UCX knows, e.g. tcp, sm,self or rc,ud (see ucx_info -d)", e);
+        }
+    }
+
+    /** A device name not yet used in this JVM ({@code ucx<n>}). */
+    public static String nextDeviceName() {
+        return "ucx" + DEVICE_COUNTER.getAndIncrement();
+    }
+
+    /** The transports asked for, or null for UCX's default. */
+    public @Nullable String tls() {
+        return tls;
+    }
+
+    @Override
+    public String fabric() {
+        return FABRIC;
+    }
+
+    @Override
+    public Attachment attach(SoftDevice nic) {
+        if (closed) {
+            throw new VerbsException("the UCX transport is closed; open a new provider");
+        }
+        UcxAttachment a = new UcxAttachment(this, nic);
+        if (DIRECTORY.putIfAbsent(nic.name(), a) != null) {
+            a.close();
+            throw new VerbsException("a device named '" + nic.name() + "' is already attached to the UCX fabric in this JVM; "
+                + "device names must be unique (leave them to UcxFrameTransport.nextDeviceName())");
+        }
+        return a;
+    }
+
+    /** The attachment published under {@code address}'s device name, checked. */
+    UcxAttachment lookup(PortAddress address) {
+        if (!FABRIC.equals(address.fabric())) {
+            throw new VerbsException("address " + address + " is not on the UCX fabric; use ucx://<device>:<port>");
+        }
+        UcxAttachment target = DIRECTORY.get(address.host());
+        if (target == null) {
+            throw new VerbsException("no UCX device '" + address.host() + "' in this JVM (address " + address + "); devices are "
+                + List.copyOf(DIRECTORY.keySet()) + " (the ucx provider reaches devices of this JVM only)");
+        }
+        int ports = target.nic().ports().size();
+        if (address.port() < 1 || address.port() > ports) {
+            throw new VerbsException("address " + address + " names port " + address.port() + " but device '"
+                + address.host() + "' has ports 1.." + ports);
+        }
+        return target;
+    }
+
+    void detach(UcxAttachment a) {
+        DIRECTORY.remove(a.nic().name(), a);
+    }
+
+    /** Refuses further attachments; each attachment closes its own context. Idempotent. */
+    public void close() {
+        closed = true;
+    }
+
+    @Override
+    public String toString() {
+        return "UcxFrameTransport{tls=" + (tls == null ? "default" : tls) + "}";
+    }
+}

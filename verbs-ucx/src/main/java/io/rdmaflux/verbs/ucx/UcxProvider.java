@@ -1,0 +1,231 @@
+package io.rdmaflux.verbs.ucx;
+
+import io.rdmaflux.verbs.ConnectionManager;
+import io.rdmaflux.verbs.Device;
+import io.rdmaflux.verbs.DeviceCapabilities;
+import io.rdmaflux.verbs.RdmaProvider;
+import io.rdmaflux.verbs.ThreadingMode;
+import io.rdmaflux.verbs.VerbsException;
+import io.rdmaflux.verbs.soft.SoftDevice;
+import io.rdmaflux.verbs.soft.SoftProvider;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.UnaryOperator;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The {@code ucx} verbs provider: soft NICs ({@link SoftDevice}) whose frames travel as UCX active
+ * messages ({@link UcxFrameTransport}). Queue pairs are RC only; SEND consumes a posted receive and
+ * raises RNR when none is posted, exactly as on the soft provider (the NIC's own RNR NAK and retry,
+ * then RNR_RETRY_EXC_ERR), so receive-buffer credits keep their meaning; RDMA WRITE/READ and their
+ * rkey, bounds and access checks are the soft NIC's, carried by UCX.
+ *
+ * <p><b>Not offered:</b> UD queue pairs and shared receive queues ({@link #CAPABILITIES}); asking for
+ * either throws a {@link VerbsException} naming the provider. UCP has no unreliable datagram at its
+ * API (its own UD transport is made reliable underneath).
+ *
+ * <p><b>Progress:</b> each device's engine (the soft NIC's {@code doWork}) drives its own UCP worker's
+ * {@code progress()}, on the provider's thread (DEDICATED) or the caller's ({@link ThreadingMode#INVOKER}
+ * through {@link #progress(long)}). {@link #awaitWork(long)} returns false (the caller parks): JUCX's
+ * only blocking wait, {@code UcpWorker.waitForEvents()}, has no timeout, and the NIC's retry timers
+ * must run.
+ *
+ * <p><b>Concurrency:</b> as {@link RdmaProvider}: thread-safe; {@link #close()} is idempotent.
+ */
+public final class UcxProvider implements RdmaProvider {
+    /** The provider name used with {@code RdmaProviders.open}. */
+    public static final String NAME = "ucx";
+
+    /** What a ucx device offers: the soft NIC's limits, RC only (no UD, no SRQ), RDMA READ. */
+    public static final DeviceCapabilities CAPABILITIES = new DeviceCapabilities(
+        SoftDevice.CAPABILITIES.maxQueuePairs(), SoftDevice.CAPABILITIES.maxQpWorkRequests(),
+        SoftDevice.CAPABILITIES.maxScatterGather(), SoftDevice.CAPABILITIES.maxCqEntries(),
+        SoftDevice.CAPABILITIES.maxMemoryRegionBytes(), SoftDevice.CAPABILITIES.maxMessageBytes(),
+        SoftDevice.CAPABILITIES.maxInlineBytes(), false, false, true);
+
+    /**
+     * The floor under queue pairs' transport timeout, ns (50 ms): UCX connects an endpoint on its first
+     * send (wireup), which over {@code tcp} took up to ~10 ms on a loaded two-core host; a shorter
+     * timeout would fail a live peer with RETRY_EXC_ERR. Hardware HCAs round their timeout up likewise.
+     */
+    public static final long MIN_RETRY_TIMEOUT_NS = 50_000_000L;
+
+    /**
+     * Longest park of an idle DEDICATED engine, ns (10 µs; the soft provider parks up to 200 µs). A UCX
+     * message is only found by progressing the worker (JUCX has no timed blocking wait), and over
+     * {@code tcp} UCX also needs progress to finish connecting and sending: with 200 µs parks, two
+     * DEDICATED providers on a loaded two-core host took up to 600 ms for 200 SENDs and failed some
+     * with RETRY_EXC_ERR; with 10 µs, 20–60 ms and no retransmission.
+     */
+    public static final long MAX_IDLE_PARK_NS = 10_000L;
+
+    private final SoftProvider nics;
+    private final @Nullable String tls;
+    private volatile boolean closed;
+
+    private UcxProvider(Builder b) {
+        this.tls = b.tls;
+        var fabric = UcxFabrics.acquire(b.tls);
+        try {
+            SoftProvider.Builder sb = SoftProvider.builder().providerName(NAME).fabric(fabric).clock(b.clock)
+                .threadingMode(b.threadingMode).devices(b.devices).capabilities(CAPABILITIES)
+                .minRetryTimeoutNs(MIN_RETRY_TIMEOUT_NS)
+                .idleStrategy(new BackoffIdleStrategy(10, 10, 1_000, MAX_IDLE_PARK_NS));
+            List<String> names = new java.util.ArrayList<>();
+            for (int i = 0; i < b.devices; i++) {
+                names.add(UcxFrameTransport.nextDeviceName());
+            }
+            sb.deviceNames(names);
+            if (b.name != null) {
+                sb.name(b.name);
+            }
+            this.nics = b.customizer.apply(sb).build();
+        } catch (RuntimeException e) {
+            UcxFabrics.release(b.tls);
+            throw e;
+        }
+    }
+
+    /** A builder; defaults: one device, DEDICATED, system clock, UCX's default transports. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    /** The UCX transports asked for ({@code UCX_TLS} syntax), or null for UCX's default. */
+    public @Nullable String tls() {
+        return tls;
+    }
+
+    /**
+     * Frames device {@code index} handed to UCX and received from it so far: {@code [sent, received]}.
+     * Read on the engine thread (INVOKER) or for monitoring (values may lag).
+     */
+    public long[] frameCounts(int index) {
+        UcxAttachment a = UcxFrameTransport.DIRECTORY.get(nics.devices().get(index).name());
+        return a == null ? new long[2] : new long[] {a.framesSent(), a.framesReceived()};
+    }
+
+    /** The soft NICs underneath (fault injection and counters in tests). */
+    public SoftProvider nics() {
+        return nics;
+    }
+
+    @Override
+    public List<Device> devices() {
+        return nics.devices();
+    }
+
+    @Override
+    public ConnectionManager connectionManager() {
+        return nics.connectionManager();
+    }
+
+    @Override
+    public ThreadingMode threadingMode() {
+        return nics.threadingMode();
+    }
+
+    @Override
+    public int progress(long nowNs) {
+        return nics.progress(nowNs);
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        try {
+            nics.close();
+        } finally {
+            UcxFabrics.release(tls);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "UcxProvider{" + nics.instanceName() + ", tls=" + (tls == null ? "default" : tls) + "}";
+    }
+
+    /** Builds a {@link UcxProvider}. */
+    public static final class Builder {
+        private @Nullable String name;
+        private @Nullable String tls;
+        private NanoClock clock = new SystemNanoClock();
+        private ThreadingMode threadingMode = ThreadingMode.DEDICATED;
+        private int devices = 1;
+        private UnaryOperator<SoftProvider.Builder> customizer = UnaryOperator.identity();
+
+        private Builder() {
+        }
+
+        /** Instance name (thread {@code rdmaflux-soft-<name>}). */
+        public Builder name(String name) {
+            this.name = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /**
+         * UCX transports in {@code UCX_TLS} syntax: {@code tcp}, {@code sm,self} (shared memory, one
+         * host), {@code rc,ud} (InfiniBand/RoCE); null (default) leaves it to UCX (the environment's
+         * {@code UCX_TLS}, else every transport it finds).
+         *
+         * @throws VerbsException if blank
+         */
+        public Builder tls(@Nullable String tls) {
+            if (tls != null && tls.isBlank()) {
+                throw new VerbsException("tls must name UCX transports (e.g. tcp or sm,self) or be null for UCX's default, but it was blank");
+            }
+            this.tls = tls == null ? null : tls.trim();
+            return this;
+        }
+
+        /** The clock for the NICs' timers (default: system nano clock). UCX itself runs in real time. */
+        public Builder clock(NanoClock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** DEDICATED (default: one engine thread per provider) or INVOKER (the caller drives progress). */
+        public Builder threadingMode(ThreadingMode mode) {
+            this.threadingMode = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /** Number of devices (each its own UCP worker), in [1, 64]. */
+        public Builder devices(int count) {
+            if (count < 1 || count > 64) {
+                throw new VerbsException("devices must be in [1, 64] but it was " + count);
+            }
+            this.devices = count;
+            return this;
+        }
+
+        /** Further settings of the soft NICs underneath (rail model, idle strategy); tests use it. */
+        public Builder nics(UnaryOperator<SoftProvider.Builder> customizer) {
+            this.customizer = Objects.requireNonNull(customizer, "customizer");
+            return this;
+        }
+
+        /**
+         * Opens the provider.
+         *
+         * @throws io.rdmaflux.verbs.ProviderUnavailableException when UCX cannot run here
+         * @throws VerbsException when UCX rejects the transports
+         */
+        public UcxProvider build() {
+            return new UcxProvider(this);
+        }
+    }
+}

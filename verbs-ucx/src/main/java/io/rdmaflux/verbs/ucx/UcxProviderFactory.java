@@ -1,0 +1,70 @@
+package io.rdmaflux.verbs.ucx;
+
+import io.rdmaflux.verbs.RdmaProvider;
+import io.rdmaflux.verbs.RdmaProviderFactory;
+import io.rdmaflux.verbs.ThreadingMode;
+import io.rdmaflux.verbs.VerbsException;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * {@link java.util.ServiceLoader} entry of the {@code ucx} provider. Priority 5: above {@code soft}
+ * (0), below a verbs binding on real hardware ({@code disni}, 10). Available when UCX loads
+ * ({@link UcxLibrary}).
+ *
+ * <p>Options (all optional): {@code name} (instance name), {@code tls} (UCX transports, e.g.
+ * {@code tcp}, {@code sm,self}; default UCX's choice), {@code devices} (1..64, default 1),
+ * {@code threading} ({@code dedicated} (default) or {@code invoker}).
+ */
+public final class UcxProviderFactory implements RdmaProviderFactory {
+    /** The option keys this factory understands. */
+    public static final Set<String> OPTIONS = Set.of("name", "tls", "devices", "threading");
+
+    @Override
+    public String name() {
+        return UcxProvider.NAME;
+    }
+
+    @Override
+    public int priority() {
+        return 5;
+    }
+
+    @Override
+    public Optional<String> unavailableReason() {
+        return UcxLibrary.unavailableReason();
+    }
+
+    @Override
+    public RdmaProvider open(Map<String, String> options) {
+        for (String key : options.keySet()) {
+            if (!OPTIONS.contains(key)) {
+                throw new VerbsException("unknown ucx provider option '" + key + "'; known options are " + OPTIONS.stream().sorted().toList());
+            }
+        }
+        UcxProvider.Builder b = UcxProvider.builder();
+        String name = options.get("name");
+        if (name != null) {
+            b.name(name);
+        }
+        b.tls(options.get("tls"));
+        String devices = options.get("devices");
+        if (devices != null) {
+            try {
+                b.devices(Integer.parseInt(devices.trim()));
+            } catch (NumberFormatException e) {
+                throw new VerbsException("ucx provider option devices='" + devices + "' is not a whole number", e);
+            }
+        }
+        String threading = options.getOrDefault("threading", "dedicated").toLowerCase(Locale.ROOT);
+        switch (threading) {
+            case "dedicated" -> b.threadingMode(ThreadingMode.DEDICATED);
+            case "invoker" -> b.threadingMode(ThreadingMode.INVOKER);
+            default -> throw new VerbsException("ucx provider option threading='" + threading
+                + "' is not supported; use 'dedicated' or 'invoker'");
+        }
+        return b.build();
+    }
+}

@@ -1,0 +1,142 @@
+package io.rdmaflux.verbs.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmaflux.verbs.Access;
+import io.rdmaflux.verbs.CompletionQueue;
+import io.rdmaflux.verbs.Device;
+import io.rdmaflux.verbs.MemoryRegion;
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.ProtectionDomain;
+import io.rdmaflux.verbs.QpInitAttributes;
+import io.rdmaflux.verbs.QpType;
+import io.rdmaflux.verbs.QueuePair;
+import io.rdmaflux.verbs.RdmaProvider;
+import io.rdmaflux.verbs.RdmaProviders;
+import io.rdmaflux.verbs.ReceiveWorkRequest;
+import io.rdmaflux.verbs.SendWorkRequest;
+import io.rdmaflux.verbs.VerbsException;
+import io.rdmaflux.verbs.WorkCompletion;
+import io.rdmaflux.verbs.testing.VerbsLeakCheck;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** What the ucx provider adds to the TCK: bytes really cross UCX, what it refuses, opening it by name. */
+class UcxProviderTest {
+    private VerbsLeakCheck leaks;
+
+    @BeforeEach
+    void begin() {
+        UcxTestSupport.assumeUcx();
+        leaks = VerbsLeakCheck.begin();
+    }
+
+    @AfterEach
+    void end() {
+        if (leaks != null) {
+            leaks.assertClean();
+        }
+    }
+
+    @Test
+    void aSendCrossesUcxAsActiveMessagesOverSharedMemory() {
+        try (UcxFixture fx = new UcxFixture("sm,self")) {
+            Device da = fx.deviceA();
+            Device db = fx.deviceB();
+            assertEquals("ucx", da.port(1).address().fabric());
+            ProtectionDomain pa = da.allocateProtectionDomain();
+            ProtectionDomain pb = db.allocateProtectionDomain();
+            CompletionQueue ca = da.createCompletionQueue(16);
+            CompletionQueue cb = db.createCompletionQueue(16);
+            QueuePair qa = pa.createQueuePair(QpInitAttributes.builder(QpType.RC, da.port(1)).cq(ca).build());
+            QueuePair qb = pb.createQueuePair(QpInitAttributes.builder(QpType.RC, db.port(1)).cq(cb).build());
+            qa.connect(qb.localEndpoint());
+            qb.connect(qa.localEndpoint());
+            MemoryRegion src = pa.allocateMemory(100_000, Access.LOCAL_WRITE);
+            MemoryRegion dst = pb.allocateMemory(100_000, Access.LOCAL_WRITE);
+            byte[] data = new byte[100_000];
+            for (int i = 0; i < data.length; i++) {
+                data[i] = (byte) (i * 7);
+            }
+            src.buffer().put(0, data);
+            assertTrue(qb.postReceive(new ReceiveWorkRequest().wrId(1).sge(dst, 0, 100_000)));
+            assertTrue(qa.postSend(new SendWorkRequest().wrId(2).sge(src, 0, 100_000)));
+            List<WorkCompletion> wcs = new ArrayList<>();
+            for (int i = 0; i < 1_000_000 && wcs.size() < 2; i++) {
+                fx.progress();
+                ca.poll(1, wc -> wcs.add(wc.copy()));
+                cb.poll(1, wc -> wcs.add(wc.copy()));
+            }
+            assertEquals(2, wcs.size(), () -> "completions: " + wcs);
+            assertTrue(wcs.stream().allMatch(WorkCompletion::isSuccess), wcs::toString);
+            byte[] got = new byte[100_000];
+            dst.buffer().get(0, got);
+            assertArrayEquals(data, got);
+            long[] a = fx.a.frameCounts(0);
+            long[] b = fx.b.frameCounts(0);
+            assertTrue(a[0] >= 1 && b[1] >= 1, "the request went A -> B through UCX: A sent " + a[0] + ", B received " + b[1]);
+            assertTrue(b[0] >= 1 && a[1] >= 1, "the acknowledgement came back through UCX: B sent " + b[0] + ", A received " + a[1]);
+        }
+    }
+
+    @Test
+    void unreliableDatagramAndSharedReceiveQueuesAreRefusedNamingTheProvider() {
+        try (UcxFixture fx = new UcxFixture("sm,self")) {
+            Device d = fx.deviceA();
+            assertFalse(d.capabilities().unreliableDatagram());
+            assertFalse(d.capabilities().sharedReceiveQueue());
+            ProtectionDomain pd = d.allocateProtectionDomain();
+            CompletionQueue cq = d.createCompletionQueue(4);
+            VerbsException ud = assertThrows(VerbsException.class,
+                () -> pd.createQueuePair(QpInitAttributes.builder(QpType.UD, d.port(1)).cq(cq).build()));
+            assertTrue(ud.getMessage().contains("'ucx'") && ud.getMessage().contains("UD"), ud.getMessage());
+            VerbsException srq = assertThrows(VerbsException.class, () -> pd.createSharedReceiveQueue(8));
+            assertTrue(srq.getMessage().contains("'ucx'") && srq.getMessage().contains("shared receive"), srq.getMessage());
+        }
+    }
+
+    @Test
+    void connectingToAnAddressThatIsNotOnTheUcxFabricNamesIt() {
+        try (UcxFixture fx = new UcxFixture("tcp")) {
+            Device d = fx.deviceA();
+            ProtectionDomain pd = d.allocateProtectionDomain();
+            CompletionQueue cq = d.createCompletionQueue(4);
+            QueuePair qp = pd.createQueuePair(QpInitAttributes.builder(QpType.RC, d.port(1)).cq(cq).build());
+            qp.init();
+            VerbsException e = assertThrows(VerbsException.class,
+                () -> qp.readyToReceive(new io.rdmaflux.verbs.QpEndpoint(new PortAddress("ucx", "nosuch", 1), 1, 0, 4096)));
+            assertTrue(e.getMessage().contains("nosuch"), e.getMessage());
+        }
+    }
+
+    @Test
+    void openedByNameWithOptionsAndBadOptionsAreNamed() {
+        try (RdmaProvider p = RdmaProviders.open("ucx", Map.of("tls", "tcp", "threading", "invoker"))) {
+            assertEquals("ucx", p.name());
+            assertEquals(1, p.devices().size());
+        }
+        VerbsException unknown = assertThrows(VerbsException.class, () -> RdmaProviders.open("ucx", Map.of("colour", "red")));
+        assertTrue(unknown.getMessage().contains("colour") && unknown.getMessage().contains("tls"), unknown.getMessage());
+        VerbsException threading = assertThrows(VerbsException.class, () -> RdmaProviders.open("ucx", Map.of("threading", "shared")));
+        assertTrue(threading.getMessage().contains("shared"), threading.getMessage());
+        VerbsException tls = assertThrows(VerbsException.class, () -> RdmaProviders.open("ucx", Map.of("tls", "nosuchtransport")));
+        assertTrue(tls.getMessage().contains("nosuchtransport"), tls.getMessage());
+        VerbsException blank = assertThrows(VerbsException.class, () -> UcxProvider.builder().tls(" "));
+        assertTrue(blank.getMessage().contains("blank"), blank.getMessage());
+    }
+
+    @Test
+    void autoSelectionPrefersUcxOverSoftWhenItCanRun() {
+        try (RdmaProvider p = RdmaProviders.open(RdmaProviders.AUTO, Map.of("threading", "invoker"))) {
+            assertEquals("ucx", p.name());
+        }
+    }
+}
