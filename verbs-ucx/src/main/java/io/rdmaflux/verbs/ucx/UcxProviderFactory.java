@@ -4,15 +4,19 @@ import io.rdmaflux.verbs.RdmaProvider;
 import io.rdmaflux.verbs.RdmaProviderFactory;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.VerbsException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
- * {@link java.util.ServiceLoader} entry of the {@code ucx} provider. Priority 5: above {@code soft}
- * (0), below a verbs binding on real hardware ({@code disni}, 10). Available when UCX loads
- * ({@link UcxLibrary}).
+ * {@link java.util.ServiceLoader} entry of the {@code ucx} provider. Priority 5 on a host with an RDMA
+ * device: above {@code soft} (0), below a verbs binding on real hardware ({@code disni}, 10); -1
+ * elsewhere ({@link #priority()}). Available when UCX loads ({@link UcxLibrary}).
  *
  * <p>Options (all optional): {@code name} (instance name), {@code tls} (UCX transports, e.g.
  * {@code tcp}, {@code sm,self}; default UCX's choice), {@code devices} (1..64, default 1),
@@ -27,9 +31,24 @@ public final class UcxProviderFactory implements RdmaProviderFactory {
         return UcxProvider.NAME;
     }
 
+    /**
+     * Above the soft provider's only where this host has an RDMA device ({@code /sys/class/infiniband}
+     * lists one), where UCX runs its rc/ud/dc transports; elsewhere UCX would carry the soft NIC over
+     * tcp or shared memory, slower than the soft provider's own fabrics, so {@code auto} keeps choosing
+     * {@code soft} and {@code ucx} is there when asked for by name.
+     */
     @Override
     public int priority() {
-        return 5;
+        return priority(Path.of("/sys/class/infiniband"));
+    }
+
+    /** 5 with an RDMA device under {@code sysfsInfiniband}, else -1 (below soft's 0). */
+    static int priority(Path sysfsInfiniband) {
+        try (Stream<Path> devices = Files.list(sysfsInfiniband)) {
+            return devices.findAny().isPresent() ? 5 : -1;
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
     }
 
     @Override

@@ -134,9 +134,14 @@ class UcxProviderTest {
     }
 
     @Test
-    void autoSelectionPrefersUcxOverSoftWhenItCanRun() {
+    void autoSelectionPrefersUcxOverSoftOnlyWithAnRdmaDevice(@org.junit.jupiter.api.io.TempDir java.nio.file.Path sysfs) throws Exception {
+        assertEquals(-1, UcxProviderFactory.priority(sysfs), "no device: below soft, UCX would run over tcp/sm only");
+        assertEquals(-1, UcxProviderFactory.priority(sysfs.resolve("absent")));
+        java.nio.file.Files.createDirectory(sysfs.resolve("mlx5_0"));
+        assertEquals(5, UcxProviderFactory.priority(sysfs), "an RDMA device: above soft");
+        String expected = UcxProviderFactory.priority(java.nio.file.Path.of("/sys/class/infiniband")) > 0 ? "ucx" : "soft";
         try (RdmaProvider p = RdmaProviders.open(RdmaProviders.AUTO, Map.of("threading", "invoker"))) {
-            assertEquals("ucx", p.name());
+            assertEquals(expected, p.name());
         }
     }
 }
