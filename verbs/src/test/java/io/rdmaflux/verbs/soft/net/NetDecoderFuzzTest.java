@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -29,7 +28,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (2,000 mutations per seed; {@code -Dfuzz.iterations=N -Dfuzz.seed=S} for a longer one) plus the stored
  * corpus under {@code src/test/resources/fuzz/}. See verbs/README.md, "Fuzzing the wire decoders".
  */
-@Timeout(60)
 class NetDecoderFuzzTest {
     private static final int MAX_FRAME_BYTES = NetTransportConfig.DEFAULT_MAX_FRAME_BYTES;
     private static final int ITERATIONS = DecoderFuzzer.iterations(2_000);

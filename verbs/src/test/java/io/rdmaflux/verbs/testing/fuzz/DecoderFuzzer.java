@@ -22,9 +22,13 @@ import java.util.stream.Stream;
  *       error without a message;</li>
  *   <li>it allocated more than {@code allocationFactor} &times; the input's size + {@code allocationSlackBytes}
  *       on the calling thread (measured with {@code com.sun.management.ThreadMXBean#getCurrentThreadAllocatedBytes}),
- *       i.e. it let a length field size an allocation.</li>
+ *       i.e. it let a length field size an allocation;</li>
+ *   <li>it took more than {@link #MAX_NANOS_PER_INPUT} for one input: a loop driven by a count or length
+ *       field instead of the input's size. (A decoder that never returns would hang the test; the
+ *       decoders' loops are bounded by the input's size or a fixed count, which this bound checks;
+ *       the team's leak check forbids JUnit's timeout watcher thread.)</li>
  * </ul>
- * A hang is caught by the test's {@code @Timeout}. The failing input is written as hex to
+ * The failing input is written as hex to
  * {@code target/fuzz-failures/<decoder>-<n>.hex}, the corpus format, ready to be kept as a regression case.
  *
  * <p>The bound of a run: system property {@code fuzz.iterations} (mutations per seed; the caller's
@@ -41,6 +45,8 @@ public final class DecoderFuzzer {
     public record Result(int runs, int accepted, int refused) {
     }
 
+    /** Longest time one input may take, ns (generous: a GC pause or a JIT compile may fall in it). */
+    public static final long MAX_NANOS_PER_INPUT = 1_000_000_000L;
     private static final HexFormat HEX = HexFormat.of();
     private static final com.sun.management.ThreadMXBean THREADS =
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
@@ -130,13 +136,18 @@ public final class DecoderFuzzer {
     private long runOnce(byte[] input, String origin) {
         byte[] copy = input.clone();
         long start = THREADS.getCurrentThreadAllocatedBytes();
+        long startNs = System.nanoTime();
         Throwable thrown = null;
         try {
             decoder.decode(copy);
         } catch (Throwable t) {
             thrown = t;
         }
+        long tookNs = System.nanoTime() - startNs;
         long allocated = THREADS.getCurrentThreadAllocatedBytes() - start;
+        if (tookNs > MAX_NANOS_PER_INPUT) {
+            throw failure(input, origin, name + " took " + tookNs / 1_000_000 + " ms for one " + input.length + "-byte input", thrown);
+        }
         if (thrown == null) {
             accepted++;
         } else if (protocolError.isInstance(thrown) && thrown.getMessage() != null && !thrown.getMessage().isBlank()) {
