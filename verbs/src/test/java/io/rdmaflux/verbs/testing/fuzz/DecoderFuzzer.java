@@ -101,7 +101,7 @@ public final class DecoderFuzzer {
         }
         Result r = new Result(accepted + refused - before, accepted, refused);
         System.out.println("fuzz " + name + ": " + r.runs() + " inputs (" + seeds.size() + " seeds x " + iterations
-            + " mutations + seeds), total accepted " + accepted + ", refused " + refused);
+            + " mutations + seeds); so far with the corpus: " + accepted + " decoded, " + refused + " refused with " + protocolError.getSimpleName());
         return r;
     }
 
