@@ -41,14 +41,30 @@ class NetDecoderFuzzTest {
 
     // ---- the stream and datagram frame decoders ----
 
+    /**
+     * One direct buffer reused for every input, as {@link InboundStream} and the UD path reuse theirs (a direct
+     * buffer per input would stall in {@code System.gc()} once the direct memory limit is reached).
+     */
+    private static ByteBuffer shared = NetFrameCodec.direct(64 << 10);
+
+    /** {@code input} in a direct little-endian buffer whose limit and capacity end with it (reads past it throw). */
+    private static ByteBuffer wire(byte[] input) {
+        if (shared.capacity() < input.length) {
+            shared = NetFrameCodec.direct(input.length);
+        }
+        shared.clear().limit(input.length);
+        ByteBuffer b = shared.slice().order(ByteOrder.LITTLE_ENDIAN);
+        b.put(0, input);
+        return b;
+    }
+
     /** Frames handed over and frames refused by a verdict, so a run shows it reached both. */
     private static int framesDecoded;
     private static int framesRefused;
 
     /** Parses {@code input} as the bytes read from one RC stream, frame by frame, as {@link InboundStream#deliver} does. */
     private static void decodeStream(byte[] input) {
-        ByteBuffer buf = NetFrameCodec.direct(Math.max(1, input.length));
-        buf.put(0, input);
+        ByteBuffer buf = wire(input);
         int readPos = 0;
         while (input.length - readPos >= NetFrameCodec.HEADER_BYTES) {
             if (NetFrameCodec.validate(buf, readPos, MAX_FRAME_BYTES) != NetFrameCodec.Verdict.OK) {
@@ -86,8 +102,7 @@ class NetDecoderFuzzTest {
 
     /** Parses {@code input} as one UDP datagram, with the checks of the UD receive path. */
     private static void decodeDatagram(byte[] input) {
-        ByteBuffer b = NetFrameCodec.direct(Math.max(1, input.length));
-        b.put(0, input);
+        ByteBuffer b = wire(input);
         int n = input.length;
         if (n < NetFrameCodec.HEADER_BYTES
             || NetFrameCodec.validate(b, 0, NetFrameCodec.HEADER_BYTES + SoftFrame.MAX_OWN_PAYLOAD) != NetFrameCodec.Verdict.OK

@@ -23,7 +23,8 @@ import java.util.stream.Stream;
  *   <li>it allocated more than {@code allocationFactor} &times; the input's size + {@code allocationSlackBytes}
  *       on the calling thread (measured with {@code com.sun.management.ThreadMXBean#getCurrentThreadAllocatedBytes}),
  *       i.e. it let a length field size an allocation;</li>
- *   <li>it took more than {@link #MAX_NANOS_PER_INPUT} for one input: a loop driven by a count or length
+ *   <li>it took more than {@link #MAX_NANOS_PER_INPUT} for one input, twice (a GC pause may fall in one run):
+ *       a loop driven by a count or length
  *       field instead of the input's size. (A decoder that never returns would hang the test; the
  *       decoders' loops are bounded by the input's size or a fixed count, which this bound checks;
  *       the team's leak check forbids JUnit's timeout watcher thread.)</li>
@@ -122,18 +123,24 @@ public final class DecoderFuzzer {
     /** Decodes one input and checks the contract. */
     public void check(byte[] input, String origin) {
         long limit = (long) allocationFactor * input.length + allocationSlackBytes;
-        long allocated = runOnce(input, origin);
-        if (allocated > limit) {
-            // the first run may pay for one-time linkage (string concatenation, class init): measure again
-            allocated = runOnce(input, origin);
-            if (allocated > limit) {
-                throw failure(input, origin, name + " allocated " + allocated + " bytes for a " + input.length
+        long[] run = runOnce(input, origin);
+        if (run[0] > limit || run[1] > MAX_NANOS_PER_INPUT) {
+            // the first run may pay for one-time linkage (string concatenation, class init) or fall in a GC
+            // pause or a stall of the machine: measure again, and fail only if the second run breaks the bound too
+            run = runOnce(input, origin);
+            if (run[0] > limit) {
+                throw failure(input, origin, name + " allocated " + run[0] + " bytes for a " + input.length
                     + "-byte input (bound " + limit + "): an attacker's length field sizes an allocation", null);
+            }
+            if (run[1] > MAX_NANOS_PER_INPUT) {
+                throw failure(input, origin, name + " took " + run[1] / 1_000_000 + " ms for one " + input.length
+                    + "-byte input, twice", null);
             }
         }
     }
 
-    private long runOnce(byte[] input, String origin) {
+    /** @return bytes allocated and ns taken */
+    private long[] runOnce(byte[] input, String origin) {
         byte[] copy = input.clone();
         long start = THREADS.getCurrentThreadAllocatedBytes();
         long startNs = System.nanoTime();
@@ -145,9 +152,6 @@ public final class DecoderFuzzer {
         }
         long tookNs = System.nanoTime() - startNs;
         long allocated = THREADS.getCurrentThreadAllocatedBytes() - start;
-        if (tookNs > MAX_NANOS_PER_INPUT) {
-            throw failure(input, origin, name + " took " + tookNs / 1_000_000 + " ms for one " + input.length + "-byte input", thrown);
-        }
         if (thrown == null) {
             accepted++;
         } else if (protocolError.isInstance(thrown) && thrown.getMessage() != null && !thrown.getMessage().isBlank()) {
@@ -156,7 +160,7 @@ public final class DecoderFuzzer {
             throw failure(input, origin, name + " threw " + thrown + " instead of a " + protocolError.getSimpleName()
                 + " naming the field", thrown);
         }
-        return allocated;
+        return new long[]{allocated, tookNs};
     }
 
     private AssertionError failure(byte[] input, String origin, String what, Throwable cause) {
