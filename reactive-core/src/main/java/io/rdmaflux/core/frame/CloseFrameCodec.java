@@ -91,8 +91,18 @@ public final class CloseFrameCodec {
         return (FrameHeader.flags(b, offset) & FrameHeader.FLAG_ABORT) != 0;
     }
 
+    /**
+     * The reason text of a received CLOSE frame.
+     *
+     * @throws FrameFormatException if the payload length field is negative, above {@link #MAX_REASON_BYTES} or
+     *     beyond the buffer (checked before anything is allocated for it)
+     */
     public static String reason(DirectBuffer b, int offset) {
         int n = FrameHeader.payloadLength(b, offset);
+        if (n < 0 || n > MAX_REASON_BYTES || (long) offset + FrameHeader.LENGTH + n > b.capacity()) {
+            throw new FrameFormatException("CLOSE frame says payload length " + n + " for its reason; [0, " + MAX_REASON_BYTES
+                + "] bytes inside the " + b.capacity() + "-byte buffer required");
+        }
         byte[] text = new byte[n];
         b.getBytes(offset + FrameHeader.LENGTH, text);
         return new String(text, StandardCharsets.UTF_8);

@@ -84,12 +84,29 @@ public final class FinFrameCodec {
     }
 
     /**
-     * Checks that a received FIN frame has its fixed 16-byte payload.
+     * Checks that a received FIN frame has its fixed 16-byte payload and a stripe the receiver can track:
+     * a stripe count in [1, {@link #MAX_STRIPES}], an index in [0, {@link #MAX_STRIPES}) (the index is the
+     * rail the stripe was planned on, so it may exceed the count), and a stripe inside the message.
+     * An index of 64 or more would alias another stripe in the receiver's 64-bit mask, so the message would
+     * never complete.
      *
-     * @throws FrameFormatException naming the payload length found
+     * @throws FrameFormatException naming the payload length or the stripe field at fault and its value
      */
     public static void validatePayload(DirectBuffer b, int offset) {
         FrameHeader.requirePayload(b, offset, FrameType.FIN, LENGTH - FrameHeader.LENGTH);
+        int stripes = stripes(b, offset);
+        int index = stripeIndex(b, offset);
+        int stripeOffset = stripeOffset(b, offset);
+        int stripeLength = stripeLength(b, offset);
+        int messageLength = FrameHeader.messageLength(b, offset);
+        if (stripes < 1 || stripes > MAX_STRIPES || index < 0 || index >= MAX_STRIPES) {
+            throw new FrameFormatException("FIN frame (PSN " + FrameHeader.psn(b, offset) + ") names stripe index " + index + " of "
+                + stripes + " stripes; stripes in [1, " + MAX_STRIPES + "] and index in [0, " + MAX_STRIPES + ") required");
+        }
+        if (stripeOffset < 0 || stripeLength < 0 || (long) stripeOffset + stripeLength > messageLength) {
+            throw new FrameFormatException("FIN frame (PSN " + FrameHeader.psn(b, offset) + ") names stripe offset " + stripeOffset
+                + " and stripe length " + stripeLength + ", not inside its message length " + messageLength);
+        }
     }
 
     public static int stripeOffset(DirectBuffer b, int offset) {

@@ -181,7 +181,14 @@ final class RcFrameDispatch {
                 boolean last = CloseFrameCodec.isFinal(memory, off);
                 int nextPsn = FrameHeader.psn(memory, off);
                 int railMask = CloseFrameCodec.railMask(memory, off);
-                String reason = CloseFrameCodec.reason(memory, off);
+                String reason;
+                try {
+                    reason = CloseFrameCodec.reason(memory, off);
+                } catch (FrameFormatException e) {
+                    ch.dropReceiveBuffer(slot);
+                    ch.fail(e);
+                    return;
+                }
                 ch.repost(slot);
                 if (l != null) {
                     l.onPeerClose(ch, abort, last, nextPsn, reason, railMask);

@@ -34,6 +34,8 @@ final class CmCodec {
     static final byte REQUEST = 1;
     static final byte ACCEPT = 2;
     static final byte REJECT = 3;
+    /** Fewest bytes one endpoint takes in a body: two empty strings' lengths, port, QPN, start PSN, MTU. */
+    private static final int MIN_ENDPOINT_BYTES = 2 + 2 + 2 + 4 + 4 + 4;
 
     private CmCodec() {
     }
@@ -73,8 +75,12 @@ final class CmCodec {
         b.put(bytes);
     }
 
-    private static String getString(ByteBuffer b) {
+    /** Reads a u16-length-prefixed string, refusing a length beyond the body before allocating for it. */
+    private static String getString(ByteBuffer b, String field) {
         int n = b.getShort() & 0xFFFF;
+        if (n > b.remaining()) {
+            throw new IllegalArgumentException(field + " of " + n + " bytes but " + b.remaining() + " bytes of the body remain");
+        }
         byte[] bytes = new byte[n];
         b.get(bytes);
         return new String(bytes, StandardCharsets.UTF_8);
@@ -115,16 +121,23 @@ final class CmCodec {
             if (n == 0) {
                 throw new IllegalArgumentException("no QP endpoints");
             }
+            if (n > body.remaining() / MIN_ENDPOINT_BYTES) {
+                throw new IllegalArgumentException("endpoint count " + n + " but the remaining " + body.remaining()
+                    + " bytes of the body hold at most " + body.remaining() / MIN_ENDPOINT_BYTES + " endpoints");
+            }
             List<QpEndpoint> eps = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
-                String fabric = getString(body);
-                String host = getString(body);
+                String fabric = getString(body, "fabric name of endpoint " + i);
+                String host = getString(body, "host name of endpoint " + i);
                 int port = body.getShort() & 0xFFFF;
                 eps.add(new QpEndpoint(new PortAddress(fabric, host, port), body.getInt(), body.getInt(), body.getInt()));
             }
             int pd = body.getInt();
             if (pd < 0 || pd > ConnectionManager.MAX_PRIVATE_DATA_BYTES) {
                 throw new IllegalArgumentException("private data length " + pd + " outside [0, " + ConnectionManager.MAX_PRIVATE_DATA_BYTES + "]");
+            }
+            if (pd > body.remaining()) {
+                throw new IllegalArgumentException("private data length " + pd + " but " + body.remaining() + " bytes of the body remain");
             }
             byte[] data = new byte[pd];
             body.get(data);
@@ -139,8 +152,8 @@ final class CmCodec {
 
     static String decodeReject(ByteBuffer body) {
         try {
-            return getString(body);
-        } catch (BufferUnderflowException e) {
+            return getString(body, "reject reason");
+        } catch (BufferUnderflowException | IllegalArgumentException e) {
             return "(malformed reject)";
         }
     }
