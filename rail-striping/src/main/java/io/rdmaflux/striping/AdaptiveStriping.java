@@ -120,7 +120,7 @@ final class AdaptiveStriping implements StripingPolicy {
      * Starts from the advertised rates when this policy's weights were the default equal ones and every
      * rail advertises a finite rate &gt; 0: {@code W_i = BW_i / Σ BW_k} is the fixed point of eq. 3 for
      * links running at their advertised rates, so eq. 4 starts where it would otherwise converge to
-     * (seed 004 §II-A starts its split from a per-rail model for the same reason). A rail that advertises
+     * (seed 004 §II-B starts its split from a per-rail model for the same reason). A rail that advertises
      * nothing (unshaped) leaves the equal start: there is no rate to seed from.
      */
     @Override
