@@ -32,6 +32,10 @@ final class RingReceiver implements AutoCloseable {
     private final boolean[] held;
     private int heldCount;
     private long nextSeq;
+    /** The slot, its offset and the flag of {@link #nextSeq}, kept incrementally: no division on the polling path. */
+    private int nextSlot;
+    private int nextBase;
+    private byte nextFlag = RingLayout.EVEN_LAP;
     private long freedSeq;
     /** The sequence whose torn or checksum-failing slot was last counted, so a slot counts once. */
     private long tornCountedSeq = -1;
@@ -147,13 +151,13 @@ final class RingReceiver implements AutoCloseable {
         if (closed) {
             return -1;
         }
-        long seq = nextSeq;
-        int slot = (int) (seq % slots);
-        int base = slot * slotBytes;
-        byte flag = RingLayout.flag(seq, slots);
+        int base = nextBase;
+        byte flag = nextFlag;
         if (memory.getByteVolatile(base + RingLayout.HEAD_FLAG_OFFSET) != flag) {
             return -1;
         }
+        long seq = nextSeq;
+        int slot = nextSlot;
         int length = memory.getInt(base + RingLayout.LENGTH_OFFSET, RingLayout.ORDER);
         if (memory.getInt(base + RingLayout.SEQ_OFFSET, RingLayout.ORDER) != (int) seq
             || length < io.rdmaflux.core.frame.FrameHeader.LENGTH || RingLayout.writeLength(length) > slotBytes) {
@@ -183,6 +187,11 @@ final class RingReceiver implements AutoCloseable {
         held[slot] = true;
         heldCount++;
         nextSeq = seq + 1;
+        if (++nextSlot == slots) {
+            nextSlot = 0;
+            nextFlag = nextFlag == RingLayout.EVEN_LAP ? RingLayout.ODD_LAP : RingLayout.EVEN_LAP;
+        }
+        nextBase = nextSlot * slotBytes;
         framesReceived++;
         return slot;
     }
