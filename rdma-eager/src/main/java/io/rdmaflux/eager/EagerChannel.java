@@ -340,6 +340,33 @@ public final class EagerChannel implements Channel {
         return rc.writesInFlight();
     }
 
+    // the READ rendezvous (seed 001 §3) is the RC channel's: large messages never take the ring
+
+    @Override
+    public void sendRtsRead(int psn, int messageLength, long address, int rkey, long token) {
+        rc.sendRtsRead(psn, messageLength, address, rkey, token);
+    }
+
+    @Override
+    public boolean canReadStripe() {
+        return rc.canReadStripe();
+    }
+
+    @Override
+    public void readStripe(long localAddress, int lkey, long remoteAddress, int rkey, int length, long token) {
+        rc.readStripe(localAddress, lkey, remoteAddress, rkey, length, token);
+    }
+
+    @Override
+    public boolean sendReadFin(int psn, int messageLength, int flags) {
+        return rc.sendReadFin(psn, messageLength, flags);
+    }
+
+    @Override
+    public int readsInFlight() {
+        return rc.readsInFlight();
+    }
+
     @Override
     public boolean sendCts(int psn, int messageLength, long remoteAddress, int rkey, int flags) {
         return rc.sendCts(psn, messageLength, remoteAddress, rkey, flags);
@@ -625,6 +652,23 @@ public final class EagerChannel implements Channel {
             fallbackFramesReceived++;
             polling.onFallbackArrival();
             out().onRts(EagerChannel.this, psn, messageLength);
+        }
+
+        @Override
+        public void onRtsRead(Channel ch, int psn, int messageLength, long address, int rkey) {
+            fallbackFramesReceived++;
+            polling.onFallbackArrival();
+            out().onRtsRead(EagerChannel.this, psn, messageLength, address, rkey);
+        }
+
+        @Override
+        public void onReadFin(Channel ch, int psn, int messageLength, int flags) {
+            out().onReadFin(EagerChannel.this, psn, messageLength, flags);
+        }
+
+        @Override
+        public void onReadCompleted(Channel ch, long token) {
+            out().onReadCompleted(EagerChannel.this, token);
         }
 
         @Override

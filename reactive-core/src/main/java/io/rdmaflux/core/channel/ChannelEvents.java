@@ -13,6 +13,11 @@ import org.agrona.DirectBuffer;
  * frame header (the piggyback of seed 001 &sect;3.1), and {@link #onMessageCreditTotal} hands over
  * the peer's total carried by every frame that arrived. Buffer credits are the channel's own.
  *
+ * <p>The events of the data path are abstract, so a channel that decorates another (the eager ring
+ * over RC send/receive) cannot forget to forward one: a listener that forgot the READ rendezvous's
+ * events would drop a large message silently. Only the hooks meant for decorators
+ * ({@link #onChannelControl}, {@link #onWriteCompleted}) have defaults.
+ *
  * <p><b>Concurrency:</b> every method is called on the progress thread that drives the channel
  * ({@link Channel#doWork}), never concurrently.
  */
@@ -67,19 +72,13 @@ public interface ChannelEvents {
      * buffer credit, already returned, and a message credit). Channels without the READ rendezvous never
      * call it.
      */
-    default void onRtsRead(Channel channel, int psn, int messageLength, long address, int rkey) {
-        throw new UnsupportedOperationException("this listener takes no RTS_READ");
-    }
+    void onRtsRead(Channel channel, int psn, int messageLength, long address, int rkey);
 
     /** A READ_FIN arrived: the peer read message {@code psn} (or dropped it, {@code flags} DISCARD). */
-    default void onReadFin(Channel channel, int psn, int messageLength, int flags) {
-        throw new UnsupportedOperationException("this listener takes no READ_FIN");
-    }
+    void onReadFin(Channel channel, int psn, int messageLength, int flags);
 
     /** An RDMA READ posted with {@code token} ({@link Channel#readStripe}) completed successfully: its bytes are here. */
-    default void onReadCompleted(Channel channel, long token) {
-        throw new UnsupportedOperationException("this listener posts no RDMA READ");
-    }
+    void onReadCompleted(Channel channel, long token);
 
     /** A DATA or RTS frame, or an RDMA WRITE, posted with {@code token} completed successfully. */
     void onSendCompleted(Channel channel, long token);

@@ -57,6 +57,21 @@ class RtsFrameValidationTest {
         }
 
         @Override
+        public void onRtsRead(Channel subchannel, int psn, int messageLength, long address, int rkey) {
+            throw new AssertionError("no RTS_READ was sent");
+        }
+
+        @Override
+        public void onReadFin(Channel subchannel, int psn, int messageLength, int flags) {
+            throw new AssertionError("no READ_FIN was sent");
+        }
+
+        @Override
+        public void onReadCompleted(Channel subchannel, long token) {
+            throw new AssertionError("no RDMA READ was posted");
+        }
+
+        @Override
         public void onPackedData(Channel subchannel, int slot, DirectBuffer buffer, int payloadOffset, int firstPsn, int count) {
             throw new AssertionError("no DATA frame was sent");
         }
