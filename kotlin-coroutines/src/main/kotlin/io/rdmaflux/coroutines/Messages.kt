@@ -43,7 +43,8 @@ fun rdmaMessage(lengthBytes: Int, writer: (buffer: MutableDirectBuffer, offset: 
  * @throws IllegalArgumentException if [lengthBytes] is negative
  */
 fun bytesMessage(lengthBytes: Int, writer: Bytes<*>.() -> Unit): RdmaMessage =
-    RdmaMessage.write(lengthBytes, RdmaMessage.BytesWriter { it.writer() })
+    // writer(bytes), not bytes.writer(): Chronicle's Bytes has a member writer() (a java.io.Writer) that would win
+    RdmaMessage.write(lengthBytes, RdmaMessage.BytesWriter { bytes -> writer(bytes) })
 
 /**
  * Reads this message through a Chronicle [Bytes] view (`RdmaMessage.bytes()`, read position 0, read

@@ -65,6 +65,19 @@ class ChronicleContentTest {
     }
 
     @Test
+    void aBytesWriterWritesAtAnUnalignedOffsetWithSeparateCalls() {
+        RdmaMessage m = RdmaMessage.write(12, b -> {
+            b.writeLong(7L);
+            b.writeInt(-3);
+        });
+        UnsafeBuffer slot = new UnsafeBuffer(ByteBuffer.allocateDirect(16));
+        m.writeTo(slot, 2);
+        assertEquals(7, slot.getLong(2));
+        assertEquals(-3, slot.getInt(10));
+        m.release();
+    }
+
+    @Test
     void aWriterThatWritesTooFewOrTooManyBytesIsAnErrorNamingTheCounts() {
         UnsafeBuffer slot = new UnsafeBuffer(ByteBuffer.allocateDirect(32));
         RdmaMessage tooFew = RdmaMessage.write(8, b -> b.writeInt(1));
