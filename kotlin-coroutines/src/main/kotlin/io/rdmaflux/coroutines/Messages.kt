@@ -8,6 +8,7 @@ package io.rdmaflux.coroutines
 
 import io.rdmaflux.core.RdmaMessage
 import kotlinx.coroutines.flow.Flow
+import net.openhft.chronicle.bytes.Bytes
 import kotlinx.coroutines.flow.map
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
@@ -31,6 +32,28 @@ fun String.toRdmaMessage(): RdmaMessage = RdmaMessage.of(this)
  */
 fun rdmaMessage(lengthBytes: Int, writer: (buffer: MutableDirectBuffer, offset: Int, lengthBytes: Int) -> Unit): RdmaMessage =
     RdmaMessage.write(lengthBytes, writer)
+
+/**
+ * A message of [lengthBytes] bytes that [writer] fills through a Chronicle [Bytes] view of the send slot
+ * (Java's `RdmaMessage.write(length, BytesWriter)`): `bytesMessage(12) { writeLong(id); writeInt(n) }`.
+ * [writer] runs on the node's progress thread, must not block or suspend, and must write exactly
+ * [lengthBytes] bytes (fewer: [IllegalStateException] when sent; more: Chronicle's
+ * `BufferOverflowException`). Loads Chronicle: its JVM flags apply (see the README).
+ *
+ * @throws IllegalArgumentException if [lengthBytes] is negative
+ */
+fun bytesMessage(lengthBytes: Int, writer: Bytes<*>.() -> Unit): RdmaMessage =
+    // writer(bytes), not bytes.writer(): Chronicle's Bytes has a member writer() (a java.io.Writer) that would win
+    RdmaMessage.write(lengthBytes, RdmaMessage.BytesWriter { bytes -> writer(bytes) })
+
+/**
+ * Reads this message through a Chronicle [Bytes] view (`RdmaMessage.bytes()`, read position 0, read
+ * limit its length) with [block] and releases it, also when [block] throws. The view is valid only
+ * inside [block].
+ *
+ * @throws io.rdmaflux.core.IllegalReferenceCountException if the message was already released
+ */
+inline fun <R> RdmaMessage.consumeBytes(block: (bytes: Bytes<*>) -> R): R = use { block(it.bytes()) }
 
 /**
  * Reads this message's bytes with [block] and releases it, also when [block] throws.

@@ -71,6 +71,17 @@ class SpecsAndMessagesSpec : FunSpec({
         m.release()
     }
 
+    test("bytesMessage fills the slot through a Chronicle view and consumeBytes reads it back") {
+        val m = bytesMessage(12) { writeLong(7L); writeInt(-3) }
+        val out = UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(16))
+        m.writeTo(out, 2)
+        out.getLong(2) shouldBe 7L
+        out.getInt(10) shouldBe -3
+        m.consumeBytes { b -> b.readLong() to b.readInt() } shouldBe (7L to -3)
+        m.refCnt() shouldBe 0
+        shouldThrow<IllegalStateException> { bytesMessage(8) { writeInt(1) }.use { it.writeTo(out, 0) } }.message shouldContain "wrote 4 bytes of a 8-byte message"
+    }
+
     test("toByteArrays copies and releases each message") {
         val messages = listOf("a".toRdmaMessage(), "bc".toRdmaMessage())
         val arrays = runBlocking { flowOf(*messages.toTypedArray()).toByteArrays().toList() }

@@ -65,6 +65,17 @@ public abstract class RdmaMessage implements AutoCloseable {
         void write(MutableDirectBuffer buffer, int offset, int lengthBytes);
     }
 
+    /**
+     * Fills a message's bytes through a Chronicle {@link net.openhft.chronicle.bytes.Bytes} view: write
+     * position at the message's first byte, write limit after its last; it must write exactly the message's
+     * length. Runs where {@link Writer} runs (the progress thread, possibly more than once), under the same
+     * rules: must not block, must write the same bytes each time.
+     */
+    @FunctionalInterface
+    public interface BytesWriter {
+        void write(net.openhft.chronicle.bytes.Bytes<?> bytes);
+    }
+
     private volatile int refCnt;
 
     protected RdmaMessage() {
@@ -138,6 +149,36 @@ public abstract class RdmaMessage implements AutoCloseable {
             throw new IllegalArgumentException("lengthBytes >= 0 required but it was " + lengthBytes);
         }
         return new WriterMessage(lengthBytes, Objects.requireNonNull(writer, "writer"));
+    }
+
+    /**
+     * A message of {@code lengthBytes} bytes that {@code writer} fills through a Chronicle {@code Bytes}
+     * view of the send slot when it is sent, as {@link #write(int, Writer)} does through an Agrona view:
+     * no copy when the message fits one frame. Chronicle marshalling works on it, e.g.
+     * {@code RdmaMessage.write(24, b -> record.writeMarshallable(b))} for a {@code BytesMarshallable}.
+     * A writer that writes more than {@code lengthBytes} gets Chronicle's {@code BufferOverflowException};
+     * one that writes fewer, an {@link IllegalStateException} naming both counts. Either fails the send
+     * as any throwing writer does.
+     *
+     * @throws IllegalArgumentException if {@code lengthBytes < 0}
+     */
+    public static RdmaMessage write(int lengthBytes, BytesWriter writer) {
+        Objects.requireNonNull(writer, "writer");
+        return write(lengthBytes, (buffer, offset, length) -> ChronicleViews.write(buffer, offset, length, writer));
+    }
+
+    /**
+     * The bytes as a Chronicle {@code Bytes} view for reading: read position 0, read limit
+     * {@link #lengthBytes()}, over the same memory as {@link #content()} (no copy; a receive buffer or
+     * registered region is wrapped by address). Valid until the message is released; do not write to it.
+     * A new view object per call: a per-message convenience, see the README for its cost against
+     * {@link #content()}.
+     *
+     * @throws IllegalReferenceCountException if the message was released
+     */
+    public net.openhft.chronicle.bytes.Bytes<?> bytes() {
+        ensureAccessible();
+        return ChronicleViews.forRead(view(), lengthBytes());
     }
 
     /** The message length in bytes. */

@@ -16,6 +16,7 @@ import io.rdmaflux.micrometer.RdmaNodeMetrics;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -235,9 +236,11 @@ public final class PipelineCommand implements Callable<Integer> {
         MessageDigest receivedDigest = sha256();
         AtomicLong received = new AtomicLong();
         WordCounts counts = s.records ? new WordCounts() : null;
-        // rendezvous buffers are maxMessageBytes each: sized to the chunk, so in-flight costs no idle memory
+        // rendezvous buffers are maxMessageBytes each: sized to the chunk, so in-flight costs no idle memory; a chunk
+        // marshalled as records (RecordBatch) grows by a stop-bit length per line: at most 2x (lines of one byte)
         InJvmRails.Settings railSettings = new InJvmRails.Settings(s.railBytesPerSec, s.latencyNs, s.bufferBytes, RECEIVE_BUFFERS,
-            s.chunkBytes, s.inFlight, Policies.parse(s.policy, s.railBytesPerSec.size()), EagerOption.spec(s.eager));
+            s.records ? 2 * s.chunkBytes : s.chunkBytes, s.inFlight, Policies.parse(s.policy, s.railBytesPerSec.size()),
+            EagerOption.spec(s.eager));
         Scheduler producer = Schedulers.newSingle("rdmaflux-producer");
         Scheduler consumer = Schedulers.newSingle("rdmaflux-consumer");
         ProgressBar bar = s.progress ? new ProgressBarBuilder().setTaskName(s.records ? "records" : "streaming")
@@ -254,11 +257,19 @@ public final class PipelineCommand implements Callable<Integer> {
                 RdmaNodeMetrics.of(rails.receiverNode()).bindTo(meters);
             }
             byte[] scratch = new byte[s.chunkBytes];
+            // record mode: each chunk's lines travel as records marshalled with Chronicle Bytes (RecordBatch)
             Mono<Void> receiving = rails.receiver().receive()
                 .publishOn(consumer, s.prefetch())
-                .doOnNext(m -> consume(m, scratch, receivedDigest, counts, received))
+                .doOnNext(m -> {
+                    if (counts != null) {
+                        received.addAndGet(RecordBatch.unmarshal(m, scratch, receivedDigest, counts));
+                    } else {
+                        consume(m, scratch, receivedDigest, null, received);
+                    }
+                })
                 .then();
-            Mono<Void> sending = rails.sender().send(source.chunks(s.chunkBytes, s.records, sourceDigest).subscribeOn(producer))
+            Flux<RdmaMessage> chunks = source.chunks(s.chunkBytes, s.records, sourceDigest);
+            Mono<Void> sending = rails.sender().send((s.records ? chunks.map(RecordBatch::marshal) : chunks).subscribeOn(producer))
                 .then(Mono.fromRunnable(rails.sender()::close));
             long t0 = System.nanoTime();
             WeightLog weightLog = weightLog(s, railSettings.policy(), rails.sender(), "pipeline (in-JVM)");

@@ -204,9 +204,9 @@ class FrameCodecTest {
         DataFrameCodec.encodeHeader(b, 0, true, true, 0, 0, 0, 4, 4);
         FrameFormatException mismatch = assertThrows(FrameFormatException.class, () -> FrameHeader.validate(b, 0, 30));
         assertTrue(mismatch.getMessage().contains("payload length 4"), mismatch.getMessage());
-        b.putByte(FrameHeader.TYPE_OFFSET, (byte) 10);
+        b.putByte(FrameHeader.TYPE_OFFSET, (byte) 11);
         FrameFormatException unknown = assertThrows(FrameFormatException.class, () -> FrameHeader.validate(b, 0, 28));
-        assertTrue(unknown.getMessage().contains("10"), unknown.getMessage());
+        assertTrue(unknown.getMessage().contains("11"), unknown.getMessage());
         b.putByte(FrameHeader.TYPE_OFFSET, (byte) 1);
         // a version 2 peer (before the inbound-closed notice and the FINAL CLOSE)
         b.putByte(FrameHeader.VERSION_OFFSET, (byte) 2);
