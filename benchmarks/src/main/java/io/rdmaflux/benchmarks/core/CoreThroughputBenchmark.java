@@ -1,6 +1,7 @@
 package io.rdmaflux.benchmarks.core;
 
 import io.rdmaflux.core.ConnectionSpec;
+import io.rdmaflux.core.EagerSpec;
 import io.rdmaflux.core.RdmaConnection;
 import io.rdmaflux.core.RdmaMessage;
 import io.rdmaflux.core.RdmaNode;
@@ -92,9 +93,13 @@ public class CoreThroughputBenchmark {
         int buffer = sizeBytes >= 4096 ? 64 * 1024 : 256;
         // 1 MiB messages go by rendezvous: 8 message buffers of 2 MiB per node and direction keep 8 in flight
         a = RdmaNode.builder().provider(pa).name("a").bufferBytes(buffer).receiveBuffers(128).sendBuffers(128)
-            .maxMessageBytes(MAX_MESSAGE_BYTES).rendezvousBuffers(rendezvousBuffers).threadingMode(ThreadingMode.valueOf(threading)).build();
+            .maxMessageBytes(MAX_MESSAGE_BYTES).rendezvousBuffers(rendezvousBuffers).threadingMode(ThreadingMode.valueOf(threading))
+            // the RC send/receive path this suite has always measured (eager rings: benchmarks.eager)
+            .eager(EagerSpec.OFF).build();
         b = RdmaNode.builder().provider(pb).name("b").bufferBytes(buffer).receiveBuffers(128).sendBuffers(128)
-            .maxMessageBytes(MAX_MESSAGE_BYTES).rendezvousBuffers(rendezvousBuffers).threadingMode(ThreadingMode.valueOf(threading)).build();
+            .maxMessageBytes(MAX_MESSAGE_BYTES).rendezvousBuffers(rendezvousBuffers).threadingMode(ThreadingMode.valueOf(threading))
+            // the RC send/receive path this suite has always measured (eager rings: benchmarks.eager)
+            .eager(EagerSpec.OFF).build();
         RdmaServer server = b.bind(new PortAddress("mem", pb.devices().get(0).name(), 0));
         client = a.connect(server.address(), ConnectionSpec.defaults()).block(Duration.ofSeconds(10));
         RdmaConnection s = server.accept().blockFirst(Duration.ofSeconds(10));

@@ -6,6 +6,7 @@ import io.aeron.Subscription;
 import io.aeron.driver.MediaDriver;
 import io.aeron.logbuffer.FragmentHandler;
 import io.rdmaflux.core.ConnectionSpec;
+import io.rdmaflux.core.EagerSpec;
 import io.rdmaflux.core.RdmaConnection;
 import io.rdmaflux.core.RdmaMessage;
 import io.rdmaflux.core.RdmaNode;
@@ -140,7 +141,9 @@ public class MessageRateBenchmark {
             default -> throw new IllegalArgumentException(idle);
         };
         RdmaNode.Builder b = RdmaNode.builder().provider(p).name(name).bufferBytes(bufferBytes).receiveBuffers(receiveBuffers)
-            .sendBuffers(receiveBuffers).sendQueue(64).threadingMode(ThreadingMode.valueOf(threading));
+            .sendBuffers(receiveBuffers).sendQueue(64).threadingMode(ThreadingMode.valueOf(threading))
+            // the RC send/receive path this suite has always measured (eager rings: benchmarks.eager)
+            .eager(EagerSpec.OFF);
         return (is == null ? b : b.idleStrategy(is)).build();
     }
 
