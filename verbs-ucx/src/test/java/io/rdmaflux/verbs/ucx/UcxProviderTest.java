@@ -80,8 +80,8 @@ class UcxProviderTest {
             byte[] got = new byte[100_000];
             dst.buffer().get(0, got);
             assertArrayEquals(data, got);
-            long[] a = fx.a.frameCounts(0);
-            long[] b = fx.b.frameCounts(0);
+            long[] a = fx.hostA().frameCounts(0);
+            long[] b = fx.hostB().frameCounts(0);
             assertTrue(a[0] >= 1 && b[1] >= 1, "the request went A -> B through UCX: A sent " + a[0] + ", B received " + b[1]);
             assertTrue(b[0] >= 1 && a[1] >= 1, "the acknowledgement came back through UCX: B sent " + b[0] + ", A received " + a[1]);
         }
