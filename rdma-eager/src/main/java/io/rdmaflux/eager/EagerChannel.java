@@ -64,7 +64,7 @@ public final class EagerChannel implements Channel {
     private final PollingSet pollingSet;
     private final int rcSlots;
     private final int receiveBuffers;
-    private final Events inner = new Events();
+    private final RcEventsRelay inner = new RcEventsRelay(this);
     private final UnsafeBuffer control = new UnsafeBuffer(new byte[16]);
     private @Nullable ChannelEvents events;
     private boolean failed;
@@ -610,127 +610,55 @@ public final class EagerChannel implements Channel {
         return "EagerChannel{rail=" + rail() + ", " + polling + ", " + sender + ", rc=" + rc + "}";
     }
 
-    /** The RC channel's events, reported as this channel's; the eager ones kept here. */
-    private final class Events implements ChannelEvents {
-        private ChannelEvents out() {
-            return java.util.Objects.requireNonNull(events, "events");
-        }
+    // ---------------------------------------------------------------- what the RC channel reports (RcEventsRelay)
 
-        @Override
-        public int takeMessageCreditTotal() {
-            ChannelEvents l = events;
-            return l == null ? 0 : l.takeMessageCreditTotal();
-        }
+    /** The connection's listener, or null before {@link #events} was set. */
+    @Nullable ChannelEvents listener() {
+        return events;
+    }
 
-        @Override
-        public void onMessageCreditTotal(int total15) {
-            ChannelEvents l = events;
-            if (l != null) {
-                l.onMessageCreditTotal(total15);
-            }
-        }
+    /** The connection's listener. @throws NullPointerException before {@link #events} was set */
+    ChannelEvents out() {
+        return java.util.Objects.requireNonNull(events, "events");
+    }
 
-        @Override
-        public void onData(Channel ch, int slot, DirectBuffer buffer, int payloadOffset, int payloadLength, int psn, boolean first,
-                           boolean last, int messageLength) {
-            fallbackFramesReceived++;
-            if (first) {
-                polling.onFallbackArrival();
-            }
-            out().onData(EagerChannel.this, slot, buffer, payloadOffset, payloadLength, psn, first, last, messageLength);
-        }
-
-        @Override
-        public void onPackedData(Channel ch, int slot, DirectBuffer buffer, int payloadOffset, int firstPsn, int count) {
-            fallbackFramesReceived++;
+    /** A frame came over send/receive: counted, and the polling set hears the peer is busy ({@code arrival}). */
+    void onFallbackFrame(boolean arrival) {
+        fallbackFramesReceived++;
+        if (arrival) {
             polling.onFallbackArrival();
-            out().onPackedData(EagerChannel.this, slot, buffer, payloadOffset, firstPsn, count);
         }
+    }
 
-        @Override
-        public void onRts(Channel ch, int psn, int messageLength) {
-            fallbackFramesReceived++;
-            polling.onFallbackArrival();
-            out().onRts(EagerChannel.this, psn, messageLength);
-        }
+    /** A CHANNEL_CONTROL frame of the eager protocol arrived on the RC channel. */
+    void onRcChannelControl(DirectBuffer buffer, int offset, int length) {
+        onControl(buffer, offset, length);
+    }
 
-        @Override
-        public void onRtsRead(Channel ch, int psn, int messageLength, long address, int rkey) {
-            fallbackFramesReceived++;
-            polling.onFallbackArrival();
-            out().onRtsRead(EagerChannel.this, psn, messageLength, address, rkey);
-        }
-
-        @Override
-        public void onReadFin(Channel ch, int psn, int messageLength, int flags) {
-            out().onReadFin(EagerChannel.this, psn, messageLength, flags);
-        }
-
-        @Override
-        public void onReadCompleted(Channel ch, long token) {
-            out().onReadCompleted(EagerChannel.this, token);
-        }
-
-        @Override
-        public void onCts(Channel ch, int psn, int messageLength, long remoteAddress, int rkey, int flags) {
-            out().onCts(EagerChannel.this, psn, messageLength, remoteAddress, rkey, flags);
-        }
-
-        @Override
-        public void onFin(Channel ch, int psn, int stripeOffset, int stripeLength, int stripes, int stripeIndex) {
-            out().onFin(EagerChannel.this, psn, stripeOffset, stripeLength, stripes, stripeIndex);
-        }
-
-        @Override
-        public void onSendCompleted(Channel ch, long token) {
-            out().onSendCompleted(EagerChannel.this, token);
-        }
-
-        @Override
-        public void onPeerClose(Channel ch, boolean abort, boolean last, int nextPsn, String reason, int railMask) {
-            out().onPeerClose(EagerChannel.this, abort, last, nextPsn, reason, railMask);
-        }
-
-        @Override
-        public void onPeerInboundClosed(Channel ch, int firstUndeliveredPsn) {
-            out().onPeerInboundClosed(EagerChannel.this, firstUndeliveredPsn);
-        }
-
-        @Override
-        public void onPeerRailDown(Channel ch, int failedRail) {
-            out().onPeerRailDown(EagerChannel.this, failedRail);
-        }
-
-        @Override
-        public void onChannelControl(Channel ch, DirectBuffer buffer, int offset, int length) {
-            onControl(buffer, offset, length);
-        }
-
-        @Override
-        public void onWriteCompleted(Channel ch, int tag) {
-            long token = sender.onWriteCompleted(tag);
-            if (token != WorkRequestTokens.NONE && !failed) {
-                ChannelEvents l = events;
-                if (l != null && WorkRequestTokens.isReported(token)) {
-                    l.onSendCompleted(EagerChannel.this, token);
-                }
-            }
-        }
-
-        @Override
-        public void onFailure(Channel ch, RdmaException error) {
+    /** A ring WRITE posted with {@code tag} completed: the frame it carried is reported sent. */
+    void onRingWriteCompleted(int tag) {
+        long token = sender.onWriteCompleted(tag);
+        if (token != WorkRequestTokens.NONE && !failed) {
             ChannelEvents l = events;
-            // what the NIC placed in the ring before the failure is delivered first, as the RC channel's
-            // completed receives are: its sender saw those WRITEs complete and will not send them again
-            if (l != null) {
-                polling.pollAll(l);
+            if (l != null && WorkRequestTokens.isReported(token)) {
+                l.onSendCompleted(this, token);
             }
-            failed = true;
-            polling.leave();
-            sender.revoke();
-            if (l != null) {
-                l.onFailure(EagerChannel.this, error);
-            }
+        }
+    }
+
+    /** The RC channel failed: what the NIC placed in the ring before is delivered first, then the failure. */
+    void onRcFailure(RdmaException error) {
+        ChannelEvents l = events;
+        // what the NIC placed in the ring before the failure is delivered first, as the RC channel's
+        // completed receives are: its sender saw those WRITEs complete and will not send them again
+        if (l != null) {
+            polling.pollAll(l);
+        }
+        failed = true;
+        polling.leave();
+        sender.revoke();
+        if (l != null) {
+            l.onFailure(this, error);
         }
     }
 }
