@@ -3,6 +3,7 @@ package io.rdmaflux.benchmarks.net;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.Locale;
+import io.rdmaflux.benchmarks.RoundTripSide;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -24,14 +25,6 @@ public final class NetPingPongRatio {
     }
 
     /** One side of the comparison, driven through {@link NetPingPongBenchmark}'s own state and code. */
-    private interface Side {
-        void open() throws Exception;
-
-        void roundTrip() throws IOException;
-
-        void close() throws Exception;
-    }
-
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 8;
         long measureNs = (args.length > 1 ? Long.parseLong(args[1]) : 1_000) * 1_000_000L;
@@ -41,7 +34,7 @@ public final class NetPingPongRatio {
         NetPingPongBenchmark b = new NetPingPongBenchmark();
         NetPingPongBenchmark.Rc[] rc = new NetPingPongBenchmark.Rc[1];
         NetPingPongBenchmark.Nio[] nio = new NetPingPongBenchmark.Nio[1];
-        Side rcSide = new Side() {
+        RoundTripSide rcSide = new RoundTripSide() {
             public void open() {
                 rc[0] = new NetPingPongBenchmark.Rc();
                 rc[0].setUp();
@@ -55,7 +48,7 @@ public final class NetPingPongRatio {
                 rc[0].tearDown();
             }
         };
-        Side nioSide = new Side() {
+        RoundTripSide nioSide = new RoundTripSide() {
             public void open() throws IOException {
                 nio[0] = new NetPingPongBenchmark.Nio();
                 nio[0].setUp();
@@ -76,16 +69,16 @@ public final class NetPingPongRatio {
         out.printf(Locale.ROOT, "# 64 B round trip, RC SEND (IP fabric, loopback) vs raw NIO busy-poll, interleaved, %d rounds of %d ms per side%n",
             rounds, measureNs / 1_000_000);
         // one uncounted round per side first: the JIT compiles both paths before anything is measured
-        run(rcSide, new Histogram(3), measureNs);
-        run(nioSide, new Histogram(3), measureNs);
+        RoundTripSide.record(rcSide, new Histogram(3), measureNs);
+        RoundTripSide.record(nioSide, new Histogram(3), measureNs);
         out.println("# round  RC p50 (us)  NIO p50 (us)  ratio");
         for (int r = 0; r < rounds; r++) {
             // alternate which side goes first, so neither always runs right after a teardown
             Histogram h1 = new Histogram(3);
             Histogram h2 = new Histogram(3);
             boolean rcFirst = (r & 1) == 0;
-            run(rcFirst ? rcSide : nioSide, rcFirst ? h1 : h2, measureNs);
-            run(rcFirst ? nioSide : rcSide, rcFirst ? h2 : h1, measureNs);
+            RoundTripSide.record(rcFirst ? rcSide : nioSide, rcFirst ? h1 : h2, measureNs);
+            RoundTripSide.record(rcFirst ? nioSide : rcSide, rcFirst ? h2 : h1, measureNs);
             rcAll.add(h1);
             nioAll.add(h2);
             roundRatios[r] = (double) h1.getValueAtPercentile(50) / h2.getValueAtPercentile(50);
@@ -100,26 +93,5 @@ public final class NetPingPongRatio {
             nioAll.getValueAtPercentile(90) / 1e3, nioAll.getValueAtPercentile(99) / 1e3, nioAll.getTotalCount());
         out.printf(Locale.ROOT, "# ratio of p50s %.3f, median of per-round ratios %.3f (target <= 1.2)%n",
             (double) rcAll.getValueAtPercentile(50) / nioAll.getValueAtPercentile(50), medianRatio);
-    }
-
-    /** Opens the side, warms it for a quarter of the measuring time, records each round trip in ns, closes it. */
-    private static void run(Side side, Histogram h, long measureNs) throws Exception {
-        side.open();
-        try {
-            long warmEnd = System.nanoTime() + measureNs / 4;
-            while (System.nanoTime() - warmEnd < 0) {
-                side.roundTrip();
-            }
-            long end = System.nanoTime() + measureNs;
-            long t0 = System.nanoTime();
-            while (t0 - end < 0) {
-                side.roundTrip();
-                long t1 = System.nanoTime();
-                h.recordValue(t1 - t0);
-                t0 = t1;
-            }
-        } finally {
-            side.close();
-        }
     }
 }

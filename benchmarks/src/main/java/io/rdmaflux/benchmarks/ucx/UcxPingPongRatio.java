@@ -21,6 +21,7 @@ import java.nio.ByteBuffer;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import io.rdmaflux.benchmarks.RoundTripSide;
 import org.HdrHistogram.Histogram;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpConstants;
@@ -53,18 +54,10 @@ public final class UcxPingPongRatio {
     }
 
     /** One side: open, one round trip, close. */
-    interface Side {
-        void open();
-
-        void roundTrip();
-
-        void close();
-    }
-
-    public static void main(String[] args) {
+    public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
         long measureNs = (args.length > 1 ? Long.parseLong(args[1]) : 1_000) * 1_000_000L;
-        Map<String, Side> sides = new LinkedHashMap<>();
+        Map<String, RoundTripSide> sides = new LinkedHashMap<>();
         sides.put("raw UCX AM, sm,self", new RawUcx("sm,self"));
         sides.put("raw UCX AM, tcp", new RawUcx("tcp"));
         sides.put("verbs SEND, ucx sm,self", new VerbsSide(() -> UcxProvider.builder().tls("sm,self").threadingMode(ThreadingMode.INVOKER).build()));
@@ -73,12 +66,12 @@ public final class UcxPingPongRatio {
         sides.put("verbs SEND, soft mem", new VerbsSide(() -> SoftProvider.builder().fabric(mem).threadingMode(ThreadingMode.INVOKER).build()));
         Map<String, Histogram> all = new LinkedHashMap<>();
         for (var e : sides.entrySet()) {
-            run(e.getValue(), new Histogram(3), measureNs);
+            RoundTripSide.record(e.getValue(), new Histogram(3), measureNs);
             all.put(e.getKey(), new Histogram(3));
         }
         for (int r = 0; r < rounds; r++) {
             for (var e : sides.entrySet()) {
-                run(e.getValue(), all.get(e.getKey()), measureNs);
+                RoundTripSide.record(e.getValue(), all.get(e.getKey()), measureNs);
             }
         }
         PrintStream out = System.out;
@@ -93,28 +86,8 @@ public final class UcxPingPongRatio {
         }
     }
 
-    private static void run(Side side, Histogram h, long measureNs) {
-        side.open();
-        try {
-            long warmEnd = System.nanoTime() + measureNs / 4;
-            while (System.nanoTime() - warmEnd < 0) {
-                side.roundTrip();
-            }
-            long end = System.nanoTime() + measureNs;
-            long t0 = System.nanoTime();
-            while (t0 - end < 0) {
-                side.roundTrip();
-                long t1 = System.nanoTime();
-                h.recordValue(t1 - t0);
-                t0 = t1;
-            }
-        } finally {
-            side.close();
-        }
-    }
-
     /** Ping-pong through the verbs SPI between two INVOKER providers of one kind. */
-    static final class VerbsSide implements Side {
+    static final class VerbsSide implements RoundTripSide {
         private final java.util.function.Supplier<RdmaProvider> open;
         private RdmaProvider pa;
         private RdmaProvider pb;
@@ -193,7 +166,7 @@ public final class UcxPingPongRatio {
     }
 
     /** Raw JUCX: one context and worker per host, a 64 B active message each way. */
-    static final class RawUcx implements Side {
+    static final class RawUcx implements RoundTripSide {
         private final String tls;
         private UcpContext c1;
         private UcpContext c2;
