@@ -152,7 +152,9 @@ final class ConnectionEstablishment {
                                 peer.initialCredits(), true);
                         }
                         return (RdmaConnection) node.register(created, spec.channelFactory(), peer.maxMessageBytes(),
-                            peer.rendezvousBuffers() > 0, agreed(spec.rendezvousMode(), peer, kinds), "to " + address);
+                            peer.rendezvousBuffers() > 0,
+                            // the kinds the rails run now: a rail downgraded to its fallback answers for that kind
+                            agreed(spec.rendezvousMode(), peer, created.stream().map(Channel::kind).toList()), "to " + address);
                     })
                     .doOnError(e -> created.forEach(Channel::close))
                     .doOnCancel(() -> created.forEach(Channel::close));
