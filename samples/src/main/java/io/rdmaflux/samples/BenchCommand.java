@@ -47,11 +47,13 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     @Parameters(index = "0", paramLabel = "TEST", description = "latency, bw, bibw, msg-rate, put-bw or get-bw.")
     String test;
 
-    @Option(names = "--provider", description = "RDMA provider: soft (default) or another installed one by name.")
+    @Option(names = "--provider", description = "RDMA provider: soft (default) or ucx (UCX via JUCX, both ends in this JVM; "
+        + "needs the system's UCX library, e.g. apt-get install libucx0).")
     String provider = "soft";
 
     @Option(names = "--fabric", description = "Fabric of the soft provider: mem (in-JVM; default) or net (IP: RC over TCP; "
-        + "both ends in this JVM on --addresses, or in two processes with --listen/--connect, which imply net).")
+        + "both ends in this JVM on --addresses, or in two processes with --listen/--connect, which imply net). "
+        + "Of the ucx provider: sm (UCX shared memory; default) or tcp (UCX over loopback TCP).")
     @Nullable String fabric;
 
     @Option(names = "--rails", description = "Rails, 1..16 (default 1; with --addresses: one per address).")
@@ -98,7 +100,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     /** Validated settings: what every mode needs. */
     record Settings(Test test, String fabric, int rails, @Nullable List<String> addresses, List<Integer> sizes, OsuSchedule schedule,
                     int window, List<Long> railBytesPerSec, boolean shaped, String policy, NetOptions.Parsed peer, java.nio.file.@Nullable Path json,
-                    boolean eager) {
+                    boolean eager, String provider) {
         int maxSize() {
             return sizes.stream().mapToInt(Integer::intValue).max().orElse(1);
         }
@@ -122,12 +124,15 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
 
     Settings settings() {
         Test t = parseTest(test);
-        if (!"soft".equals(provider)) {
+        boolean ucx = "ucx".equals(provider);
+        if (!"soft".equals(provider) && !ucx) {
             // asks the registry, so a missing provider explains itself (e.g. disni: libdisni or device missing)
             RdmaProviders.open(provider).close();
-            throw new UserError("--provider " + provider + " is installed, but bench runs on the soft provider only");
+            throw new UserError("--provider " + provider + " is installed, but bench runs on the soft and ucx providers only");
         }
-        if (fabric != null && !"mem".equals(fabric) && !"net".equals(fabric)) {
+        if (ucx) {
+            checkUcx(t);
+        } else if (fabric != null && !"mem".equals(fabric) && !"net".equals(fabric)) {
             throw new UserError("--fabric " + fabric + " is not supported by bench; use --fabric mem (in-JVM) or --fabric net (IP)");
         }
         if (rails != null && (rails < 1 || rails > 16)) {
@@ -137,7 +142,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         if (peer.peerMode() && "mem".equals(fabric)) {
             throw new UserError("--listen/--connect run over the IP fabric; drop --fabric mem (or use --fabric net)");
         }
-        String fab = fabric != null ? fabric : peer.peerMode() ? "net" : "mem";
+        String fab = ucx ? (fabric == null ? "sm" : fabric.toLowerCase(Locale.ROOT)) : fabric != null ? fabric : peer.peerMode() ? "net" : "mem";
         if (net.addresses != null && "mem".equals(fab)) {
             throw new UserError("--addresses applies to --fabric net and --listen/--connect only (the in-JVM mem fabric needs no addresses)");
         }
@@ -193,12 +198,30 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         }
         OsuSchedule schedule = new OsuSchedule(t, iterations, warmup, jitWarmup != null ? jitWarmup : OsuSchedule.defaultJitWarmup(t));
         return new Settings(t, fab, railCount, addrs, sizeList, schedule, window, rates, railRates != null, policy, peer, json,
-            EagerOption.parse(eager));
+            EagerOption.parse(eager), ucx ? "ucx" : "soft");
+    }
+
+    /**
+     * {@code --provider ucx}: both ends in this JVM on two ucx providers over UCX shared memory or tcp
+     * ({@link InJvmNics}); the options that need the soft provider are refused by name.
+     */
+    private void checkUcx(Test t) {
+        if (t == Test.put_bw || t == Test.get_bw) {
+            throw new UserError("put-bw/get-bw build their queue pairs on the soft provider; drop --provider ucx");
+        }
+        if (net.listen != null || net.connect != null || net.addresses != null) {
+            throw new UserError("--provider ucx runs both ends in this JVM (UCX endpoints are not yet exchanged between processes); "
+                + "drop --listen/--connect/--addresses");
+        }
+        if (railRates != null) {
+            throw new UserError("the ucx provider's rails cannot be shaped; drop --rail-rates (or use --provider soft)");
+        }
+        InJvmNics.ucxTls(fabric); // names a bad --fabric
     }
 
     /** The table's first lines: what runs where, and the column heads. */
     static void header(PrintWriter out, Settings s, String where) {
-        out.printf(Locale.ROOT, "# rdmaflux %s: provider soft, fabric %s, %d rail(s), policy %s, %s%s%s%n", name(s.test), s.fabric,
+        out.printf(Locale.ROOT, "# rdmaflux %s: provider %s, fabric %s, %d rail(s), policy %s, %s%s%s%n", name(s.test), s.provider, s.fabric,
             s.rails, s.policy, s.schedule.describe(), s.test == Test.latency ? "" : ", window " + s.window, where);
         switch (s.test) {
             case latency -> out.println("# Size          Latency (us)    p50 (us)    p99 (us)");
@@ -301,7 +324,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             int maxMessage = Math.max(size, 1 << 20);
             BenchLink opened = s.addresses == null
                 ? InJvmRails.open(new InJvmRails.Settings(s.railBytesPerSec, 0, buffer, 64, maxMessage, 4, Policies.parse(s.policy, s.rails),
-                    EagerOption.spec(s.eager)))
+                    EagerOption.spec(s.eager)).on(s.provider, "ucx".equals(s.provider) ? s.fabric : null))
                 : NetPair.open(new NetRails.Settings(s.addresses, s.shaped ? s.railBytesPerSec : null, buffer, 64, maxMessage, 4,
                     Policies.parse(s.policy, s.rails)).eager(s.eager));
             long deadlineNs = System.nanoTime() + IN_JVM_SIZE_TIMEOUT.toNanos();

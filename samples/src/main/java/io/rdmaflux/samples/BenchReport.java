@@ -69,7 +69,7 @@ final class BenchReport {
             g.useDefaultPrettyPrinter();
             g.writeStartObject();
             g.writeStringField("test", BenchCommand.name(s.test()));
-            g.writeStringField("provider", "soft");
+            g.writeStringField("provider", s.provider());
             g.writeStringField("fabric", s.fabric());
             g.writeNumberField("rails", s.rails());
             g.writeStringField("policy", s.policy());

@@ -6,11 +6,12 @@ import io.rdmaflux.core.RdmaConnection;
 import io.rdmaflux.core.RdmaNode;
 import io.rdmaflux.core.RdmaServer;
 import io.rdmaflux.core.channel.ChannelFactory;
-import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.RdmaProvider;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.soft.RailConfig;
 import io.rdmaflux.verbs.soft.SoftFabric;
 import io.rdmaflux.verbs.soft.SoftProvider;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import java.time.Duration;
@@ -18,17 +19,19 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Two hosts in one JVM joined by shaped rails: one soft provider on a private in-JVM (mem) fabric
+ * Two hosts in one JVM joined by rails: by default one soft provider on a private in-JVM (mem) fabric
  * with a sender NIC and a receiver NIC, each with one port per rail; port {@code i} of both NICs
  * gets rail {@code i}'s bandwidth and latency. Both nodes share one progress thread (SHARED mode)
- * and the provider runs its NIC engines on one more, so the whole setup needs two threads.
+ * and the provider runs its NIC engines on one more, so the whole setup needs two threads. On the
+ * {@code ucx} provider ({@link Settings#on}) each host has its own provider (and engine thread) and
+ * the rails are UCX's, unshaped ({@link InJvmNics}).
  *
- * <p>{@link #close()} closes the connection, both nodes and the provider; no thread stays behind.
+ * <p>{@link #close()} closes the connection, both nodes and the providers; no thread stays behind.
  */
 public final class InJvmRails implements BenchLink {
     private static final AtomicInteger FABRICS = new AtomicInteger();
 
-    private final SoftProvider provider;
+    private final InJvmNics nics;
     private final RdmaNode senderNode;
     private final RdmaNode receiverNode;
     private final RdmaConnection sender;
@@ -39,7 +42,7 @@ public final class InJvmRails implements BenchLink {
     private InJvmRails(Settings s) {
         this.railBytesPerSec = List.copyOf(s.railBytesPerSec);
         int rails = railBytesPerSec.size();
-        provider = provider(railBytesPerSec, s.latencyNs, s.bufferBytes);
+        nics = InJvmNics.open(s.provider, s.fabric, railBytesPerSec, s.latencyNs, s.bufferBytes);
         RdmaNode tx = null;
         RdmaNode rx = null;
         try {
@@ -47,10 +50,10 @@ public final class InJvmRails implements BenchLink {
             for (int i = 0; i < rails; i++) {
                 ports[i] = i + 1;
             }
-            tx = node("sender", "tx0", ports, s);
-            rx = node("receiver", "rx0", ports, s);
+            tx = node("sender", nics.senderProvider(), nics.senderDevice(), ports, s);
+            rx = node("receiver", nics.receiverProvider(), nics.receiverDevice(), ports, s);
             probe = new RailProbe(s.policy);
-            RdmaServer server = rx.bind(new PortAddress("mem", "rx0", 0));
+            RdmaServer server = rx.bind(nics.receiverAddress());
             Mono<RdmaConnection> accepted = server.accept().next();
             RdmaConnection c = tx.connect(server.address(), ConnectionSpec.rails(rails).striping(probe)).block(Duration.ofSeconds(10));
             RdmaConnection a = accepted.block(Duration.ofSeconds(10));
@@ -69,7 +72,7 @@ public final class InJvmRails implements BenchLink {
             if (rx != null) {
                 rx.close();
             }
-            provider.close();
+            nics.close();
             throw e;
         }
     }
@@ -107,7 +110,7 @@ public final class InJvmRails implements BenchLink {
         return rail.build();
     }
 
-    private RdmaNode node(String name, String device, int[] ports, Settings s) {
+    private static RdmaNode node(String name, RdmaProvider provider, String device, int[] ports, Settings s) {
         return RdmaNode.builder().provider(provider).device(device).name(name).ports(ports)
             .bufferBytes(s.bufferBytes).receiveBuffers(s.receiveBuffers).sendBuffers(s.receiveBuffers)
             .maxMessageBytes(s.maxMessageBytes).rendezvousBuffers(s.rendezvousBuffers).eager(s.eager).threadingMode(ThreadingMode.SHARED).build();
@@ -161,6 +164,11 @@ public final class InJvmRails implements BenchLink {
         return probe.toString();
     }
 
+    /** What the rails run on, e.g. {@code soft provider, in-JVM mem fabric}. */
+    public String describe() {
+        return nics.describe();
+    }
+
     @Override
     public void close() {
         try {
@@ -169,7 +177,7 @@ public final class InJvmRails implements BenchLink {
         } finally {
             senderNode.close();
             receiverNode.close();
-            provider.close();
+            nics.close();
         }
     }
 
@@ -184,13 +192,28 @@ public final class InJvmRails implements BenchLink {
      * @param rendezvousBuffers registered whole-message buffers per node and direction: how many messages
      *                        above one buffer can be in flight (0: such messages travel as fragments)
      * @param policy          the multiplexing/striping policy
+     * @param eager           the eager RDMA ring's settings (used where both nodes offer it)
+     * @param provider        the NICs' provider, {@code soft} or {@code ucx} ({@link InJvmNics})
+     * @param fabric          for {@code ucx}: {@code sm} (null: the default) or {@code tcp}; null for soft
      */
     public record Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
-                           int rendezvousBuffers, ChannelFactory policy, EagerSpec eager) {
-        /** With the eager RDMA ring at its defaults (used where both nodes offer it). */
+                           int rendezvousBuffers, ChannelFactory policy, EagerSpec eager, String provider, @Nullable String fabric) {
+        /** On the soft provider's in-JVM fabric. */
+        public Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
+                        int rendezvousBuffers, ChannelFactory policy, EagerSpec eager) {
+            this(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager, "soft", null);
+        }
+
+        /** On the soft provider's in-JVM fabric, with the eager RDMA ring at its defaults. */
         public Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
                         int rendezvousBuffers, ChannelFactory policy) {
             this(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, EagerSpec.DEFAULTS);
+        }
+
+        /** These settings on {@code provider} ({@code soft} or {@code ucx}) and, for ucx, {@code fabric} ({@code sm} or {@code tcp}). */
+        public Settings on(String provider, @Nullable String fabric) {
+            return new Settings(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager,
+                provider, fabric);
         }
     }
 }

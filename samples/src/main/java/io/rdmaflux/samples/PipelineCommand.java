@@ -71,8 +71,8 @@ public final class PipelineCommand implements Callable<Integer> {
         description = "Bandwidth per rail in MiB/s, one per rail, 0 = unshaped (default 96,24: 4:1 so the adaptive weights show).")
     List<Long> railRates;
 
-    @Option(names = "--latency-us", paramLabel = "US", description = "One-way latency of every rail in µs (default ${DEFAULT-VALUE}).")
-    long latencyUs = 5;
+    @Option(names = "--latency-us", paramLabel = "US", description = "One-way latency of every rail in µs (default 5; ucx: not shaped).")
+    @Nullable Long latencyUs;
 
     @Option(names = "--policy", paramLabel = "POLICY", description = "Scheduling policy: " + Policies.CHOICES + " (default ${DEFAULT-VALUE}).")
     String policy = "adaptive";
@@ -108,6 +108,13 @@ public final class PipelineCommand implements Callable<Integer> {
         + "default ${DEFAULT-VALUE}): off runs every message over send/receive.")
     String eager = "on";
 
+    @Option(names = "--provider", paramLabel = "soft|ucx", description = "RDMA provider of the in-JVM run: soft (default; shaped rails) or ucx "
+        + "(UCX via JUCX, both hosts in this JVM, rails unshaped; needs the system's UCX library, e.g. apt-get install libucx0).")
+    String provider = "soft";
+
+    @Option(names = "--fabric", paramLabel = "sm|tcp", description = "With --provider ucx: sm (UCX shared memory; default) or tcp (UCX over loopback TCP).")
+    @Nullable String fabric;
+
     @Option(names = "--verbose", description = "Print stack traces of errors.")
     boolean verbose;
 
@@ -133,7 +140,7 @@ public final class PipelineCommand implements Callable<Integer> {
     /** Validated settings. */
     record Settings(Path input, long limitBytes, boolean records, List<Long> railBytesPerSec, long latencyNs,
                     String policy, int chunkBytes, int bufferBytes, int inFlight, Path reportDir, boolean progress, @Nullable Net net,
-                    @Nullable Path weightsOut, boolean metrics, boolean eager) {
+                    @Nullable Path weightsOut, boolean metrics, boolean eager, String provider, @Nullable String fabric) {
         /** Messages the consumer's {@code publishOn} holds: as many as can be in flight. */
         int prefetch() {
             return inFlight;
@@ -153,7 +160,7 @@ public final class PipelineCommand implements Callable<Integer> {
         if (bufferKib < 1 || bufferKib > 1024) {
             throw new UserError("--buffer-kib must be in 1..1024 but it was " + bufferKib);
         }
-        if (latencyUs < 0 || latencyUs > 1_000_000) {
+        if (latencyUs != null && (latencyUs < 0 || latencyUs > 1_000_000)) {
             throw new UserError("--latency-us must be in 0..1000000 but it was " + latencyUs);
         }
         if (inFlight < 1 || inFlight > 64) {
@@ -168,7 +175,8 @@ public final class PipelineCommand implements Callable<Integer> {
         if (addrs != null) {
             rails = addrs.size();
         }
-        List<Long> rates = railRates != null ? railRates : defaultRates(rails);
+        boolean ucx = checkProvider(netMode);
+        List<Long> rates = railRates != null ? railRates : ucx ? java.util.Collections.nCopies(rails, 0L) : defaultRates(rails);
         if (rates.size() != rails) {
             throw new UserError("--rail-rates gives " + rates.size() + " rates for " + rails + " rails; give one per rail, e.g. --rail-rates "
                 + String.join(",", defaultRates(rails).stream().map(String::valueOf).toList()));
@@ -203,9 +211,35 @@ public final class PipelineCommand implements Callable<Integer> {
                 maxMessage, inFlight, factory).eager(EagerOption.parse(eager));
             netSettings = new Net(peer.listen(), peer.connect(), ns, peer.timeout());
         }
-        return new Settings(in, all ? Long.MAX_VALUE : limitMib << 20, records, bytesPerSec, latencyUs * 1000, policy,
+        return new Settings(in, all ? Long.MAX_VALUE : limitMib << 20, records, bytesPerSec, (latencyUs != null ? latencyUs : ucx ? 0 : 5) * 1000, policy,
             chunkBytes, bufferBytes, inFlight, reports, !noProgress, netSettings, weightsOut, metrics,
-            EagerOption.parse(eager));
+            EagerOption.parse(eager), provider, ucx ? (fabric == null ? "sm" : fabric.toLowerCase(java.util.Locale.ROOT)) : null);
+    }
+
+    /**
+     * Checks {@code --provider} and {@code --fabric}; true for ucx. UCX rails are not shaped and both of
+     * their hosts run in this JVM, so shaping and the two-process mode are refused by name.
+     */
+    private boolean checkProvider(boolean netMode) {
+        if ("soft".equals(provider)) {
+            if (fabric != null) {
+                throw new UserError("--fabric " + fabric + " applies to --provider ucx; the soft pipeline runs on the in-JVM mem fabric "
+                    + "(or over IP with --listen/--connect): drop --fabric");
+            }
+            return false;
+        }
+        if (!"ucx".equals(provider)) {
+            throw new UserError("--provider " + provider + " is not one the pipeline runs on; use " + InJvmNics.PROVIDERS);
+        }
+        if (netMode) {
+            throw new UserError("--provider ucx runs both hosts in this JVM; drop --listen/--connect (or use --provider soft)");
+        }
+        if ((latencyUs != null && latencyUs != 0) || (railRates != null && railRates.stream().anyMatch(r -> r != 0))) {
+            throw new UserError("the ucx provider's rails cannot be shaped (UCX runs them at its own speed); drop --rail-rates and --latency-us, "
+                + "or use --provider soft");
+        }
+        InJvmNics.ucxTls(fabric); // names a bad --fabric
+        return true;
     }
 
     static List<Long> defaultRates(int rails) {
@@ -240,7 +274,7 @@ public final class PipelineCommand implements Callable<Integer> {
         // marshalled as records (RecordBatch) grows by a stop-bit length per line: at most 2x (lines of one byte)
         InJvmRails.Settings railSettings = new InJvmRails.Settings(s.railBytesPerSec, s.latencyNs, s.bufferBytes, RECEIVE_BUFFERS,
             s.records ? 2 * s.chunkBytes : s.chunkBytes, s.inFlight, Policies.parse(s.policy, s.railBytesPerSec.size()),
-            EagerOption.spec(s.eager));
+            EagerOption.spec(s.eager)).on(s.provider, s.fabric);
         Scheduler producer = Schedulers.newSingle("rdmaflux-producer");
         Scheduler consumer = Schedulers.newSingle("rdmaflux-consumer");
         ProgressBar bar = s.progress ? new ProgressBarBuilder().setTaskName(s.records ? "records" : "streaming")
@@ -346,7 +380,7 @@ public final class PipelineCommand implements Callable<Integer> {
             : "";
         l.add(String.format(Locale.ROOT, "rdmaflux pipeline%s: %s of %s%s, %d file(s)", s.records ? " --records" : "", mib(bytes),
             s.input, capped, source.fileCount()));
-        l.add(row("transport", rails.rails() + " rails, soft provider, in-JVM mem fabric, policy " + s.policy
+        l.add(row("transport", rails.rails() + " rails, " + rails.describe() + ", policy " + s.policy
             + ", " + (s.chunkBytes >> 10) + " KiB chunks"));
         l.add(row("elapsed", String.format(Locale.ROOT, "%.2f s", seconds)));
         l.add(row("throughput", String.format(Locale.ROOT, "%.1f MiB/s", bytes / seconds / (1 << 20))));

@@ -71,7 +71,7 @@ public final class UcxProvider implements RdmaProvider {
         var fabric = UcxFabrics.acquire(b.tls);
         try {
             SoftProvider.Builder sb = SoftProvider.builder().providerName(NAME).fabric(fabric).clock(b.clock)
-                .threadingMode(b.threadingMode).devices(b.devices).capabilities(CAPABILITIES)
+                .threadingMode(b.threadingMode).devices(b.devices).portsPerDevice(b.portsPerDevice).capabilities(CAPABILITIES)
                 .minRetryTimeoutNs(MIN_RETRY_TIMEOUT_NS)
                 .idleStrategy(new BackoffIdleStrategy(10, 10, 1_000, MAX_IDLE_PARK_NS));
             List<String> names = new java.util.ArrayList<>();
@@ -165,6 +165,7 @@ public final class UcxProvider implements RdmaProvider {
         private NanoClock clock = new SystemNanoClock();
         private ThreadingMode threadingMode = ThreadingMode.DEDICATED;
         private int devices = 1;
+        private int portsPerDevice = 1;
         private UnaryOperator<SoftProvider.Builder> customizer = UnaryOperator.identity();
 
         private Builder() {
@@ -209,6 +210,20 @@ public final class UcxProvider implements RdmaProvider {
                 throw new VerbsException("devices must be in [1, 64] but it was " + count);
             }
             this.devices = count;
+            return this;
+        }
+
+        /**
+         * Ports per device, in [1, 16] (default 1): one rail each, so rdmaflux stripes over them as over
+         * the ports of an HCA. All ports of a device share its UCP worker.
+         *
+         * @throws VerbsException naming the count when outside [1, 16]
+         */
+        public Builder portsPerDevice(int count) {
+            if (count < 1 || count > 16) {
+                throw new VerbsException("portsPerDevice must be in [1, 16] but it was " + count);
+            }
+            this.portsPerDevice = count;
             return this;
         }
 

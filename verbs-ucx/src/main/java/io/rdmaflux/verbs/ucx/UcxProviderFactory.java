@@ -19,12 +19,13 @@ import java.util.stream.Stream;
  * elsewhere ({@link #priority()}). Available when UCX loads ({@link UcxLibrary}).
  *
  * <p>Options (all optional): {@code name} (instance name), {@code tls} (UCX transports, e.g.
- * {@code tcp}, {@code sm,self}; default UCX's choice), {@code devices} (1..64, default 1),
+ * {@code tcp}, {@code sm,self}; default UCX's choice), {@code devices} (1..64, default 1), {@code ports}
+ * (ports per device, one rail each, 1..16, default 1),
  * {@code threading} ({@code dedicated} (default) or {@code invoker}).
  */
 public final class UcxProviderFactory implements RdmaProviderFactory {
     /** The option keys this factory understands. */
-    public static final Set<String> OPTIONS = Set.of("name", "tls", "devices", "threading");
+    public static final Set<String> OPTIONS = Set.of("name", "tls", "devices", "ports", "threading");
 
     @Override
     public String name() {
@@ -71,11 +72,11 @@ public final class UcxProviderFactory implements RdmaProviderFactory {
         b.tls(options.get("tls"));
         String devices = options.get("devices");
         if (devices != null) {
-            try {
-                b.devices(Integer.parseInt(devices.trim()));
-            } catch (NumberFormatException e) {
-                throw new VerbsException("ucx provider option devices='" + devices + "' is not a whole number", e);
-            }
+            b.devices(wholeNumber("devices", devices));
+        }
+        String ports = options.get("ports");
+        if (ports != null) {
+            b.portsPerDevice(wholeNumber("ports", ports));
         }
         String threading = options.getOrDefault("threading", "dedicated").toLowerCase(Locale.ROOT);
         switch (threading) {
@@ -85,5 +86,13 @@ public final class UcxProviderFactory implements RdmaProviderFactory {
                 + "' is not supported; use 'dedicated' or 'invoker'");
         }
         return b.build();
+    }
+
+    private static int wholeNumber(String key, String value) {
+        try {
+            return Integer.parseInt(value.trim());
+        } catch (NumberFormatException e) {
+            throw new VerbsException("ucx provider option " + key + "='" + value + "' is not a whole number", e);
+        }
     }
 }

@@ -123,6 +123,14 @@ class UcxProviderTest {
             assertEquals("ucx", p.name());
             assertEquals(1, p.devices().size());
         }
+        try (RdmaProvider p = RdmaProviders.open("ucx", Map.of("tls", "sm,self", "threading", "invoker", "devices", "2", "ports", "3"))) {
+            assertEquals(2, p.devices().size());
+            assertEquals(3, p.devices().get(1).ports().size(), "ports=3: three rails per device");
+        }
+        VerbsException ports = assertThrows(VerbsException.class, () -> RdmaProviders.open("ucx", Map.of("ports", "17")));
+        assertTrue(ports.getMessage().contains("17") && ports.getMessage().contains("[1, 16]"), ports.getMessage());
+        VerbsException portsNaN = assertThrows(VerbsException.class, () -> RdmaProviders.open("ucx", Map.of("ports", "two")));
+        assertTrue(portsNaN.getMessage().contains("ports='two'"), portsNaN.getMessage());
         VerbsException unknown = assertThrows(VerbsException.class, () -> RdmaProviders.open("ucx", Map.of("colour", "red")));
         assertTrue(unknown.getMessage().contains("colour") && unknown.getMessage().contains("tls"), unknown.getMessage());
         VerbsException threading = assertThrows(VerbsException.class, () -> RdmaProviders.open("ucx", Map.of("threading", "shared")));
