@@ -1,0 +1,241 @@
+package io.rdmaflux.benchmarks.net;
+
+import io.aeron.Aeron;
+import io.aeron.Publication;
+import io.aeron.Subscription;
+import io.aeron.driver.MediaDriver;
+import io.aeron.logbuffer.FragmentHandler;
+import io.rdmaflux.core.ConnectionSpec;
+import io.rdmaflux.core.EagerSpec;
+import io.rdmaflux.core.RdmaConnection;
+import io.rdmaflux.core.RdmaMessage;
+import io.rdmaflux.core.RdmaNode;
+import io.rdmaflux.core.RdmaServer;
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.ThreadingMode;
+import io.rdmaflux.verbs.soft.SoftProvider;
+import io.rdmaflux.verbs.soft.net.NetProviders;
+import io.rdmaflux.verbs.soft.net.NetTransportConfig;
+import io.rsocket.Payload;
+import io.rsocket.RSocket;
+import io.rsocket.SocketAcceptor;
+import io.rsocket.core.RSocketConnector;
+import io.rsocket.core.RSocketServer;
+import io.rsocket.transport.netty.client.TcpClientTransport;
+import io.rsocket.transport.netty.server.CloseableChannel;
+import io.rsocket.transport.netty.server.TcpServerTransport;
+import io.rsocket.util.DefaultPayload;
+import org.agrona.IoUtil;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.DatagramSocket;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * 32-byte streaming rate over loopback IP, in messages per second (one JMH op = one message), three
+ * ways in one run (issue 19's "against RSocket TCP and Aeron UDP in the same JMH run"):
+ * <ul>
+ *   <li>{@code rdmaflux}: reactive-core's full path over the soft provider's net fabric (RC over one
+ *       TCP connection per QP pair): a send Flux of 32 B messages on one node to the receive Flux of
+ *       another, with credits and release; two INVOKER providers driven by the nodes, the nodes
+ *       SHARED (one progress thread for both, the best configuration on a 2-core host) or DEDICATED
+ *       ({@link #threading});</li>
+ *   <li>{@code rsocketTcp}: RSocket-java 1.1.5 request-stream over its Netty TCP transport, zero-copy
+ *       payload decoder;</li>
+ *   <li>{@code aeronUdp}: Aeron 1.50 over UDP on loopback through an embedded media driver (SHARED
+ *       threading, its directory under {@code java.io.tmpdir}, deleted at tear-down), offer and poll on
+ *       the benchmark thread.</li>
+ * </ul>
+ * Target (issue 19): rdmaflux &ge; 10&times; rsocketTcp. Aeron is the ceiling the wire allows.
+ *
+ * <p>One op is a batch of {@value #BATCH} messages; the benchmark thread spins on each batch's
+ * completion for rdmaflux and RSocket, as it polls for Aeron. rdmaflux's receiver releases each message
+ * on the progress thread (no hand-off), RSocket's releases each payload on Netty's event loop.
+ *
+ * <p>Run: {@code java -jar benchmarks/target/benchmarks.jar 'net.NetMessageRateBenchmark' -f 1 -wi 3 -w 1 -i 5 -r 1}
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED", "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "-Dchronicle.analytics.disable=true"})
+public class NetMessageRateBenchmark {
+    static final int BATCH = 10_000;
+    static final int SIZE = 32;
+
+    /** The rdmaflux nodes' threading: SHARED (one progress thread for both) or DEDICATED (one each). */
+    @Param({"SHARED"})
+    public String threading;
+
+    private SoftProvider pa;
+    private SoftProvider pb;
+    private RdmaNode a;
+    private RdmaNode b;
+    private RdmaConnection client;
+    private final AtomicLong received = new AtomicLong();
+    private final byte[] payload = new byte[SIZE];
+    private Flux<RdmaMessage> batch;
+
+    private CloseableChannel rsocketServer;
+    private RSocket rsocket;
+    private Mono<Long> rsocketBatch;
+
+    private MediaDriver driver;
+    private Aeron aeron;
+    private Publication publication;
+    private Subscription subscription;
+    private File aeronDir;
+    private final UnsafeBuffer aeronSrc = new UnsafeBuffer(ByteBuffer.allocateDirect(SIZE));
+    private long aeronReceived;
+    private final FragmentHandler aeronHandler = (buffer, offset, length, header) -> aeronReceived++;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        NetTransportConfig cfg = NetTransportConfig.loopback();
+        pa = NetProviders.builder(cfg).name("rate-net-a").threadingMode(ThreadingMode.INVOKER).build();
+        pb = NetProviders.builder(cfg).name("rate-net-b").threadingMode(ThreadingMode.INVOKER).build();
+        a = node(pa, "a");
+        b = node(pb, "b");
+        RdmaServer server = b.bind(new PortAddress("net", "127.0.0.1", 0));
+        client = a.connect(server.address(), ConnectionSpec.defaults()).block(Duration.ofSeconds(10));
+        RdmaConnection s = server.accept().blockFirst(Duration.ofSeconds(10));
+        server.close();
+        s.receive().subscribe(m -> {
+            m.release();
+            received.lazySet(received.get() + 1);
+        });
+        batch = Flux.range(0, BATCH).map(i -> RdmaMessage.of(payload));
+
+        rsocketServer = RSocketServer.create(SocketAcceptor.forRequestStream(p -> {
+                p.release();
+                return Flux.range(0, BATCH).map(i -> DefaultPayload.create(payload));
+            }))
+            .payloadDecoder(io.rsocket.frame.decoder.PayloadDecoder.ZERO_COPY)
+            .bind(TcpServerTransport.create("127.0.0.1", 0)).block(Duration.ofSeconds(10));
+        rsocket = RSocketConnector.create().payloadDecoder(io.rsocket.frame.decoder.PayloadDecoder.ZERO_COPY)
+            .connect(TcpClientTransport.create((InetSocketAddress) rsocketServer.address())).block(Duration.ofSeconds(10));
+        rsocketBatch = Mono.defer(() -> rsocket.requestStream(DefaultPayload.create(new byte[0])).doOnNext(Payload::release).count());
+
+        aeronDir = new File(System.getProperty("java.io.tmpdir"), "rdmaflux-aeron-udp-bench-" + ProcessHandle.current().pid());
+        driver = MediaDriver.launch(new MediaDriver.Context().aeronDirectoryName(aeronDir.getAbsolutePath())
+            .dirDeleteOnStart(true).dirDeleteOnShutdown(true).threadingMode(io.aeron.driver.ThreadingMode.SHARED));
+        aeron = Aeron.connect(new Aeron.Context().aeronDirectoryName(aeronDir.getAbsolutePath()));
+        String channel = "aeron:udp?endpoint=127.0.0.1:" + freeUdpPort();
+        subscription = aeron.addSubscription(channel, 1002);
+        publication = aeron.addPublication(channel, 1002);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!publication.isConnected()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("the Aeron UDP publication did not connect within 10 s on " + channel);
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    private RdmaNode node(SoftProvider p, String name) {
+        return RdmaNode.builder().provider(p).name(name).bufferBytes(2560).receiveBuffers(512).sendBuffers(512).sendQueue(64)
+            .threadingMode(ThreadingMode.valueOf(threading)).eager(EagerSpec.OFF).build();
+    }
+
+    private static int freeUdpPort() {
+        try (DatagramSocket s = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0))) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        client.close();
+        a.close();
+        b.close();
+        pa.close();
+        pb.close();
+        rsocket.dispose();
+        rsocketServer.dispose();
+        publication.close();
+        subscription.close();
+        aeron.close();
+        driver.close();
+        IoUtil.delete(aeronDir, true);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public long rdmaflux() {
+        long target = received.get() + BATCH;
+        spin(client.send(batch).then(Mono.just(0L)));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (received.get() < target) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("a batch of " + BATCH + " was not received within 60 s");
+            }
+            Thread.onSpinWait();
+        }
+        return target;
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public long rsocketTcp() {
+        long n = spin(rsocketBatch);
+        if (n != BATCH) {
+            throw new IllegalStateException(n + " of " + BATCH + " payloads over RSocket TCP");
+        }
+        return n;
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public long aeronUdp() {
+        long target = aeronReceived + BATCH;
+        for (int i = 0; i < BATCH; i++) {
+            while (publication.offer(aeronSrc, 0, SIZE) < 0) {
+                subscription.poll(aeronHandler, 256);
+            }
+        }
+        while (aeronReceived < target) {
+            subscription.poll(aeronHandler, 256);
+        }
+        return aeronReceived;
+    }
+
+    private static <T> T spin(Mono<T> batch) {
+        CompletableFuture<T> f = batch.toFuture();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!f.isDone()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("a batch took longer than 60 s");
+            }
+            Thread.onSpinWait();
+        }
+        return f.join();
+    }
+}
