@@ -356,7 +356,8 @@ final class DisniQueuePair implements QueuePair {
                 staging = stage;
                 stage = null;
             }
-            if (state == QpState.ERROR && nativeQp == null) {
+            if (state == QpState.ERROR && !established) {
+                // no connected native QP to flush it: complete it here (what the NIC would report)
                 sendCq.add(wr.wrId(), WcStatus.WR_FLUSH_ERR, NativeCodes.sendCompletionOpcode(wr.opcode()), 0, false, 0, qpn,
                     "flushed: QP " + qpn + " is in ERROR");
                 return true;
