@@ -18,6 +18,7 @@ import com.ibm.disni.verbs.RdmaEventChannel;
 import com.ibm.disni.verbs.SVCPollCq;
 import com.ibm.disni.verbs.SVCPostRecv;
 import com.ibm.disni.verbs.SVCPostSend;
+import com.ibm.disni.verbs.SVCRegMr;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -217,7 +218,9 @@ final class DisniSeam implements RdmaSeam {
     private record Protection(IbvPd pd) implements Pd {
         @Override
         public Mr regMr(ByteBuffer buffer, int access) throws IOException {
-            IbvMr mr = pd.regMr(buffer, access).execute().free().getMr();
+            SVCRegMr call = pd.regMr(buffer, access).execute();
+            IbvMr mr = call.getMr();
+            call.free();
             if (mr == null) {
                 throw new IOException("ibv_reg_mr failed for " + buffer.remaining() + " bytes (access 0x" + Integer.toHexString(access)
                     + "): check ulimit -l (locked memory) and the device's max_mr_size");
