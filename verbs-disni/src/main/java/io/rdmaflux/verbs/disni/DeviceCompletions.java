@@ -101,8 +101,9 @@ final class DeviceCompletions {
                 }
             }
         }
-        for (DisniCompletionQueue spi : device.completionQueues()) {
-            spi.errorUsersIfOverrun();
+        DisniCompletionQueue[] spi = device.completionQueues();
+        for (int i = 0; i < spi.length; i++) {
+            spi[i].errorUsersIfOverrun();
         }
         return moved;
     }

@@ -38,6 +38,8 @@ final class DisniDevice implements Device {
     private final DeviceCompletions completions;
     private final List<DisniProtectionDomain> pds = new ArrayList<>();
     private final List<DisniCompletionQueue> cqs = new ArrayList<>();
+    // read on every drain without a lock or a copy
+    private volatile DisniCompletionQueue[] cqSnapshot = new DisniCompletionQueue[0];
     private final AtomicInteger nextQpn = new AtomicInteger(0x100);
     private int reservedCqEntries;
     private boolean closed;
@@ -130,6 +132,7 @@ final class DisniDevice implements Device {
         synchronized (this) {
             checkOpen();
             cqs.add(cq);
+            cqSnapshot = cqs.toArray(new DisniCompletionQueue[0]);
         }
         return cq;
     }
@@ -159,10 +162,12 @@ final class DisniDevice implements Device {
 
     synchronized void forget(DisniCompletionQueue cq) {
         cqs.remove(cq);
+        cqSnapshot = cqs.toArray(new DisniCompletionQueue[0]);
     }
 
-    synchronized List<DisniCompletionQueue> completionQueues() {
-        return List.copyOf(cqs);
+    /** The SPI completion queues of this device (a snapshot; do not modify). */
+    DisniCompletionQueue[] completionQueues() {
+        return cqSnapshot;
     }
 
     private void checkOpen() {

@@ -42,6 +42,7 @@ public final class DisniProvider implements RdmaProvider {
     private final RdmaSeam seam;
     private final CmEvents cm;
     private final List<DisniDevice> devices = new ArrayList<>();
+    private final DisniDevice[] deviceArray;
     private final @Nullable Thread thread;
     private volatile boolean closed;
     private volatile @Nullable Throwable lastError;
@@ -65,6 +66,7 @@ public final class DisniProvider implements RdmaProvider {
             cm.close();
             throw e;
         }
+        deviceArray = devices.toArray(new DisniDevice[0]);
         if (options.threading() == ThreadingMode.DEDICATED) {
             Thread t = new Thread(this::runLoop, "rdmaflux-disni-" + name);
             t.setDaemon(true);
@@ -132,8 +134,8 @@ public final class DisniProvider implements RdmaProvider {
     public int progress(long nowNs) {
         checkOpen();
         int work = cm.dispatch(0);
-        for (DisniDevice d : devices) {
-            work += d.completions().drain();
+        for (int i = 0; i < deviceArray.length; i++) {
+            work += deviceArray[i].completions().drain();
         }
         return work;
     }
@@ -142,8 +144,8 @@ public final class DisniProvider implements RdmaProvider {
         while (!closed) {
             try {
                 cm.dispatch(1);
-                for (DisniDevice d : devices) {
-                    d.completions().drain();
+                for (int i = 0; i < deviceArray.length; i++) {
+                    deviceArray[i].completions().drain();
                 }
             } catch (RuntimeException e) {
                 if (!closed) {

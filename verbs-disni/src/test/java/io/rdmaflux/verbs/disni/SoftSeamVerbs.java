@@ -24,7 +24,6 @@ import io.rdmaflux.verbs.WorkCompletion;
 import io.rdmaflux.verbs.WrOpcode;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -366,11 +365,13 @@ final class SoftSeamVerbs {
     /** ibv_post_recv of a fixed list of work requests (DiSNI 2.0 lets nothing of them change). */
     final class PostRecvCall extends SVCPostRecv {
         private final Qp qp;
-        private final List<ReceiveWorkRequest> wrs = new ArrayList<>();
+        private final ReceiveWorkRequest[] wrs;
         private boolean valid = true;
 
         PostRecvCall(Qp qp, List<IbvRecvWR> list) {
             this.qp = qp;
+            this.wrs = new ReceiveWorkRequest[list.size()];
+            int k = 0;
             for (IbvRecvWR w : list) {
                 ReceiveWorkRequest r = new ReceiveWorkRequest().wrId(w.getWr_id());
                 if (w.getNum_sge() != w.getSg_list().size()) {
@@ -379,7 +380,7 @@ final class SoftSeamVerbs {
                 for (IbvSge s : w.getSg_list()) {
                     r.addSge(s.getAddr(), s.getLength(), s.getLkey());
                 }
-                wrs.add(r);
+                wrs[k++] = r;
             }
         }
 
@@ -404,7 +405,7 @@ final class SoftSeamVerbs {
 
         @Override
         public RecvWRMod getWrMod(int i) {
-            long id = wrs.get(i).wrId();
+            long id = wrs[i].wrId();
             return () -> id;
         }
 
