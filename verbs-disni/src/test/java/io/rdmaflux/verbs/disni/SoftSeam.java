@@ -28,7 +28,8 @@ import org.jspecify.annotations.Nullable;
  * librdmacm/libibverbs would give. It counts what it builds, so tests can check that work requests are
  * posted through re-executed calls and not through new ones.
  *
- * <p>Not thread-safe: the tests drive it in INVOKER mode from one thread.
+ * <p>Thread-safe: the CM calls hold this double's lock (a DEDICATED provider's thread reads events while
+ * the test thread connects); the verbs calls go to the soft provider, which is thread-safe.
  */
 final class SoftSeam implements RdmaSeam {
     /** What the double built and ran, for the tests. */
@@ -61,12 +62,12 @@ final class SoftSeam implements RdmaSeam {
     }
 
     /** Makes {@code ip} answer nothing: connects to it end with UNREACHABLE (ETIMEDOUT). */
-    void silence(String ip) {
+    synchronized void silence(String ip) {
         silent.add(ip);
     }
 
     @Override
-    public EventChannel createEventChannel() {
+    public synchronized EventChannel createEventChannel() {
         Channel c = new Channel();
         channels.add(c);
         counters.channelsCreated++;
@@ -74,7 +75,7 @@ final class SoftSeam implements RdmaSeam {
     }
 
     /** Asserts every id, channel and QP the provider created was destroyed. */
-    void assertAllReleased() {
+    synchronized void assertAllReleased() {
         if (counters.idsCreated != counters.idsDestroyed || counters.channelsCreated != counters.channelsDestroyed
             || counters.qpsCreated != counters.qpsDestroyed) {
             throw new AssertionError("native resources leaked: ids " + counters.idsCreated + " created, " + counters.idsDestroyed
@@ -91,34 +92,48 @@ final class SoftSeam implements RdmaSeam {
 
         @Override
         public CmId createId() throws IOException {
-            if (destroyed) {
-                throw new IOException("rdma_create_id: EINVAL (channel destroyed)");
+            synchronized (SoftSeam.this) {
+                if (destroyed) {
+                    throw new IOException("rdma_create_id: EINVAL (channel destroyed)");
+                }
+                return new SoftCmId(this);
             }
-            return new SoftCmId(this);
         }
 
         @Override
         public @Nullable CmEvent poll(int timeoutMs) throws IOException {
-            if (destroyed) {
-                throw new IOException("rdma_get_cm_event: EBADF (channel destroyed)");
+            synchronized (SoftSeam.this) {
+                if (destroyed) {
+                    throw new IOException("rdma_get_cm_event: EBADF (channel destroyed)");
+                }
+                if (events.isEmpty() && timeoutMs > 0) {
+                    try {
+                        SoftSeam.this.wait(timeoutMs); // as the native poll(2) on the channel's fd
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return events.poll();
             }
-            return events.poll();
         }
 
         @Override
         public void destroy() throws IOException {
-            if (liveIds != 0) {
-                throw new IOException("rdma_destroy_event_channel: EBUSY (" + liveIds + " ids still use it)");
-            }
-            if (!destroyed) {
-                destroyed = true;
-                counters.channelsDestroyed++;
+            synchronized (SoftSeam.this) {
+                if (liveIds != 0) {
+                    throw new IOException("rdma_destroy_event_channel: EBUSY (" + liveIds + " ids still use it)");
+                }
+                if (!destroyed) {
+                    destroyed = true;
+                    counters.channelsDestroyed++;
+                }
             }
         }
 
         void queue(int type, int status, SoftCmId id, @Nullable SoftCmId listenId, byte[] privateData) {
             if (!destroyed && !id.destroyed) {
                 events.add(new CmEvent(type, status, id, listenId, privateData));
+                SoftSeam.this.notifyAll();
             }
         }
     }
@@ -153,146 +168,166 @@ final class SoftSeam implements RdmaSeam {
 
         @Override
         public void bindAddr(InetSocketAddress address) throws IOException {
-            live("rdma_bind_addr");
-            String ip = address.getAddress().getHostAddress();
-            Device d = devices.get(ip);
-            if (d == null) {
-                throw new IOException("rdma_bind_addr: EADDRNOTAVAIL (no RDMA device has address " + ip + ")");
+            synchronized (SoftSeam.this) {
+                live("rdma_bind_addr");
+                String ip = address.getAddress().getHostAddress();
+                Device d = devices.get(ip);
+                if (d == null) {
+                    throw new IOException("rdma_bind_addr: EADDRNOTAVAIL (no RDMA device has address " + ip + ")");
+                }
+                InetSocketAddress a = new InetSocketAddress(address.getAddress(), address.getPort() == 0 ? nextPort++ : address.getPort());
+                if (bound.containsKey(a)) {
+                    throw new IOException("rdma_bind_addr: EADDRINUSE (" + a + ")");
+                }
+                bound.put(a, this);
+                local = a;
+                device = d;
             }
-            InetSocketAddress a = new InetSocketAddress(address.getAddress(), address.getPort() == 0 ? nextPort++ : address.getPort());
-            if (bound.containsKey(a)) {
-                throw new IOException("rdma_bind_addr: EADDRINUSE (" + a + ")");
-            }
-            bound.put(a, this);
-            local = a;
-            device = d;
         }
 
         @Override
         public void listen(int backlog) throws IOException {
-            live("rdma_listen");
-            if (local == null) {
-                throw new IOException("rdma_listen: EINVAL (id not bound)");
+            synchronized (SoftSeam.this) {
+                live("rdma_listen");
+                if (local == null) {
+                    throw new IOException("rdma_listen: EINVAL (id not bound)");
+                }
+                listening = true;
             }
-            listening = true;
         }
 
         @Override
         public InetSocketAddress source() throws IOException {
-            live("rdma_get_local_addr");
-            if (local == null) {
-                throw new IOException("rdma_get_local_addr: EINVAL (id not bound)");
+            synchronized (SoftSeam.this) {
+                live("rdma_get_local_addr");
+                if (local == null) {
+                    throw new IOException("rdma_get_local_addr: EINVAL (id not bound)");
+                }
+                return local;
             }
-            return local;
         }
 
         @Override
         public void resolveAddr(InetSocketAddress source, InetSocketAddress destination, int timeoutMs) throws IOException {
-            live("rdma_resolve_addr");
-            if (local == null) {
-                bindAddr(source);
-            }
-            remote = destination;
-            String host = destination.getAddress().getHostAddress();
-            if (!devices.containsKey(host)) {
-                channel.queue(NativeCodes.CM_ADDR_ERROR, -113, this, null, new byte[0]); // EHOSTUNREACH
-            } else {
-                channel.queue(NativeCodes.CM_ADDR_RESOLVED, 0, this, null, new byte[0]);
+            synchronized (SoftSeam.this) {
+                live("rdma_resolve_addr");
+                if (local == null) {
+                    bindAddr(source);
+                }
+                remote = destination;
+                String host = destination.getAddress().getHostAddress();
+                if (!devices.containsKey(host)) {
+                    channel.queue(NativeCodes.CM_ADDR_ERROR, -113, this, null, new byte[0]); // EHOSTUNREACH
+                } else {
+                    channel.queue(NativeCodes.CM_ADDR_RESOLVED, 0, this, null, new byte[0]);
+                }
             }
         }
 
         @Override
         public void resolveRoute(int timeoutMs) throws IOException {
-            live("rdma_resolve_route");
-            if (remote == null) {
-                throw new IOException("rdma_resolve_route: EINVAL (address not resolved)");
+            synchronized (SoftSeam.this) {
+                live("rdma_resolve_route");
+                if (remote == null) {
+                    throw new IOException("rdma_resolve_route: EINVAL (address not resolved)");
+                }
+                routeResolved = true;
+                channel.queue(NativeCodes.CM_ROUTE_RESOLVED, 0, this, null, new byte[0]);
             }
-            routeResolved = true;
-            channel.queue(NativeCodes.CM_ROUTE_RESOLVED, 0, this, null, new byte[0]);
         }
 
         @Override
         public Context context() throws IOException {
-            live("id->verbs");
-            Device d = device;
-            if (d == null) {
-                throw new IOException("id->verbs is NULL: the id is not bound to a device");
+            synchronized (SoftSeam.this) {
+                live("id->verbs");
+                Device d = device;
+                if (d == null) {
+                    throw new IOException("id->verbs is NULL: the id is not bound to a device");
+                }
+                return verbs.context(d);
             }
-            return verbs.context(d);
         }
 
         @Override
         public Qp createQp(Pd pd, Cq cq, com.ibm.disni.verbs.IbvQPInitAttr attributes, QpTimers timers) throws IOException {
-            live("rdma_create_qp");
-            Device d = device;
-            if (d == null) {
-                throw new IOException("rdma_create_qp: EINVAL (id not bound to a device)");
+            synchronized (SoftSeam.this) {
+                live("rdma_create_qp");
+                Device d = device;
+                if (d == null) {
+                    throw new IOException("rdma_create_qp: EINVAL (id not bound to a device)");
+                }
+                if (qp != null) {
+                    throw new IOException("rdma_create_qp: EINVAL (the id already has a QP)");
+                }
+                SoftSeamVerbs.Qp q = verbs.createQp(d, pd, cq, attributes, timers);
+                qp = q;
+                return q;
             }
-            if (qp != null) {
-                throw new IOException("rdma_create_qp: EINVAL (the id already has a QP)");
-            }
-            SoftSeamVerbs.Qp q = verbs.createQp(d, pd, cq, attributes, timers);
-            qp = q;
-            return q;
         }
 
         @Override
         public void connect(ConnParams params) throws IOException {
-            live("rdma_connect");
-            if (!routeResolved || qp == null) {
-                throw new IOException("rdma_connect: EINVAL (" + (routeResolved ? "no QP on the id" : "route not resolved") + ")");
-            }
-            InetSocketAddress to = remote;
-            SoftCmId listener = bound.get(to);
-            if (silent.contains(to.getAddress().getHostAddress())) {
-                channel.queue(NativeCodes.CM_UNREACHABLE, -110, this, null, new byte[0]); // ETIMEDOUT
-            } else if (listener == null || !listener.listening) {
-                channel.queue(NativeCodes.CM_REJECTED, NativeCodes.REJ_INVALID_SERVICE_ID, this, null, new byte[0]);
-            } else {
-                SoftCmId request = new SoftCmId(listener.channel);
-                request.device = listener.device;
-                request.local = listener.local;
-                request.remote = local;
-                request.requester = this;
-                privateData = params.privateData().clone();
-                listener.channel.queue(NativeCodes.CM_CONNECT_REQUEST, 0, request, listener, privateData);
+            synchronized (SoftSeam.this) {
+                live("rdma_connect");
+                if (!routeResolved || qp == null) {
+                    throw new IOException("rdma_connect: EINVAL (" + (routeResolved ? "no QP on the id" : "route not resolved") + ")");
+                }
+                InetSocketAddress to = remote;
+                SoftCmId listener = bound.get(to);
+                if (silent.contains(to.getAddress().getHostAddress())) {
+                    channel.queue(NativeCodes.CM_UNREACHABLE, -110, this, null, new byte[0]); // ETIMEDOUT
+                } else if (listener == null || !listener.listening) {
+                    channel.queue(NativeCodes.CM_REJECTED, NativeCodes.REJ_INVALID_SERVICE_ID, this, null, new byte[0]);
+                } else {
+                    SoftCmId request = new SoftCmId(listener.channel);
+                    request.device = listener.device;
+                    request.local = listener.local;
+                    request.remote = local;
+                    request.requester = this;
+                    privateData = params.privateData().clone();
+                    listener.channel.queue(NativeCodes.CM_CONNECT_REQUEST, 0, request, listener, privateData);
+                }
             }
         }
 
         @Override
         public void accept(ConnParams params) throws IOException {
-            live("rdma_accept");
-            SoftCmId from = requester;
-            if (from == null || accepted) {
-                throw new IOException("rdma_accept: EINVAL (" + (from == null ? "the id brought no connect request" : "already accepted") + ")");
+            synchronized (SoftSeam.this) {
+                live("rdma_accept");
+                SoftCmId from = requester;
+                if (from == null || accepted) {
+                    throw new IOException("rdma_accept: EINVAL (" + (from == null ? "the id brought no connect request" : "already accepted") + ")");
+                }
+                if (qp == null || from.qp == null) {
+                    throw new IOException("rdma_accept: EINVAL (no QP on the id)");
+                }
+                accepted = true;
+                if (from.destroyed) {
+                    return; // the requester gave up: no one to establish with
+                }
+                from.qp.soft.connect(qp.soft.localEndpoint());
+                qp.soft.connect(from.qp.soft.localEndpoint());
+                peer = from;
+                from.peer = this;
+                connected = true;
+                from.connected = true;
+                from.channel.queue(NativeCodes.CM_ESTABLISHED, 0, from, null, params.privateData().clone());
+                channel.queue(NativeCodes.CM_ESTABLISHED, 0, this, null, from.privateData);
             }
-            if (qp == null || from.qp == null) {
-                throw new IOException("rdma_accept: EINVAL (no QP on the id)");
-            }
-            accepted = true;
-            if (from.destroyed) {
-                return; // the requester gave up: no one to establish with
-            }
-            from.qp.soft.connect(qp.soft.localEndpoint());
-            qp.soft.connect(from.qp.soft.localEndpoint());
-            peer = from;
-            from.peer = this;
-            connected = true;
-            from.connected = true;
-            from.channel.queue(NativeCodes.CM_ESTABLISHED, 0, from, null, params.privateData().clone());
-            channel.queue(NativeCodes.CM_ESTABLISHED, 0, this, null, from.privateData);
         }
 
         @Override
         public void disconnect() throws IOException {
-            live("rdma_disconnect");
-            if (qp != null) {
-                qp.soft.toError();
+            synchronized (SoftSeam.this) {
+                live("rdma_disconnect");
+                if (qp != null) {
+                    qp.soft.toError();
+                }
+                if (!connected) {
+                    throw new IOException("rdma_disconnect: EINVAL (not connected)");
+                }
+                hangUp();
             }
-            if (!connected) {
-                throw new IOException("rdma_disconnect: EINVAL (not connected)");
-            }
-            hangUp();
         }
 
         private void hangUp() {
@@ -307,44 +342,50 @@ final class SoftSeam implements RdmaSeam {
 
         @Override
         public void destroyQp() throws IOException {
-            live("rdma_destroy_qp");
-            SoftSeamVerbs.Qp q = qp;
-            if (q == null) {
-                throw new IOException("rdma_destroy_qp: EINVAL (no QP)");
+            synchronized (SoftSeam.this) {
+                live("rdma_destroy_qp");
+                SoftSeamVerbs.Qp q = qp;
+                if (q == null) {
+                    throw new IOException("rdma_destroy_qp: EINVAL (no QP)");
+                }
+                q.destroy();
+                qp = null;
             }
-            q.destroy();
-            qp = null;
         }
 
         @Override
         public void destroy() throws IOException {
-            live("rdma_destroy_id");
-            if (qp != null) {
-                throw new IOException("rdma_destroy_id: EBUSY (destroy the QP first)");
-            }
-            SoftCmId from = requester;
-            if (from != null && !accepted && !from.destroyed) {
-                from.channel.queue(NativeCodes.CM_REJECTED, NativeCodes.REJ_CONSUMER_DEFINED, from, null, new byte[0]);
-            }
-            if (connected) {
-                SoftCmId p = peer;
-                connected = false;
-                if (p != null && p.connected) {
-                    p.connected = false;
-                    p.channel.queue(NativeCodes.CM_DISCONNECTED, 0, p, null, new byte[0]);
+            synchronized (SoftSeam.this) {
+                live("rdma_destroy_id");
+                if (qp != null) {
+                    throw new IOException("rdma_destroy_id: EBUSY (destroy the QP first)");
                 }
+                SoftCmId from = requester;
+                if (from != null && !accepted && !from.destroyed) {
+                    from.channel.queue(NativeCodes.CM_REJECTED, NativeCodes.REJ_CONSUMER_DEFINED, from, null, new byte[0]);
+                }
+                if (connected) {
+                    SoftCmId p = peer;
+                    connected = false;
+                    if (p != null && p.connected) {
+                        p.connected = false;
+                        p.channel.queue(NativeCodes.CM_DISCONNECTED, 0, p, null, new byte[0]);
+                    }
+                }
+                if (local != null && bound.get(local) == this) {
+                    bound.remove(local);
+                }
+                destroyed = true;
+                channel.liveIds--;
+                counters.idsDestroyed++;
             }
-            if (local != null && bound.get(local) == this) {
-                bound.remove(local);
-            }
-            destroyed = true;
-            channel.liveIds--;
-            counters.idsDestroyed++;
         }
 
         @Override
         public String toString() {
-            return "cm_id{" + local + (remote != null ? " -> " + remote : "") + (listening ? ", listening" : "") + "}";
+            synchronized (SoftSeam.this) {
+                return "cm_id{" + local + (remote != null ? " -> " + remote : "") + (listening ? ", listening" : "") + "}";
+            }
         }
     }
 }

@@ -73,7 +73,9 @@ final class SoftSeamVerbs {
                 .rnrTimeoutNs(timers.rnrTimeoutNs()).build();
             QueuePair soft = ((Pd) pd).soft.createQueuePair(attrs);
             soft.init(); // rdma_create_qp leaves a QP on a bound id in INIT
-            seam.counters.qpsCreated++;
+            synchronized (seam) {
+                seam.counters.qpsCreated++;
+            }
             return new Qp(soft);
         } catch (VerbsException e) {
             throw new IOException("rdma_create_qp: " + e.getMessage(), e);
@@ -228,7 +230,9 @@ final class SoftSeamVerbs {
 
         void destroy() {
             soft.close();
-            seam.counters.qpsDestroyed++;
+            synchronized (seam) {
+                seam.counters.qpsDestroyed++;
+            }
         }
     }
 
