@@ -2,7 +2,6 @@ package io.rdmaflux.verbs.disni;
 
 import com.ibm.disni.verbs.IbvQPInitAttr;
 import com.ibm.disni.verbs.IbvWC;
-import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.QpEndpoint;
 import io.rdmaflux.verbs.QpInitAttributes;
@@ -14,7 +13,6 @@ import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.VerbsException;
 import io.rdmaflux.verbs.WcOpcode;
 import io.rdmaflux.verbs.WcStatus;
-import io.rdmaflux.verbs.WrOpcode;
 import java.io.IOException;
 import org.jspecify.annotations.Nullable;
 
@@ -53,11 +51,8 @@ final class DisniQueuePair implements QueuePair {
     private final CmEvents cm;
     private final int qpn;
     private final QpConnection connection;
-    private final int sendCap;
-    private final long[] slotWrId;
-    private final WrOpcode[] slotOp;
-    private final @Nullable SendWorkRequest[] held;
-    private final ReceiveWorkRequest[] heldRecvs;
+    private final SendQueue sendQueue;
+    private final ReceiveQueue receiveQueue;
 
     private QpState state = QpState.RESET;
     private boolean closed;
@@ -66,13 +61,6 @@ final class DisniQueuePair implements QueuePair {
     private int nativeQpn = -1;
     private @Nullable SendPoster sends;
     private @Nullable ReceivePoster recvs;
-    private long postedSeq;
-    private long nativeSeq;
-    private long retiredSeq;
-    private int heldRecvHead;
-    private int heldRecvCount;
-    private int nativeRecvs;
-    private @Nullable DisniMemoryRegion staging;
 
     DisniQueuePair(DisniProtectionDomain pd, QpInitAttributes attributes) {
         this.pd = pd;
@@ -82,11 +70,8 @@ final class DisniQueuePair implements QueuePair {
         this.recvCq = (DisniCompletionQueue) attributes.receiveCq();
         this.cm = device.provider().cm();
         this.qpn = device.nextQpNumber();
-        this.sendCap = attributes.maxSendWr();
-        this.slotWrId = new long[sendCap];
-        this.slotOp = new WrOpcode[sendCap];
-        this.held = new SendWorkRequest[sendCap];
-        this.heldRecvs = new ReceiveWorkRequest[attributes.maxReceiveWr()];
+        this.sendQueue = new SendQueue(pd, sendCq, qpn, attributes.maxSendWr(), attributes.maxInlineBytes());
+        this.receiveQueue = new ReceiveQueue(recvCq, qpn, attributes.maxReceiveWr());
         device.reserveCqEntries(attributes.maxSendWr() + attributes.maxReceiveWr());
         try {
             synchronized (cm.lock) {
@@ -248,13 +233,7 @@ final class DisniQueuePair implements QueuePair {
             sends = new SendPoster(q);
             ReceivePoster r = new ReceivePoster(q, attributes.maxReceiveWr());
             recvs = r;
-            while (heldRecvCount > 0) {
-                ReceiveWorkRequest wr = heldRecvs[heldRecvHead];
-                r.post(wr);
-                nativeRecvs++;
-                heldRecvHead = (heldRecvHead + 1) % heldRecvs.length;
-                heldRecvCount--;
-            }
+            receiveQueue.postHeld(r);
         }
     }
 
@@ -292,11 +271,7 @@ final class DisniQueuePair implements QueuePair {
             return;
         }
         try {
-            while (nativeSeq < postedSeq) {
-                SendWorkRequest wr = held[slot(nativeSeq)];
-                s.post(wr, nativeSeq, flags(wr));
-                nativeSeq++;
-            }
+            sendQueue.postHeld(s);
         } catch (IOException e) {
             state = QpState.ERROR;
             flushHeld("ibv_post_send of a held send failed: " + e.getMessage());
@@ -306,122 +281,43 @@ final class DisniQueuePair implements QueuePair {
 
     /** Completes every held work request: WR_FLUSH_ERR, the first send RETRY_EXC_ERR when {@code failure} is given. */
     private void flushHeld(@Nullable String failure) {
-        boolean first = true;
-        for (long s = nativeSeq; s < postedSeq; s++) {
-            int slot = slot(s);
-            WcStatus status = first && failure != null ? WcStatus.RETRY_EXC_ERR : WcStatus.WR_FLUSH_ERR;
-            String detail = first && failure != null ? failure : "flushed: QP " + qpn + " is in ERROR";
-            sendCq.add(slotWrId[slot], status, NativeCodes.sendCompletionOpcode(slotOp[slot]), 0, false, 0, qpn, detail);
-            first = false;
-        }
-        nativeSeq = postedSeq;
-        retiredSeq = postedSeq;
-        while (heldRecvCount > 0) {
-            recvCq.add(heldRecvs[heldRecvHead].wrId(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, qpn,
-                "flushed: QP " + qpn + " is in ERROR");
-            heldRecvHead = (heldRecvHead + 1) % heldRecvs.length;
-            heldRecvCount--;
-        }
+        sendQueue.failHeld(failure);
+        receiveQueue.failHeld();
     }
 
     // ------------------------------------------------------------------ posting
 
-    private int slot(long seq) {
-        return (int) (seq % sendCap);
-    }
-
-    private static int flags(SendWorkRequest wr) {
-        return (wr.signaled() ? NativeCodes.SEND_SIGNALED : 0) | (wr.inline() ? NativeCodes.SEND_INLINE : 0);
-    }
-
     @Override
-    public boolean postSend(SendWorkRequest wr) {
-        DisniMemoryRegion stage = null;
-        if (wr.inline() && staging == null && !established) {
-            stage = stagingRegion(); // outside this QP's lock: registering takes the PD's
-        }
-        synchronized (this) {
-            checkOpen();
-            if (state != QpState.RTS && state != QpState.ERROR) {
-                throw wrongState("sends may be posted in RTS; call readyToSend() (or connect) first");
-            }
-            if (wr.numSge() > SendWorkRequest.MAX_SGE) {
-                throw new VerbsException("send work request has " + wr.numSge() + " SGEs; at most " + SendWorkRequest.MAX_SGE);
-            }
-            if (wr.inline() && wr.totalLength() > attributes.maxInlineBytes()) {
-                throw new VerbsException("inline send of " + wr.totalLength() + " bytes exceeds the QP's maxInlineBytes "
-                    + attributes.maxInlineBytes() + "; send it without inline(true), or create the QP with a larger maxInlineBytes");
-            }
-            if (stage != null && staging == null) {
-                staging = stage;
-                stage = null;
-            }
-            if (state == QpState.ERROR && !established) {
-                // no connected native QP to flush it: complete it here (what the NIC would report)
-                sendCq.add(wr.wrId(), WcStatus.WR_FLUSH_ERR, NativeCodes.sendCompletionOpcode(wr.opcode()), 0, false, 0, qpn,
-                    "flushed: QP " + qpn + " is in ERROR");
-                return true;
-            }
-            if (postedSeq - retiredSeq >= sendCap) {
-                return false;
-            }
-            long seq = postedSeq;
-            int slot = slot(seq);
-            slotWrId[slot] = wr.wrId();
-            slotOp[slot] = wr.opcode();
-            if (established) {
-                try {
-                    sends.post(wr, seq, flags(wr));
-                } catch (IOException e) {
-                    throw new VerbsException("ibv_post_send on QP " + qpn + " failed: " + e.getMessage(), e);
-                }
-                nativeSeq = seq + 1;
-            } else {
-                hold(slot, wr);
-            }
-            postedSeq = seq + 1;
-        }
-        if (stage != null) {
-            stage.deregister(); // another thread staged first
-        }
-        return true;
+    public synchronized boolean postSend(SendWorkRequest wr) {
+        return postSendLocked(wr);
     }
 
-    private DisniMemoryRegion stagingRegion() {
-        return (DisniMemoryRegion) pd.allocateMemory((long) sendCap * Math.max(1, attributes.maxInlineBytes()), Access.LOCAL_WRITE);
-    }
-
-    private void hold(int slot, SendWorkRequest wr) {
-        SendWorkRequest copy = held[slot];
-        if (copy == null) {
-            copy = new SendWorkRequest();
-            held[slot] = copy;
+    private boolean postSendLocked(SendWorkRequest wr) {
+        checkOpen();
+        if (state != QpState.RTS && state != QpState.ERROR) {
+            throw wrongState("sends may be posted in RTS; call readyToSend() (or connect) first");
         }
-        copy.reset().wrId(wr.wrId()).opcode(wr.opcode()).signaled(wr.signaled()).inline(wr.inline()).immediate(wr.immediate())
-            .remoteAddress(wr.remoteAddress()).rkey(wr.rkey());
-        DisniMemoryRegion stage = staging;
-        if (wr.inline() && stage != null && stageInline(wr, stage, slot)) {
-            copy.sge(stage.address() + (long) slot * attributes.maxInlineBytes(), (int) wr.totalLength(), stage.lkey());
-            return;
+        if (wr.inline() && wr.totalLength() > attributes.maxInlineBytes()) {
+            throw new VerbsException("inline send of " + wr.totalLength() + " bytes exceeds the QP's maxInlineBytes "
+                + attributes.maxInlineBytes() + "; send it without inline(true), or create the QP with a larger maxInlineBytes");
         }
-        for (int i = 0; i < wr.numSge(); i++) {
-            copy.addSge(wr.sge(i).address(), wr.sge(i).length(), wr.sge(i).lkey());
+        if (state == QpState.ERROR && !established) {
+            // no connected native QP to flush it: complete it here (what the NIC would report)
+            sendCq.add(wr.wrId(), WcStatus.WR_FLUSH_ERR, NativeCodes.sendCompletionOpcode(wr.opcode()), 0, false, 0, qpn,
+                "flushed: QP " + qpn + " is in ERROR");
+            return true;
         }
-    }
-
-    /** Copies an inline payload into the staging slot, as the NIC would at post time; false if an SGE is in no region of the PD. */
-    private boolean stageInline(SendWorkRequest wr, DisniMemoryRegion stage, int slot) {
-        int at = slot * attributes.maxInlineBytes();
-        java.nio.ByteBuffer dst = stage.buffer();
-        for (int i = 0; i < wr.numSge(); i++) {
-            DisniMemoryRegion src = pd.regionContaining(wr.sge(i).address(), wr.sge(i).length());
-            if (src == null) {
-                return false;
-            }
-            java.nio.ByteBuffer b = src.buffer();
-            int off = (int) (wr.sge(i).address() - src.address());
-            dst.put(at, b, off, wr.sge(i).length());
-            at += wr.sge(i).length();
+        if (sendQueue.full()) {
+            return false;
+        }
+        if (!established && sendQueue.needsStaging(wr)) {
+            // lock order QP, then PD: the PD never calls into a QP while holding its lock
+            sendQueue.adoptStaging(sendQueue.newStagingRegion());
+        }
+        try {
+            sendQueue.post(wr, established ? sends : null);
+        } catch (IOException e) {
+            throw new VerbsException("ibv_post_send on QP " + qpn + " failed: " + e.getMessage(), e);
         }
         return true;
     }
@@ -437,33 +333,13 @@ final class DisniQueuePair implements QueuePair {
                 recvCq.add(wr.wrId(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, qpn, "flushed: QP " + qpn + " is in ERROR");
                 return true;
             }
-            if (heldRecvCount + nativeRecvs >= heldRecvs.length) {
+            if (receiveQueue.full()) {
                 return false;
             }
-            ReceivePoster r = recvs;
-            if (r != null) {
-                try {
-                    r.post(wr);
-                } catch (IOException e) {
-                    throw new VerbsException("ibv_post_recv on QP " + qpn + " failed: " + e.getMessage(), e);
-                }
-                nativeRecvs++;
-            } else {
-                int at = (heldRecvHead + heldRecvCount) % heldRecvs.length;
-                ReceiveWorkRequest copy = heldRecvs[at];
-                if (copy == null || wr.numSge() == 0) {
-                    copy = new ReceiveWorkRequest(); // the SPI has no way to empty a request's SGE list
-                    heldRecvs[at] = copy;
-                }
-                copy.wrId(wr.wrId());
-                for (int i = 0; i < wr.numSge(); i++) {
-                    if (i == 0) {
-                        copy.sge(wr.sge(0).address(), wr.sge(0).length(), wr.sge(0).lkey());
-                    } else {
-                        copy.addSge(wr.sge(i).address(), wr.sge(i).length(), wr.sge(i).lkey());
-                    }
-                }
-                heldRecvCount++;
+            try {
+                receiveQueue.post(wr, recvs);
+            } catch (IOException e) {
+                throw new VerbsException("ibv_post_recv on QP " + qpn + " failed: " + e.getMessage(), e);
             }
             return true;
         }
@@ -488,20 +364,14 @@ final class DisniQueuePair implements QueuePair {
             if ((id & DisniDevice.RECV_TAG) != 0) {
                 ReceivePoster r = recvs;
                 long wrId = r == null ? id : r.completed(id);
-                nativeRecvs--;
+                receiveQueue.completed();
                 WcOpcode op = ok ? NativeCodes.opcode(wc.getOpcode()) : WcOpcode.RECV;
                 boolean imm = ok && (wc.getWc_flags() & NativeCodes.WC_FLAG_WITH_IMM) != 0;
                 recvCq.add(wrId, status, op, ok ? wc.getByte_len() : 0, imm, imm ? NativeCodes.fromWireImmediate(wc.getImm_data()) : 0, qpn, detail);
             } else {
-                int slot = slot(id);
-                retiredSeq = Math.max(retiredSeq, id + 1);
-                recordSend(slot, status, ok ? wc.getByte_len() : 0, detail);
+                sendQueue.completed(id, status, ok ? wc.getByte_len() : 0, detail);
             }
         }
-    }
-
-    private void recordSend(int slot, WcStatus status, int byteLength, String detail) {
-        sendCq.add(slotWrId[slot], status, NativeCodes.sendCompletionOpcode(slotOp[slot]), byteLength, false, 0, qpn, detail);
     }
 
     // ------------------------------------------------------------------ close
@@ -529,8 +399,7 @@ final class DisniQueuePair implements QueuePair {
                 if (recvs != null) {
                     recvs.free();
                 }
-                stage = staging;
-                staging = null;
+                stage = sendQueue.takeStaging();
             }
         }
         if (stage != null) {
