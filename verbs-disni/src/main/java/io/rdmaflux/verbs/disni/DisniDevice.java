@@ -40,6 +40,8 @@ final class DisniDevice implements Device {
     private final List<DisniCompletionQueue> cqs = new ArrayList<>();
     // read on every drain without a lock or a copy
     private volatile DisniCompletionQueue[] cqSnapshot = new DisniCompletionQueue[0];
+    private final List<DisniQueuePair> qps = new ArrayList<>();
+    private volatile DisniQueuePair[] qpSnapshot = new DisniQueuePair[0];
     private final AtomicInteger nextQpn = new AtomicInteger(0x100);
     private int reservedCqEntries;
     private boolean closed;
@@ -154,6 +156,21 @@ final class DisniDevice implements Device {
 
     synchronized void releaseCqEntries(int entries) {
         reservedCqEntries -= entries;
+    }
+
+    synchronized void add(DisniQueuePair qp) {
+        qps.add(qp);
+        qpSnapshot = qps.toArray(new DisniQueuePair[0]);
+    }
+
+    synchronized void forget(DisniQueuePair qp) {
+        qps.remove(qp);
+        qpSnapshot = qps.toArray(new DisniQueuePair[0]);
+    }
+
+    /** The live QPs of this device (a snapshot; do not modify). */
+    DisniQueuePair[] queuePairs() {
+        return qpSnapshot;
     }
 
     synchronized void forget(DisniProtectionDomain pd) {

@@ -127,7 +127,8 @@ public final class DisniProvider implements RdmaProvider {
      * Dispatches pending CM events and drains every device's CQ. In DEDICATED mode the provider's
      * thread does this; a call here does it once more.
      *
-     * @param nowNs unused: every timer of this provider is the NIC's or the CM's
+     * @param nowNs the current time, ns, for the one timer of its own: the deadline of sends held for a
+     *              connection that never comes ({@link DisniQueuePair#expireHeldSends})
      * @return CM events dispatched plus completions moved
      */
     @Override
@@ -137,7 +138,20 @@ public final class DisniProvider implements RdmaProvider {
         for (int i = 0; i < deviceArray.length; i++) {
             work += deviceArray[i].completions().drain();
         }
-        return work;
+        return work + expireHeldSends(nowNs);
+    }
+
+    private int expireHeldSends(long nowNs) {
+        int n = 0;
+        synchronized (cm.lock) {
+            for (int i = 0; i < deviceArray.length; i++) {
+                DisniQueuePair[] qps = deviceArray[i].queuePairs();
+                for (int q = 0; q < qps.length; q++) {
+                    n += qps[q].expireHeldSends(nowNs);
+                }
+            }
+        }
+        return n;
     }
 
     private void runLoop() {
@@ -147,6 +161,7 @@ public final class DisniProvider implements RdmaProvider {
                 for (int i = 0; i < deviceArray.length; i++) {
                     deviceArray[i].completions().drain();
                 }
+                expireHeldSends(System.nanoTime());
             } catch (RuntimeException e) {
                 if (!closed) {
                     lastError = e;

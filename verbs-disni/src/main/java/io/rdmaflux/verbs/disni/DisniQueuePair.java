@@ -54,6 +54,8 @@ final class DisniQueuePair implements QueuePair {
     private final SendQueue sendQueue;
     private final ReceiveQueue receiveQueue;
 
+    private final long heldDeadlineNs;
+    private long heldSinceNs = -1;
     private QpState state = QpState.RESET;
     private boolean closed;
     private boolean established;
@@ -84,6 +86,9 @@ final class DisniQueuePair implements QueuePair {
         }
         sendCq.addUser(this);
         recvCq.addUser(this);
+        device.add(this);
+        this.heldDeadlineNs = 3L * device.provider().options().cmTimeoutMs() * 1_000_000L
+            + (attributes.retryCount() + 1L) * attributes.retryTimeoutNs();
     }
 
     @Override
@@ -285,6 +290,34 @@ final class DisniQueuePair implements QueuePair {
         receiveQueue.failHeld();
     }
 
+    /**
+     * Fails the held sends of a connection that has not come within {@code 3 × cmTimeoutMs + (retryCount
+     * + 1) × retryTimeoutNs} of the first pass that saw them held (a peer that never connects: on a NIC
+     * such sends would fail RETRY_EXC_ERR too). Called by the provider with the CM lock held.
+     *
+     * @return 1 if it failed them, else 0
+     */
+    int expireHeldSends(long nowNs) {
+        synchronized (this) {
+            if (closed || established || state != QpState.RTS || !sendQueue.holding()) {
+                heldSinceNs = -1;
+                return 0;
+            }
+            if (heldSinceNs < 0) {
+                heldSinceNs = nowNs;
+                return 0;
+            }
+            if (nowNs - heldSinceNs < heldDeadlineNs) {
+                return 0;
+            }
+            heldSinceNs = -1;
+        }
+        connection.giveUp("no connection from " + connection.remoteAddress() + " within " + heldDeadlineNs / 1_000_000
+            + " ms of holding sends for it: the peer never connected (is it alive, and did it connect its QP to this QP's endpoint "
+            + localEndpoint().address() + "?)");
+        return 1;
+    }
+
     // ------------------------------------------------------------------ posting
 
     @Override
@@ -409,6 +442,7 @@ final class DisniQueuePair implements QueuePair {
         sendCq.removeUser(this);
         recvCq.removeUser(this);
         pd.forget(this);
+        device.forget(this);
     }
 
     @Override

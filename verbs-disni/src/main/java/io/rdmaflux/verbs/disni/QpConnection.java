@@ -194,7 +194,7 @@ final class QpConnection implements CmEvents.Handler {
             pendingRequest = e;
             return;
         }
-        if (active || conn != null || !expected(e.privateData(), peer)) {
+        if (active || conn != null || phase == Phase.FAILED || !expected(e.privateData(), peer)) {
             CmEvents.destroyQuietly(e.id()); // DiSNI has no rdma_reject: the kernel rejects when the id goes
             return;
         }
@@ -248,6 +248,25 @@ final class QpConnection implements CmEvents.Handler {
             default -> "connection error (status " + e.status() + ")";
         };
         return "connection to " + (remote == null ? "?" : remote.address()) + " " + what + " [" + NativeCodes.cmEventName(e.type()) + "]";
+    }
+
+    /** Where the peer listens, for messages. */
+    String remoteAddress() {
+        QpEndpoint peer = remote;
+        return peer == null ? "the peer" : peer.address().toString();
+    }
+
+    /** Abandons the exchange (CM lock held): the QP fails with {@code reason}; a late request is rejected. */
+    void giveUp(String reason) {
+        if (phase == Phase.ESTABLISHED || phase == Phase.FAILED || phase == Phase.CLOSED) {
+            return;
+        }
+        RdmaSeam.CmEvent request = pendingRequest;
+        pendingRequest = null;
+        if (request != null) {
+            CmEvents.destroyQuietly(request.id());
+        }
+        fail(reason); // a request arriving from now on is rejected (phase FAILED)
     }
 
     private void fail(String reason) {

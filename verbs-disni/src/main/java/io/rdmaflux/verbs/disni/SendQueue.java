@@ -53,6 +53,11 @@ final class SendQueue {
         return (int) (seq % capacity);
     }
 
+    /** Whether sends are held (posted but not yet posted natively). */
+    boolean holding() {
+        return postedNatively < posted;
+    }
+
     /** Whether {@code maxSendWr} posts are outstanding. */
     boolean full() {
         return posted - retired >= capacity;

@@ -161,6 +161,33 @@ class QpConnectionTest {
     }
 
     @Test
+    void sendsHeldForAPeerThatNeverConnectsFailAfterTheDeadlineAndALateRequestIsRejected() {
+        try (DisniTestSupport t = new DisniTestSupport()) {
+            QueuePair qa = t.qpA(UnaryOperator.identity());
+            QueuePair qb = t.qpB(b -> b.retryCount(1).retryTimeoutNs(1_000_000));
+            MemoryRegion mr = t.pb.allocateMemory(64, Access.LOCAL_WRITE);
+            qb.connect(qa.localEndpoint()); // B accepts; A, the connecting side, never calls connect
+            assertTrue(qb.postSend(new SendWorkRequest().wrId(1).sge(mr, 0, 8)));
+            t.run(100);
+            List<WorkCompletion> none = new java.util.ArrayList<>();
+            t.cb.poll(10, w -> none.add(w.copy()));
+            assertEquals(List.of(), none, "held, not failed, while the CM may still be at work");
+            long deadlineNs = 3 * 2000 * 1_000_000L + 2 * 1_000_000L;
+            t.fx.advanceNs(deadlineNs);
+            WorkCompletion wc = t.await(t.cb, 1).get(0);
+            assertEquals(WcStatus.RETRY_EXC_ERR, wc.status());
+            assertTrue(wc.detail().contains("never connected") && wc.detail().contains(qa.localEndpoint().address().toString())
+                && wc.detail().contains("6002 ms"), wc.detail());
+            assertEquals(QpState.ERROR, qb.state());
+            qa.connect(qb.localEndpoint()); // too late: B rejects
+            MemoryRegion ma = t.pa.allocateMemory(64, Access.LOCAL_WRITE);
+            assertTrue(qa.postSend(new SendWorkRequest().wrId(2).sge(ma, 0, 8)));
+            WorkCompletion late = t.await(t.ca, 1).get(0);
+            assertTrue(late.detail().contains("rejected by the peer"), late.detail());
+        }
+    }
+
+    @Test
     void endpointsOfAnotherFabricOrOfTheQpItselfAreRefusedAtOnce() {
         try (DisniTestSupport t = new DisniTestSupport()) {
             QueuePair qa = t.qpA(UnaryOperator.identity());
