@@ -24,7 +24,6 @@ final class CmEvents {
     final Object lock = new Object();
     private final RdmaSeam.EventChannel channel;
     private final Map<RdmaSeam.CmId, Handler> handlers = new HashMap<>();
-    private long dispatched;
 
     CmEvents(RdmaSeam.EventChannel channel) {
         this.channel = channel;
@@ -71,7 +70,6 @@ final class CmEvents {
             wait = 0;
             n++;
             synchronized (lock) {
-                dispatched++;
                 RdmaSeam.CmId key = event.type() == NativeCodes.CM_CONNECT_REQUEST && event.listenId() != null ? event.listenId() : event.id();
                 Handler h = handlers.get(key);
                 if (h != null) {
@@ -80,13 +78,6 @@ final class CmEvents {
                     destroyQuietly(event.id());
                 }
             }
-        }
-    }
-
-    /** Events dispatched so far. */
-    long dispatched() {
-        synchronized (lock) {
-            return dispatched;
         }
     }
 

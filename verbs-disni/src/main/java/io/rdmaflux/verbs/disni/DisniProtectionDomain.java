@@ -11,7 +11,6 @@ import io.rdmaflux.verbs.ProtectionDomain;
 import io.rdmaflux.verbs.QpInitAttributes;
 import io.rdmaflux.verbs.QpType;
 import io.rdmaflux.verbs.QueuePair;
-import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.SharedReceiveQueue;
 import io.rdmaflux.verbs.VerbsException;
 import java.io.IOException;
@@ -173,11 +172,6 @@ final class DisniProtectionDomain implements ProtectionDomain {
 
     synchronized void forget(DisniQueuePair qp) {
         qps.remove(qp);
-    }
-
-    /** The largest SGE count a send may carry here. */
-    static int maxSendSge() {
-        return SendWorkRequest.MAX_SGE;
     }
 
     @Override
