@@ -74,6 +74,8 @@ final class DisniQueuePair implements QueuePair {
         this.qpn = device.nextQpNumber();
         this.sendQueue = new SendQueue(pd, sendCq, qpn, attributes.maxSendWr(), attributes.maxInlineBytes());
         this.receiveQueue = new ReceiveQueue(recvCq, qpn, attributes.maxReceiveWr());
+        this.heldDeadlineNs = 3L * device.provider().options().cmTimeoutMs() * 1_000_000L
+            + (attributes.retryCount() + 1L) * attributes.retryTimeoutNs();
         device.reserveCqEntries(attributes.maxSendWr() + attributes.maxReceiveWr());
         try {
             synchronized (cm.lock) {
@@ -87,8 +89,6 @@ final class DisniQueuePair implements QueuePair {
         sendCq.addUser(this);
         recvCq.addUser(this);
         device.add(this);
-        this.heldDeadlineNs = 3L * device.provider().options().cmTimeoutMs() * 1_000_000L
-            + (attributes.retryCount() + 1L) * attributes.retryTimeoutNs();
     }
 
     @Override
