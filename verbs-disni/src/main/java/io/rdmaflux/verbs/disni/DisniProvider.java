@@ -46,6 +46,7 @@ public final class DisniProvider implements RdmaProvider {
     private final @Nullable Thread thread;
     private volatile boolean closed;
     private volatile @Nullable Throwable lastError;
+    private volatile @Nullable DisniConnectionManager connections;
     private final java.util.concurrent.atomic.AtomicLong allocatedBytes = new java.util.concurrent.atomic.AtomicLong();
 
     DisniProvider(String name, RdmaSeam seam, DisniOptions options) {
@@ -105,17 +106,22 @@ public final class DisniProvider implements RdmaProvider {
     }
 
     /**
-     * Not offered by this build: the SPI's connection manager exchanges up to 4096 bytes of private
-     * data, more than {@code rdma_cm} carries (56 bytes on InfiniBand), and needs an out-of-band
-     * channel this provider does not have yet (issue 17).
+     * The provider's connection manager ({@link DisniConnectionManager}: the SPI's exchange over TCP on the
+     * NICs' IP addresses), created on first use.
      *
-     * @throws VerbsException always, naming the alternative
+     * @throws VerbsException if the provider is closed
      */
     @Override
     public ConnectionManager connectionManager() {
-        throw new VerbsException("provider 'disni' has no connection manager in this build (issue 17): the SPI's exchange "
-            + "carries up to " + ConnectionManager.MAX_PRIVATE_DATA_BYTES + " bytes of private data, rdma_cm only "
-            + NativeCodes.MAX_PRIVATE_DATA + "; connect QPs with QueuePair.connect (an rdma_cm exchange), or use provider 'ucx'");
+        synchronized (cm.lock) {
+            checkOpen();
+            DisniConnectionManager c = connections;
+            if (c == null) {
+                c = new DisniConnectionManager();
+                connections = c;
+            }
+            return c;
+        }
     }
 
     @Override
@@ -137,6 +143,10 @@ public final class DisniProvider implements RdmaProvider {
         int work = cm.dispatch(0);
         for (int i = 0; i < deviceArray.length; i++) {
             work += deviceArray[i].completions().drain();
+        }
+        DisniConnectionManager c = connections;
+        if (c != null) {
+            work += c.doWork(nowNs);
         }
         return work + expireHeldSends(nowNs);
     }
@@ -161,7 +171,12 @@ public final class DisniProvider implements RdmaProvider {
                 for (int i = 0; i < deviceArray.length; i++) {
                     deviceArray[i].completions().drain();
                 }
-                expireHeldSends(System.nanoTime());
+                long now = System.nanoTime();
+                DisniConnectionManager c = connections;
+                if (c != null) {
+                    c.doWork(now);
+                }
+                expireHeldSends(now);
             } catch (RuntimeException e) {
                 if (!closed) {
                     lastError = e;
@@ -219,6 +234,10 @@ public final class DisniProvider implements RdmaProvider {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
+        }
+        DisniConnectionManager c = connections;
+        if (c != null) {
+            c.close();
         }
         closeDevices();
         cm.close();
