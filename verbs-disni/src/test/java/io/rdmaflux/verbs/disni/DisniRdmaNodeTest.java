@@ -35,7 +35,7 @@ class DisniRdmaNodeTest {
     void aFluxCrossesFromOneNodeToTheOtherInOrder() throws Exception {
         VerbsLeakCheck leaks = VerbsLeakCheck.begin();
         try (SoftTwoNodes nodes = SoftTwoNodes.create(1, RailConfig.UNSHAPED,
-            b -> b.clock(new SystemNanoClock()).threadingMode(ThreadingMode.DEDICATED))) {
+            b -> b.clock(new SystemNanoClock()).threadingMode(ThreadingMode.DEDICATED).minRetryTimeoutNs(DisniDedicatedFixture.REAL_TIME_RETRY_FLOOR_NS))) {
             SoftSeam seam = new SoftSeam(Map.of(DisniSoftFixture.IP_A, nodes.a().devices().get(0),
                 DisniSoftFixture.IP_B, nodes.b().devices().get(0)));
             try (DisniProvider pa = open(seam, "na", DisniSoftFixture.IP_A);
