@@ -76,15 +76,18 @@ final class DisniSeam implements RdmaSeam {
                 return null;
             }
             try {
-                RdmaCmId conn = event.getConnIdPriv();
                 RdmaCmId listen = event.getListenIdPriv();
+                RdmaCmId conn = event.getConnIdPriv() != null ? event.getConnIdPriv() : listen;
+                if (conn == null) {
+                    return null; // an event about no id this provider knows (acked below)
+                }
                 byte[] privateData = new byte[0];
                 RdmaConnParam param = event.getConn();
                 if (param != null && param.getPrivate_data() != 0 && param.getPrivate_data_len() > 0) {
                     privateData = new byte[param.getPrivate_data_len() & 0xFF];
                     new UnsafeBuffer(param.getPrivate_data(), privateData.length).getBytes(0, privateData);
                 }
-                return new CmEvent(event.getEvent(), event.getStatus(), wrap(conn), listen == null ? null : wrap(listen), privateData);
+                return new CmEvent(event.getEvent(), event.getStatus(), wrap(conn), listen == null || listen == conn ? null : wrap(listen), privateData);
             } finally {
                 event.ackEvent();
             }
@@ -166,9 +169,10 @@ final class DisniSeam implements RdmaSeam {
             param.setPrivate_data_len((byte) p.privateData().length);
             param.setRetry_count((byte) p.retryCount());
             param.setRnr_retry_count((byte) p.rnrRetryCount());
-            // one outstanding RDMA READ each way at least; the HCA caps these to its own limits
-            param.setInitiator_depth((byte) 16);
-            param.setResponder_resources((byte) 16);
+            // RDMA_MAX_INIT_DEPTH / RDMA_MAX_RESP_RES (0xFF): librdmacm substitutes the device's own maximum of
+            // outstanding RDMA READs; a fixed number above it would make rdma_connect/rdma_accept fail with EINVAL
+            param.setInitiator_depth((byte) 0xFF);
+            param.setResponder_resources((byte) 0xFF);
             return param;
         }
 
