@@ -9,19 +9,15 @@ import java.util.Optional;
 /**
  * {@link java.util.ServiceLoader} entry of the {@code disni} provider (RC verbs on RDMA NICs through
  * DiSNI), priority 10: above {@code ucx} (5) and {@code soft} (0), so {@code auto} takes it wherever it
- * can run and falls back, with one log line, where it cannot.
+ * can run and falls back, with one log line, where it cannot ({@link DisniAvailability}: libdisni must
+ * load and the kernel must list an RDMA device).
  *
- * <p><b>State:</b> this build probes for DiSNI ({@link DisniAvailability}) but does not yet carry the
- * binding of the verbs SPI onto DiSNI's {@code RdmaCmId}/{@code IbvQP}/{@code SVCPostSend}
- * (issue 17); on a host where libdisni and a device are present, {@link #unavailableReason()} says so,
- * so that {@code auto} falls back instead of failing.
+ * <p>Options: see {@link DisniOptions} ({@code addresses}, {@code threading}, {@code mtu},
+ * {@code maxInline}, {@code cqEntries}, ...).
  */
 public final class DisniProviderFactory implements RdmaProviderFactory {
     /** The provider name used with {@code RdmaProviders.open}. */
     public static final String NAME = "disni";
-
-    static final String BINDING_MISSING = "libdisni and an RDMA device are present, but this build of rdmaflux "
-        + "does not carry the DiSNI verbs binding yet (issue 17); use provider 'ucx' (UCX drives the same NIC) or 'soft'";
 
     @Override
     public String name() {
@@ -35,12 +31,22 @@ public final class DisniProviderFactory implements RdmaProviderFactory {
 
     @Override
     public Optional<String> unavailableReason() {
-        Optional<String> missing = DisniAvailability.unavailableReason();
-        return missing.isPresent() ? missing : Optional.of(BINDING_MISSING);
+        return DisniAvailability.unavailableReason();
     }
 
+    /**
+     * Opens the provider over DiSNI.
+     *
+     * @throws ProviderUnavailableException when libdisni or an RDMA device is missing
+     * @throws io.rdmaflux.verbs.VerbsException when an option is invalid or no device address is found
+     */
     @Override
     public RdmaProvider open(Map<String, String> options) {
-        throw new ProviderUnavailableException("RDMA provider '" + NAME + "' cannot run here: " + unavailableReason().orElseThrow());
+        Optional<String> missing = unavailableReason();
+        if (missing.isPresent()) {
+            throw new ProviderUnavailableException("RDMA provider '" + NAME + "' cannot run here: " + missing.get());
+        }
+        return DisniProvider.builder().seam(new DisniSeam())
+            .options(DisniOptions.parse(options, DisniDeviceDiscovery.discover())).build();
     }
 }
