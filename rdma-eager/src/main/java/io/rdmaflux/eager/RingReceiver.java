@@ -37,6 +37,8 @@ final class RingReceiver implements AutoCloseable {
     private int nextBase;
     private byte nextFlag = RingLayout.EVEN_LAP;
     private long freedSeq;
+    /** {@code freedSeq mod slots}, kept incrementally. */
+    private int freedSlot;
     /** The sequence whose torn or checksum-failing slot was last counted, so a slot counts once. */
     private long tornCountedSeq = -1;
     private long tornSlotsSeen;
@@ -207,8 +209,11 @@ final class RingReceiver implements AutoCloseable {
         }
         held[slot] = false;
         heldCount--;
-        while (freedSeq < nextSeq && !held[(int) (freedSeq % slots)]) {
+        while (freedSeq < nextSeq && !held[freedSlot]) {
             freedSeq++;
+            if (++freedSlot == slots) {
+                freedSlot = 0;
+            }
         }
     }
 
