@@ -119,7 +119,7 @@ final class RingPolling implements PollingSet.Member {
         this.nowNs = nowNs;
         if (state == State.POLLING && nowNs < nextCheckNs && !demotionRequested) {
             // the steady state, every duty cycle: only the next slot's head is read, and credits when slots were freed
-            int work = pollAll(events);
+            int work = ring.headArrived() ? pollAll(events) : 0;
             if (ring.freedSeq() != announcedFreed) {
                 work += returnCredits(rc);
             }

@@ -35,7 +35,7 @@ final class RingSender implements AutoCloseable {
     /** The tag of the zero-length signalled WRITE that retires unsignalled ones ({@link #flushDue}). */
     static final int FLUSH_TAG = (1 << 28) - 1;
     /** Unreported unsignalled WRITEs are flushed after this long without a new WRITE, ns. */
-    static final long FLUSH_AFTER_NS = 50_000;
+    static final long FLUSH_AFTER_NS = 200_000;
     private final MemoryRegion region;
     private final UnsafeBuffer memory;
     private final int stagingSlots;

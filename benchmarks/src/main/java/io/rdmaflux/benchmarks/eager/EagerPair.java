@@ -48,7 +48,9 @@ final class EagerPair implements AutoCloseable {
             pa = NetProviders.builder(NetTransportConfig.loopback()).name("eager-a").threadingMode(ThreadingMode.INVOKER).build();
             pb = NetProviders.builder(NetTransportConfig.loopback()).name("eager-b").threadingMode(ThreadingMode.INVOKER).build();
         }
-        EagerSpec spec = eager ? EagerSpec.DEFAULTS : EagerSpec.OFF;
+        // -Deager.slots=N sizes the rings (experiments; the figures use the default)
+        EagerSpec spec = eager ? (Integer.getInteger("eager.slots") != null ? EagerSpec.slots(Integer.getInteger("eager.slots")) : EagerSpec.DEFAULTS)
+            : EagerSpec.OFF;
         client = RdmaNode.builder().provider(pa).name("client").bufferBytes(bufferBytes).receiveBuffers(receiveBuffers)
             .sendBuffers(receiveBuffers).sendQueue(64).threadingMode(ThreadingMode.INVOKER).driveProvider(true)
             .channelProvider(clientChannels).eager(spec).eagerPollingSet(pollingSet).build();
