@@ -672,7 +672,8 @@ public final class EagerChannel implements Channel {
     void onRcFailure(RdmaException error) {
         ChannelEvents l = events;
         // what the NIC placed in the ring before the failure is delivered first, as the RC channel's
-        // completed receives are: its sender saw those WRITEs complete and will not send them again
+        // completed receives are; a placed WRITE its sender had not seen retired or confirmed (unsignalled)
+        // is sent again over another rail, and the connection drops that copy by its PSN
         if (l != null) {
             polling.pollAll(l);
         }
