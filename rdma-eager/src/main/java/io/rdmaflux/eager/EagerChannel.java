@@ -70,6 +70,8 @@ public final class EagerChannel implements Channel {
     private boolean failed;
     private boolean closed;
     private boolean revokeAckDue;
+    /** The current duty cycle's time (ring WRITEs are posted within it). */
+    private long nowNs;
     // a fragment held until the RC channel has a buffer credit
     private @Nullable RdmaMessage deferred;
     private int deferredOffset;
@@ -180,6 +182,7 @@ public final class EagerChannel implements Channel {
         if (closed) {
             return 0;
         }
+        this.nowNs = nowNs;
         int work = rc.doWork(nowNs);
         ChannelEvents l = events;
         if (l != null) {
@@ -193,6 +196,11 @@ public final class EagerChannel implements Channel {
             deferred = null;
             rc.sendData(m, deferredOffset, deferredLength, deferredFirst, deferredLast, deferredPsn, deferredToken);
             fallbackFramesSent++;
+            work++;
+        }
+        if (sender.flushDue(nowNs) && !failed && rc.canPostWrite()) {
+            // unsignalled WRITEs carry frames no credit confirmed and traffic stopped: retire them
+            sender.postFlush(rc);
             work++;
         }
         return work;
@@ -258,7 +266,7 @@ public final class EagerChannel implements Channel {
     }
 
     private void postRing(int frameLength, long token) {
-        sender.write(rc, frameLength, polling.takePiggybackCredit(), token);
+        sender.write(rc, frameLength, polling.takePiggybackCredit(), token, nowNs);
     }
 
     @Override
@@ -469,9 +477,10 @@ public final class EagerChannel implements Channel {
         return rc.packedFramesSent() + ringPacksSent;
     }
 
+    /** The RC channel's frames in flight and the ring frames neither retired nor confirmed by the peer's credit. */
     @Override
     public int framesInFlight() {
-        return rc.framesInFlight() + sender.inFlight();
+        return rc.framesInFlight() + sender.unreported();
     }
 
     @Override
@@ -493,7 +502,7 @@ public final class EagerChannel implements Channel {
     public EagerStats stats() {
         return new EagerStats(rail(), polling.state().name(), sender.active(), sender.framesSent(), fallbackFramesSent,
             ring.framesReceived(), fallbackFramesReceived, ring.tornSlotsSeen(), deferrals, polling.offersSent(), polling.revokesSent(),
-            polling.creditsSent(), ring.held());
+            polling.creditsSent(), ring.held(), sender.signaledWrites(), sender.flushes());
     }
 
     // ---------------------------------------------------------------- failure and close
@@ -559,6 +568,25 @@ public final class EagerChannel implements Channel {
     /** The piggybacked credit of a ring frame from the peer: its ring freed up to this (low 32 bits). */
     void onPiggybackedCredit(int freedLow32) {
         sender.onCredit(freedLow32);
+        if (sender.hasConfirmed()) {
+            reportConfirmed();
+        }
+    }
+
+    /** The frames the peer's credit confirmed delivered (it polled and freed their slots) are reported sent. */
+    private void reportConfirmed() {
+        while (sender.hasConfirmed()) {
+            reportSent(sender.nextConfirmed());
+        }
+    }
+
+    private void reportSent(long token) {
+        if (token != WorkRequestTokens.NONE && !failed) {
+            ChannelEvents l = events;
+            if (l != null && WorkRequestTokens.isReported(token)) {
+                l.onSendCompleted(this, token);
+            }
+        }
     }
 
     private int sendRevokeAck() {
@@ -589,7 +617,7 @@ public final class EagerChannel implements Channel {
                     protocolFailure(e);
                 }
             }
-            case EagerControlCodec.CREDIT -> sender.onCredit(EagerControlCodec.value(b, o));
+            case EagerControlCodec.CREDIT -> onPiggybackedCredit(EagerControlCodec.value(b, o));
             case EagerControlCodec.REVOKE -> {
                 // no WRITE after this: the ACK goes behind every WRITE posted, so the receiver can drain
                 sender.revoke();
@@ -637,20 +665,15 @@ public final class EagerChannel implements Channel {
 
     /** A ring WRITE posted with {@code tag} completed: the frame it carried is reported sent. */
     void onRingWriteCompleted(int tag) {
-        long token = sender.onWriteCompleted(tag);
-        if (token != WorkRequestTokens.NONE && !failed) {
-            ChannelEvents l = events;
-            if (l != null && WorkRequestTokens.isReported(token)) {
-                l.onSendCompleted(this, token);
-            }
-        }
+        reportSent(sender.onWriteCompleted(tag));
     }
 
     /** The RC channel failed: what the NIC placed in the ring before is delivered first, then the failure. */
     void onRcFailure(RdmaException error) {
         ChannelEvents l = events;
         // what the NIC placed in the ring before the failure is delivered first, as the RC channel's
-        // completed receives are: its sender saw those WRITEs complete and will not send them again
+        // completed receives are; a placed WRITE its sender had not seen retired or confirmed (unsignalled)
+        // is sent again over another rail, and the connection drops that copy by its PSN
         if (l != null) {
             polling.pollAll(l);
         }

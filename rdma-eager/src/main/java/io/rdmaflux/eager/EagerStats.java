@@ -17,8 +17,10 @@ package io.rdmaflux.eager;
  * @param revokesSent            times this side revoked its ring (demotions)
  * @param creditsSent            explicit CREDIT control messages this side sent for its ring
  * @param ringSlotsHeld          ring slots the application holds now
+ * @param ringWritesSignaled     ring WRITEs this side posted signalled (every {@code slots / 2}-th: selective signalling)
+ * @param ringFlushes            zero-length signalled WRITEs posted to retire unsignalled ones after traffic stopped
  */
 public record EagerStats(int rail, String receiveState, boolean sendingToRing, long ringFramesSent, long fallbackFramesSent,
                          long ringFramesReceived, long fallbackFramesReceived, long tornSlotsSeen, long deferrals, long offersSent,
-                         long revokesSent, long creditsSent, int ringSlotsHeld) {
+                         long revokesSent, long creditsSent, int ringSlotsHeld, long ringWritesSignaled, long ringFlushes) {
 }

@@ -109,22 +109,25 @@ final class RingLayout {
 
     /**
      * Completes a staged slot at {@code base} whose frame of {@code frameLength} bytes is in place at
-     * {@code base + HEAD}: head, padding, optional CRC, tail.
+     * {@code base + HEAD}: head, padding, optional CRC, tail. The head goes as three 8-byte stores and the
+     * padding as at most one (the slot and frame offsets are 8-byte aligned).
      *
+     * @param flag the lap flag of {@code seq} ({@link #flag}; the sender keeps it incrementally)
      * @return the WRITE's length in bytes
      */
-    static int seal(MutableDirectBuffer b, int base, int frameLength, long seq, int slots, int creditLow32, boolean crc) {
-        byte flag = flag(seq, slots);
+    static int seal(MutableDirectBuffer b, int base, int frameLength, long seq, byte flag, int creditLow32, boolean crc) {
         int padded = pad8(frameLength);
-        b.setMemory(base + HEAD + frameLength, padded - frameLength, (byte) 0);
-        b.putByte(base + HEAD_FLAG_OFFSET, flag);
-        b.putByte(base + SLOT_FLAGS_OFFSET, (byte) (crc ? FLAG_CRC : 0));
-        b.putShort(base + 2, (short) 0, ORDER);
-        b.putInt(base + LENGTH_OFFSET, frameLength, ORDER);
-        b.putInt(base + SEQ_OFFSET, (int) seq, ORDER);
-        b.putInt(base + CREDIT_OFFSET, creditLow32, ORDER);
-        b.putInt(base + CRC_OFFSET, crc ? crc(b, base, frameLength) : 0, ORDER);
-        b.putInt(base + 20, 0, ORDER);
+        if (padded != frameLength) {
+            // zero the pad bytes: the 8-byte word they end, its frame bytes kept
+            int word = base + HEAD + padded - 8;
+            int keep = frameLength - (padded - 8);
+            long mask = keep == 0 ? 0 : (ORDER == java.nio.ByteOrder.nativeOrder() ? -1L >>> (64 - 8 * keep) : -1L << (64 - 8 * keep));
+            b.putLong(word, b.getLong(word) & mask);
+        }
+        // bytes 0..7: head flag, slot flags, 0, 0, frame length (little-endian)
+        b.putLong(base, (flag & 0xFFL) | (long) (crc ? FLAG_CRC : 0) << 8 | (long) frameLength << 32, ORDER);
+        b.putLong(base + SEQ_OFFSET, (seq & 0xFFFFFFFFL) | (long) creditLow32 << 32, ORDER);
+        b.putLong(base + CRC_OFFSET, crc ? crc(b, base, frameLength) & 0xFFFFFFFFL : 0L, ORDER);
         int tail = base + HEAD + padded;
         // native order, as the reader takes it with one volatile load (RDMA hosts of one ring share it in practice)
         b.putLong(tail, tailWord(seq, flag));

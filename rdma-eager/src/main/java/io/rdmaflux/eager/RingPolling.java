@@ -117,6 +117,14 @@ final class RingPolling implements PollingSet.Member {
      */
     int doWork(long nowNs, Channel rc, ChannelEvents events) {
         this.nowNs = nowNs;
+        if (state == State.POLLING && nowNs < nextCheckNs && !demotionRequested) {
+            // the steady state, every duty cycle: only the next slot's head is read, and credits when slots were freed
+            int work = ring.headArrived() ? pollAll(events) : 0;
+            if (ring.freedSeq() != announcedFreed) {
+                work += returnCredits(rc);
+            }
+            return work;
+        }
         int work = 0;
         if (!channel.isFailed() && !channel.isClosed()) {
             work += manage(nowNs, rc);

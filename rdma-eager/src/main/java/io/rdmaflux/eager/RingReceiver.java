@@ -3,6 +3,7 @@ package io.rdmaflux.eager;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.ProtectionDomain;
+import org.agrona.UnsafeApi;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -29,14 +30,22 @@ final class RingReceiver implements AutoCloseable {
     private final int slots;
     private final int slotBytes;
     private final boolean crc;
+    /** A zero byte {@link #headArrived()} reads after close (0 is never a lap flag). */
+    private static final UnsafeBuffer CLOSED_HEAD = new UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(8));
     private final boolean[] held;
+    /** The ring's native address: the polling reads go to it directly (offsets kept in range by construction). */
+    private final long address;
     private int heldCount;
     private long nextSeq;
     /** The slot, its offset and the flag of {@link #nextSeq}, kept incrementally: no division on the polling path. */
     private int nextSlot;
     private int nextBase;
+    /** The native address of the next slot's head flag; a private zeroed byte once closed. */
+    private long nextHeadAddress;
     private byte nextFlag = RingLayout.EVEN_LAP;
     private long freedSeq;
+    /** {@code freedSeq mod slots}, kept incrementally. */
+    private int freedSlot;
     /** The sequence whose torn or checksum-failing slot was last counted, so a slot counts once. */
     private long tornCountedSeq = -1;
     private long tornSlotsSeen;
@@ -70,6 +79,8 @@ final class RingReceiver implements AutoCloseable {
                 + " is not 8-byte aligned; the tail word must be");
         }
         this.held = new boolean[slots];
+        this.address = memory.addressOffset();
+        this.nextHeadAddress = address + RingLayout.HEAD_FLAG_OFFSET;
     }
 
     int slots() {
@@ -147,13 +158,23 @@ final class RingReceiver implements AutoCloseable {
      * @throws io.rdmaflux.core.RdmaProtocolException if the slot is complete but its length is impossible
      *         (only where the tail is ordered, so the head is trustworthy)
      */
+    /**
+     * Whether the next slot's head flag is this lap's: the one read an idle ring costs per duty cycle
+     * (small enough to be inlined into the polling loop; {@link #poll()} then checks the rest). False once
+     * closed (the address is then never read).
+     */
+    boolean headArrived() {
+        return UnsafeApi.getByteVolatile(null, nextHeadAddress) == nextFlag;
+    }
+
     int poll() {
         if (closed) {
             return -1;
         }
         int base = nextBase;
         byte flag = nextFlag;
-        if (memory.getByteVolatile(base + RingLayout.HEAD_FLAG_OFFSET) != flag) {
+        // the next slot's head flag, read without a bounds check: base is a slot offset this ring computed
+        if (UnsafeApi.getByteVolatile(null, address + base + RingLayout.HEAD_FLAG_OFFSET) != flag) {
             return -1;
         }
         long seq = nextSeq;
@@ -192,6 +213,7 @@ final class RingReceiver implements AutoCloseable {
             nextFlag = nextFlag == RingLayout.EVEN_LAP ? RingLayout.ODD_LAP : RingLayout.EVEN_LAP;
         }
         nextBase = nextSlot * slotBytes;
+        nextHeadAddress = address + nextBase + RingLayout.HEAD_FLAG_OFFSET;
         framesReceived++;
         return slot;
     }
@@ -207,8 +229,11 @@ final class RingReceiver implements AutoCloseable {
         }
         held[slot] = false;
         heldCount--;
-        while (freedSeq < nextSeq && !held[(int) (freedSeq % slots)]) {
+        while (freedSeq < nextSeq && !held[freedSlot]) {
             freedSeq++;
+            if (++freedSlot == slots) {
+                freedSlot = 0;
+            }
         }
     }
 
@@ -216,6 +241,8 @@ final class RingReceiver implements AutoCloseable {
     public void close() {
         if (!closed) {
             closed = true;
+            // headArrived() must not read the deregistered memory: it reads a byte that never holds a flag
+            nextHeadAddress = CLOSED_HEAD.addressOffset();
             region.deregister();
         }
     }

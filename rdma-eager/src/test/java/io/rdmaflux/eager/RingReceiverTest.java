@@ -44,7 +44,7 @@ class RingReceiverTest {
         int fo = RingLayout.HEAD;
         DataFrameCodec.encodeHeader(staging, fo, true, true, 0, (int) seq, 0, payload, payload);
         staging.setMemory(DataFrameCodec.payloadOffset(fo), payload, fill);
-        return RingLayout.seal(staging, 0, FrameHeader.LENGTH + payload, seq, SLOTS, 0, crc);
+        return RingLayout.seal(staging, 0, FrameHeader.LENGTH + payload, seq, RingLayout.flag(seq, SLOTS), 0, crc);
     }
 
     private static void place(RingReceiver ring, long seq, UnsafeBuffer from, int from0, int to) {

@@ -34,6 +34,9 @@ final class EagerPair implements AutoCloseable {
     final RdmaNode server;
     final List<RdmaConnection> clients = new ArrayList<>();
     final List<RdmaConnection> servers = new ArrayList<>();
+    /** The channel providers of the client and the server node (their eager channels' counters). */
+    final EagerChannelProvider clientChannels = new EagerChannelProvider();
+    final EagerChannelProvider serverChannels = new EagerChannelProvider();
     private final RdmaServer listener;
 
     EagerPair(String fabric, boolean eager, int bufferBytes, int receiveBuffers, int pollingSet) {
@@ -45,13 +48,15 @@ final class EagerPair implements AutoCloseable {
             pa = NetProviders.builder(NetTransportConfig.loopback()).name("eager-a").threadingMode(ThreadingMode.INVOKER).build();
             pb = NetProviders.builder(NetTransportConfig.loopback()).name("eager-b").threadingMode(ThreadingMode.INVOKER).build();
         }
-        EagerSpec spec = eager ? EagerSpec.DEFAULTS : EagerSpec.OFF;
+        // -Deager.slots=N sizes the rings (experiments; the figures use the default)
+        EagerSpec spec = eager ? (Integer.getInteger("eager.slots") != null ? EagerSpec.slots(Integer.getInteger("eager.slots")) : EagerSpec.DEFAULTS)
+            : EagerSpec.OFF;
         client = RdmaNode.builder().provider(pa).name("client").bufferBytes(bufferBytes).receiveBuffers(receiveBuffers)
             .sendBuffers(receiveBuffers).sendQueue(64).threadingMode(ThreadingMode.INVOKER).driveProvider(true)
-            .channelProvider(new EagerChannelProvider()).eager(spec).eagerPollingSet(pollingSet).build();
+            .channelProvider(clientChannels).eager(spec).eagerPollingSet(pollingSet).build();
         server = RdmaNode.builder().provider(pb).name("server").bufferBytes(bufferBytes).receiveBuffers(receiveBuffers)
             .sendBuffers(receiveBuffers).sendQueue(64).threadingMode(ThreadingMode.INVOKER).driveProvider(true)
-            .channelProvider(new EagerChannelProvider()).eager(spec).eagerPollingSet(pollingSet).build();
+            .channelProvider(serverChannels).eager(spec).eagerPollingSet(pollingSet).build();
         listener = server.bind("mem".equals(fabric) ? new PortAddress("mem", pb.devices().get(0).name(), 0) : new PortAddress("net", "127.0.0.1", 0));
         listener.accept().subscribe(servers::add);
     }

@@ -167,6 +167,23 @@ public interface Channel extends Subchannel, AutoCloseable {
     }
 
     /**
+     * {@link #postWrite(long, int, long, int, int, int)}, unsignalled when {@code signaled} is false (selective
+     * signalling, as verbs users do to keep per-message completion work low, seed 001 &sect;4.3): the NIC
+     * generates no completion for it; RC completes a send queue in order, so it is reported through
+     * {@link ChannelEvents#onWriteCompleted} (with its {@code tag}, in posting order) when a later signalled
+     * work request of this channel completes. The caller must post a signalled work request often enough
+     * that unsignalled WRITEs do not hold {@link #canPostWrite()} down, and one after the last it needs
+     * reported. The default posts it signalled (a kind that cannot leave completions out).
+     *
+     * @param tag in [0, 2^28), handed back on completion
+     * @return false if it could not be posted (the channel failed)
+     * @throws UnsupportedOperationException if this kind posts no bare WRITEs
+     */
+    default boolean postWrite(long localAddress, int lkey, long remoteAddress, int rkey, int length, int tag, boolean signaled) {
+        return postWrite(localAddress, lkey, remoteAddress, rkey, length, tag);
+    }
+
+    /**
      * Sends a {@link FrameType#CHANNEL_CONTROL} frame carrying {@code length} bytes of {@code src} from
      * {@code offset}: a control message of a kind built over this channel, which the peer's channel hands
      * to {@link ChannelEvents#onChannelControl}. No credit; RC orders it after everything posted before.

@@ -188,21 +188,23 @@ final class RcSendQueue {
      * @return false if it could not be posted (the channel failed)
      */
     boolean postWrite(long localAddress, int lkey, long remoteAddress, int rkey, int length) {
-        return postWrite(localAddress, lkey, remoteAddress, rkey, length, -1);
+        return postWrite(localAddress, lkey, remoteAddress, rkey, length, -1, true);
     }
 
     /**
      * {@link #postWrite(long, int, long, int, int)} whose completion is reported with {@code tag} (&ge; 0)
      * through {@link RcSubchannel#onWriteRetired}; -1 reports none (a rendezvous stripe: its FIN reports).
+     * Unsignalled ({@code signaled} false) it is retired, and reported, when a later signalled work request
+     * completes ({@link #retireBefore}).
      */
-    boolean postWrite(long localAddress, int lkey, long remoteAddress, int rkey, int length, int tag) {
+    boolean postWrite(long localAddress, int lkey, long remoteAddress, int rkey, int length, int tag, boolean signaled) {
         postDeferredUnsignaled();
         if (channel.isFailed()) {
             return false;
         }
         writesInFlight++;
         long wrId = WorkRequestTokens.wrId(WorkRequestTokens.WR_WRITE, tag + 1);
-        wr.reset().wrId(wrId).opcode(WrOpcode.RDMA_WRITE).signaled(true).remoteAddress(remoteAddress).rkey(rkey);
+        wr.reset().wrId(wrId).opcode(WrOpcode.RDMA_WRITE).signaled(signaled).remoteAddress(remoteAddress).rkey(rkey);
         if (length > 0) {
             wr.sge(localAddress, length, lkey);
         }

@@ -584,6 +584,11 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     @Override
     public boolean postWrite(long localAddress, int lkey, long remoteAddress, int rkey, int length, int tag) {
+        return postWrite(localAddress, lkey, remoteAddress, rkey, length, tag, true);
+    }
+
+    @Override
+    public boolean postWrite(long localAddress, int lkey, long remoteAddress, int rkey, int length, int tag, boolean signaled) {
         if (tag < 0 || tag >= (1 << 28)) {
             throw new IllegalArgumentException("tag in [0, 2^28) required but it was " + tag);
         }
@@ -591,7 +596,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
             return false;
         }
         bytesSent += length;
-        return sendQueue.postWrite(localAddress, lkey, remoteAddress, rkey, length, tag);
+        return sendQueue.postWrite(localAddress, lkey, remoteAddress, rkey, length, tag, signaled);
     }
 
     /** A bare WRITE posted with {@code tag} completed. */
