@@ -37,6 +37,13 @@ import org.openucx.jucx.ucp.UcpParams;
  *       processes).</li>
  * </ul>
  *
+ * <p><b>UCX keepalive off:</b> contexts are opened with {@code KEEPALIVE_INTERVAL=inf} (unless the
+ * environment sets {@code UCX_KEEPALIVE_INTERVAL}). Between two processes over {@code tcp}, UCP's
+ * keepalive on peer-failure endpoints (Debian's UCX 1.13.1) failed live endpoints with "Endpoint
+ * timeout" within seconds under sustained traffic (4 of 6 two-process {@code bench bw} runs here, and
+ * {@code UcxTwoProcessTest} 2 of 2; with it off, 0 of 6). A dead peer process is still found at once
+ * (its closed sockets fail the endpoint), and a silent one by the NIC's own transport retry timer.
+ *
  * <p><b>Ordering:</b> frames are sent with {@code UCP_AM_SEND_FLAG_EAGER}, so UCX delivers the
  * messages of one endpoint whole and in sending order (a rendezvous message could be overtaken by a
  * later eager one), which is what {@link FrameTransport} requires of a route.
@@ -90,6 +97,9 @@ public final class UcxFrameTransport implements FrameTransport {
         UcpParams params = new UcpParams().requestAmFeature();
         if (tls != null) {
             params.setConfig("TLS", tls);
+        }
+        if (System.getenv("UCX_KEEPALIVE_INTERVAL") == null) {
+            params.setConfig("KEEPALIVE_INTERVAL", "inf");
         }
         try {
             return new UcpContext(params);

@@ -11,7 +11,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * The child process of {@link UcxTwoProcessTest}: a ucx provider with {@code cm=tcp} over UCX
  * {@code tcp} listening at {@code ucx://127.0.0.1:0} (prints {@code listening at 127.0.0.1:<port>}),
- * accepting one queue pair, and echoing {@link EchoQp#SIZES}{@code .length} messages back with SEND.
+ * accepting one queue pair, and echoing {@link EchoQp#MESSAGES} messages back with SEND, each from the
+ * slot it arrived in (a receive is posted on every slot, and reposted when its message arrived).
  * Exits 0 when done, 1 on a failure (message on stderr), 2 after 60 s.
  */
 public final class UcxEchoPeer {
@@ -25,7 +26,9 @@ public final class UcxEchoPeer {
             CompletableFuture<CmParams> accepted = new CompletableFuture<>();
             try (ConnectionManager.Listener l = p.connectionManager().listen(new PortAddress("ucx", "127.0.0.1", 0), (from, request) -> {
                 e.qp.connect(request.endpoints().get(0));
-                e.postReceive();
+                for (int slot = 0; slot < EchoQp.SLOTS; slot++) {
+                    e.postReceive(slot);
+                }
                 CmParams reply = new CmParams(List.of(e.qp.localEndpoint()), new byte[0]);
                 accepted.complete(reply);
                 return CompletableFuture.completedFuture(reply);
@@ -34,7 +37,7 @@ public final class UcxEchoPeer {
                 System.out.flush();
                 long deadline = System.nanoTime() + 60_000_000_000L;
                 int echoed = 0;
-                while (echoed < EchoQp.SIZES.length) {
+                while (echoed < EchoQp.MESSAGES) {
                     if (System.nanoTime() - deadline > 0) {
                         System.err.println("echo peer: timed out after " + echoed + " echoes");
                         System.exit(2);
@@ -43,9 +46,10 @@ public final class UcxEchoPeer {
                     for (WorkCompletion wc : e.poll()) {
                         if (EchoQp.isReceive(wc)) {
                             int n = wc.byteLength();
-                            e.send.buffer().put(0, e.receive.buffer(), 0, n);
-                            e.postReceive();
-                            e.postSend(n);
+                            int slot = (int) wc.wrId();
+                            e.send.buffer().put(slot * EchoQp.MAX, e.receive.buffer(), slot * EchoQp.MAX, n);
+                            e.postReceive(slot);
+                            e.postSend(slot, n);
                         } else {
                             echoed++;
                         }

@@ -25,8 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The ucx provider between two processes: a child JVM ({@link UcxEchoPeer}) listens with
  * {@code cm=tcp}; this JVM connects through the TCP connection manager, learns the child's UCX worker
- * address from the exchange, and sends 64 B, 4 KiB and 256 KiB messages over UCX {@code tcp} that the
- * child echoes back byte-exact. Skipped without UCX.
+ * address from the exchange, and sends 64 B, 4 KiB and 256 KiB messages, then windows of 32 messages of
+ * 64 KiB back to back (48 MiB in all), over UCX {@code tcp}, which the child echoes back byte-exact.
+ * Skipped without UCX.
  */
 class UcxTwoProcessTest {
     private static final long DEADLINE_NS = TimeUnit.SECONDS.toNanos(60);
@@ -56,22 +57,16 @@ class UcxTwoProcessTest {
                 CmParams r = reply.join();
                 assertEquals(2, p.knownDevices(), "the child's device is learned from the exchange");
                 e.qp.connect(r.endpoints().get(0));
+                int n = 0;
                 for (int size : EchoQp.SIZES) {
-                    byte[] msg = EchoQp.pattern(size);
-                    e.send.buffer().put(0, msg);
-                    e.postReceive();
-                    e.postSend(size);
-                    List<WorkCompletion> got = new ArrayList<>();
-                    while (got.size() < 2) {
-                        p.progress(System.nanoTime());
-                        got.addAll(e.poll());
-                        assertTrue(System.nanoTime() - deadline < 0, () -> "no echo of " + size + " B; completions " + got + childOutput(out, err));
+                    echo(p, e, List.of(n++), size, deadline, out, err);
+                }
+                for (int burst = 0; burst < EchoQp.BURSTS; burst++) {
+                    List<Integer> window = new ArrayList<>();
+                    for (int slot = 0; slot < EchoQp.SLOTS; slot++) {
+                        window.add(n++);
                     }
-                    WorkCompletion rcv = got.stream().filter(EchoQp::isReceive).findFirst().orElseThrow();
-                    assertEquals(size, rcv.byteLength());
-                    byte[] echo = new byte[size];
-                    e.receive.buffer().get(0, echo);
-                    assertArrayEquals(msg, echo, "echo of " + size + " B");
+                    echo(p, e, window, EchoQp.BURST_BYTES, deadline, out, err);
                 }
                 long[] frames = p.frameCounts(0);
                 assertTrue(frames[0] > 0 && frames[1] > 0, "frames crossed UCX: " + frames[0] + " sent, " + frames[1] + " received");
@@ -83,6 +78,50 @@ class UcxTwoProcessTest {
             child.waitFor(10, TimeUnit.SECONDS);
         }
         leaks.assertClean();
+    }
+
+    /**
+     * Sends messages {@code ns} ({@code size} bytes each, message {@code ns.get(i)} from slot {@code i})
+     * back to back, and checks each echo byte-exact.
+     */
+    private static void echo(UcxProvider p, EchoQp e, List<Integer> ns, int size, long deadline, Path out, Path err) {
+        List<byte[]> sent = new ArrayList<>();
+        for (int slot = 0; slot < ns.size(); slot++) {
+            byte[] msg = EchoQp.pattern(ns.get(slot), size);
+            sent.add(msg);
+            e.send.buffer().put(slot * EchoQp.MAX, msg);
+            e.postReceive(slot);
+        }
+        for (int slot = 0; slot < ns.size(); slot++) {
+            e.postSend(slot, size);
+        }
+        List<WorkCompletion> received = new ArrayList<>();
+        int completions = 0;
+        while (completions < 2 * ns.size()) {
+            p.progress(System.nanoTime());
+            List<WorkCompletion> wcs;
+            try {
+                wcs = e.poll();
+            } catch (IllegalStateException failed) {
+                throw new AssertionError(failed.getMessage() + childOutput(out, err), failed);
+            }
+            for (WorkCompletion wc : wcs) {
+                completions++;
+                if (EchoQp.isReceive(wc)) {
+                    received.add(wc);
+                }
+            }
+            int got = completions;
+            assertTrue(System.nanoTime() - deadline < 0, () -> "echoes of messages " + ns + " incomplete: " + got + " completions"
+                + childOutput(out, err));
+        }
+        for (WorkCompletion wc : received) {
+            int slot = (int) wc.wrId();
+            assertEquals(size, wc.byteLength());
+            byte[] echo = new byte[size];
+            e.receive.buffer().get(slot * EchoQp.MAX, echo);
+            assertArrayEquals(sent.get(slot), echo, () -> "echo of message " + ns.get(slot) + " (" + size + " B)");
+        }
     }
 
     private static Process startChild(Path out, Path err) throws java.io.IOException {
