@@ -35,6 +35,11 @@ import org.jspecify.annotations.Nullable;
  * only blocking wait, {@code UcpWorker.waitForEvents()}, has no timeout, and the NIC's retry timers
  * must run.
  *
+ * <p><b>Reach:</b> {@link Cm#JVM} (default) connects devices of this JVM through the in-JVM connection
+ * manager; {@link Cm#TCP} connects processes and hosts through a TCP connection manager whose exchange
+ * carries each side's UCP worker addresses ({@link UcxConnectionManager}). Deviation from the issue's
+ * plan: the addresses ride in the private data, not in a field of their own (see the README).
+ *
  * <p><b>Concurrency:</b> as {@link RdmaProvider}: thread-safe; {@link #close()} is idempotent.
  */
 public final class UcxProvider implements RdmaProvider {
