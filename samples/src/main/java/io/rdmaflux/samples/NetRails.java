@@ -142,7 +142,8 @@ final class NetRails implements AutoCloseable {
                 c = node.connect(new PortAddress(s.fabric(), to.host(), to.port()), spec).block(timeout.plusSeconds(5));
             } catch (RuntimeException e) {
                 throw new UserError("cannot connect to " + to + ": " + Main.rootMessage(e)
-                    + "; start the peer there first (" + listenCommand + " --listen " + to + " --addresses ...)", e);
+                    + "; start the peer there first (" + listenCommand + " --listen " + to + (s.ucxTls != null ? " --provider ucx --rails "
+                    + s.addresses.size() : " --addresses ...") + ")", e);
             }
             if (c == null) {
                 throw new UserError("cannot connect to " + to + ": no answer");

@@ -92,11 +92,23 @@ final class UcxConnectionManager implements ConnectionManager, ProgressAgent {
         } catch (VerbsException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return net.connect(to, out, timeoutNs).thenApply(reply -> {
-            UcxPeerAddresses.Stripped s = UcxPeerAddresses.strip(reply, address);
-            learn(s.devices());
-            return s.params();
+        CompletableFuture<CmParams> result = new CompletableFuture<>();
+        net.connect(to, out, timeoutNs).whenComplete((reply, failure) -> {
+            if (failure != null) {
+                // the net CM names the net:// address it dialled; the caller gave the ucx:// one
+                Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+                result.completeExceptionally(new VerbsException(String.valueOf(cause.getMessage()).replace(to.toString(), address.toString()), cause));
+                return;
+            }
+            try {
+                UcxPeerAddresses.Stripped s = UcxPeerAddresses.strip(reply, address);
+                learn(s.devices());
+                result.complete(s.params());
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+            }
         });
+        return result;
     }
 
     /** {@code params} with the worker addresses of the local devices its endpoints name. */

@@ -167,6 +167,13 @@ class UcxRemoteCmTest {
             try (ConnectionManager.Listener l = cm.listen(ANY_LOOPBACK, refuse)) {
                 assertEquals("ucx", l.address().fabric());
                 assertTrue(l.address().port() > 0, l.address().toString());
+                // a REJECT names the ucx:// address the caller gave, not the net CM's net:// one
+                CompletableFuture<CmParams> rejected = cm.connect(l.address(), params(p.devices().get(0).port(1).address(), new byte[0]),
+                    10_000_000_000L);
+                progressUntil(rejected::isDone, p);
+                CompletionException r = assertThrows(CompletionException.class, rejected::join);
+                assertTrue(r.getCause().getMessage().contains("rejected") && r.getCause().getMessage().contains(l.address().toString())
+                    && !r.getCause().getMessage().contains("net://"), r.getCause().getMessage());
             }
         }
     }
