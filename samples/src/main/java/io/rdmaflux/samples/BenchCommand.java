@@ -47,13 +47,13 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     @Parameters(index = "0", paramLabel = "TEST", description = "latency, bw, bibw, msg-rate, put-bw or get-bw.")
     String test;
 
-    @Option(names = "--provider", description = "RDMA provider: soft (default) or ucx (UCX via JUCX, both ends in this JVM; "
-        + "needs the system's UCX library, e.g. apt-get install libucx0).")
+    @Option(names = "--provider", description = "RDMA provider: soft (default) or ucx (UCX via JUCX: both ends in this JVM, or two "
+        + "processes with --listen/--connect through its TCP connection manager; needs the system's UCX library, e.g. apt-get install libucx0).")
     String provider = "soft";
 
     @Option(names = "--fabric", description = "Fabric of the soft provider: mem (in-JVM; default) or net (IP: RC over TCP; "
         + "both ends in this JVM on --addresses, or in two processes with --listen/--connect, which imply net). "
-        + "Of the ucx provider: sm (UCX shared memory; default) or tcp (UCX over loopback TCP).")
+        + "Of the ucx provider: sm (UCX shared memory; default in one JVM) or tcp (UCX over TCP; default with --listen/--connect).")
     @Nullable String fabric;
 
     @Option(names = "--rails", description = "Rails, 1..16 (default 1; with --addresses: one per address).")
@@ -142,7 +142,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         if (peer.peerMode() && "mem".equals(fabric)) {
             throw new UserError("--listen/--connect run over the IP fabric; drop --fabric mem (or use --fabric net)");
         }
-        String fab = ucx ? (fabric == null ? "sm" : fabric.toLowerCase(Locale.ROOT)) : fabric != null ? fabric : peer.peerMode() ? "net" : "mem";
+        String fab = ucx ? ucxFabric(fabric, peer.peerMode()) : fabric != null ? fabric : peer.peerMode() ? "net" : "mem";
         if (net.addresses != null && "mem".equals(fab)) {
             throw new UserError("--addresses applies to --fabric net and --listen/--connect only (the in-JVM mem fabric needs no addresses)");
         }
@@ -154,6 +154,9 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
                 throw new UserError("--rails " + rails + " disagrees with --addresses " + net.addresses + " (" + addrs.size()
                     + " rails); give one address per rail, or drop --rails");
             }
+            railCount = addrs.size();
+        } else if (ucx && peer.peerMode()) {
+            addrs = peer.addresses(); // 127.0.0.1 per rail: counts the rails (UCX picks its interfaces)
             railCount = addrs.size();
         }
         if (iterations != null && iterations < 1) {
@@ -201,17 +204,23 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             EagerOption.parse(eager), ucx ? "ucx" : "soft");
     }
 
+    /** The ucx provider's fabric: {@code --fabric}, else sm in one JVM and tcp between processes. */
+    static String ucxFabric(@Nullable String fabric, boolean peerMode) {
+        return fabric != null ? fabric.toLowerCase(Locale.ROOT) : peerMode ? "tcp" : "sm";
+    }
+
     /**
      * {@code --provider ucx}: both ends in this JVM on two ucx providers over UCX shared memory or tcp
-     * ({@link InJvmNics}); the options that need the soft provider are refused by name.
+     * ({@link InJvmNics}), or two processes through the ucx provider's TCP connection manager
+     * ({@link NetRails} with {@code ucxTls}); the options that need the soft provider are refused by name.
      */
     private void checkUcx(Test t) {
         if (t == Test.put_bw || t == Test.get_bw) {
             throw new UserError("put-bw/get-bw build their queue pairs on the soft provider; drop --provider ucx");
         }
-        if (net.listen != null || net.connect != null || net.addresses != null) {
-            throw new UserError("--provider ucx runs both ends in this JVM (UCX endpoints are not yet exchanged between processes); "
-                + "drop --listen/--connect/--addresses");
+        if (net.addresses != null) {
+            throw new UserError("--provider ucx takes no --addresses: UCX picks its interfaces itself (UCX_NET_DEVICES narrows them); "
+                + "give the rail count with --rails");
         }
         if (railRates != null) {
             throw new UserError("the ucx provider's rails cannot be shaped; drop --rail-rates (or use --provider soft)");
@@ -346,7 +355,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     /** Two processes, the settings both ends build their rails with. */
     private static NetRails.Settings peerRails(Settings s, int maxMessage) {
         return new NetRails.Settings(s.addresses, s.shaped ? s.railBytesPerSec : null, (64 << 10) + 64, 64, Math.max(maxMessage, PEER_MIN_MESSAGE_BYTES), 4,
-            Policies.parse(s.policy, s.rails)).eager(s.eager);
+            Policies.parse(s.policy, s.rails)).eager(s.eager).ucx("ucx".equals(s.provider) ? InJvmNics.ucxTls(s.fabric) : null);
     }
 
     /** The listening side: serves one run for the peer that connects, then exits. */

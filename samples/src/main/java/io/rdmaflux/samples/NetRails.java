@@ -26,6 +26,9 @@ import java.util.Map;
  * hosts) over the soft provider's IP fabric: one soft device with one port per local address, rail
  * {@code i} bound to address {@code i} (RC over TCP); the peer's rail {@code i} must be reachable
  * from it (in {@code scripts/netns-rails.sh}, rail {@code i} is the subnet {@code 10.77.<i+1>.0/24}).
+ * Or ({@link Settings#ucxTls}) over the {@code ucx} provider: one device with one port per rail,
+ * its frames carried by UCX ({@code tcp}), listening and connecting through its TCP connection
+ * manager at {@code ucx://host:port}.
  *
  * <p>{@link #listen} waits for one peer and accepts its connection; {@link #connect} connects to a
  * listening peer. Each side's {@code policy} schedules what that side sends over the rails (the
@@ -41,6 +44,7 @@ final class NetRails implements AutoCloseable {
     private final RailProbe probe;
     private final List<String> addresses;
     private final ChannelFactory policy;
+    private final @Nullable String ucxTls;
 
     private NetRails(RdmaProvider provider, RdmaNode node, RdmaConnection connection, RailProbe probe, Settings s) {
         this.provider = provider;
@@ -49,6 +53,7 @@ final class NetRails implements AutoCloseable {
         this.probe = probe;
         this.addresses = s.addresses;
         this.policy = s.policy;
+        this.ucxTls = s.ucxTls;
     }
 
     /**
@@ -61,18 +66,32 @@ final class NetRails implements AutoCloseable {
      * @param maxMessageBytes   largest message, bytes
      * @param rendezvousBuffers large messages in flight per node and direction
      * @param policy            how this side schedules what it sends over the rails
+     * @param ucxTls            null: the soft provider's IP fabric; else the {@code ucx} provider over these UCX
+     *                          transports ({@code tcp}, {@code sm,self}) with its TCP connection manager
+     *                          ({@code cm=tcp}), one port per rail (the addresses only count the rails: UCX
+     *                          picks its interfaces itself, {@code UCX_NET_DEVICES} narrows them)
      */
     record Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
-                    int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy, EagerSpec eager) {
+                    int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy, EagerSpec eager, @Nullable String ucxTls) {
         Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
                  int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy) {
-            this(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, EagerSpec.DEFAULTS);
+            this(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, EagerSpec.DEFAULTS, null);
         }
 
         /** These settings with the eager ring {@code on} or off. */
         Settings eager(boolean on) {
             return new Settings(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy,
-                on ? EagerSpec.DEFAULTS : EagerSpec.OFF);
+                on ? EagerSpec.DEFAULTS : EagerSpec.OFF, ucxTls);
+        }
+
+        /** These settings on the {@code ucx} provider over UCX transports {@code tls}, or on the soft provider when null. */
+        Settings ucx(@Nullable String tls) {
+            return new Settings(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager, tls);
+        }
+
+        /** The fabric of the connection manager's addresses: {@code ucx} or {@code net}. */
+        String fabric() {
+            return ucxTls != null ? "ucx" : "net";
         }
     }
 
@@ -89,7 +108,7 @@ final class NetRails implements AutoCloseable {
             RailProbe probe = new RailProbe(s.policy);
             node = node(provider, s, "listener", probe);
             RdmaConnection c;
-            try (RdmaServer server = bind(node, at)) {
+            try (RdmaServer server = bind(node, s.fabric(), at)) {
                 onListening.accept(server.address().host() + ":" + server.address().port());
                 c = server.accept().next().block(timeout);
             } catch (IllegalStateException e) {
@@ -120,10 +139,11 @@ final class NetRails implements AutoCloseable {
             ConnectionSpec spec = ConnectionSpec.rails(s.addresses.size()).striping(probe).connectTimeoutNs(timeout.toNanos());
             RdmaConnection c;
             try {
-                c = node.connect(new PortAddress("net", to.host(), to.port()), spec).block(timeout.plusSeconds(5));
+                c = node.connect(new PortAddress(s.fabric(), to.host(), to.port()), spec).block(timeout.plusSeconds(5));
             } catch (RuntimeException e) {
                 throw new UserError("cannot connect to " + to + ": " + Main.rootMessage(e)
-                    + "; start the peer there first (" + listenCommand + " --listen " + to + " --addresses ...)", e);
+                    + "; start the peer there first (" + listenCommand + " --listen " + to + (s.ucxTls != null ? " --provider ucx --rails "
+                    + s.addresses.size() : " --addresses ...") + ")", e);
             }
             if (c == null) {
                 throw new UserError("cannot connect to " + to + ": no answer");
@@ -135,15 +155,18 @@ final class NetRails implements AutoCloseable {
         }
     }
 
-    private static RdmaServer bind(RdmaNode node, HostPort at) {
+    private static RdmaServer bind(RdmaNode node, String fabric, HostPort at) {
         try {
-            return node.bind(new PortAddress("net", at.host(), at.port()));
+            return node.bind(new PortAddress(fabric, at.host(), at.port()));
         } catch (RuntimeException e) {
             throw new UserError("cannot listen at " + at + ": " + Main.rootMessage(e), e);
         }
     }
 
     private static RdmaProvider open(Settings s, String role) {
+        if (s.ucxTls != null) {
+            return openUcx(s, role);
+        }
         // the node's progress thread drives the soft NIC too (one thread per end, no hand-off between
         // two) and, when idle, blocks in the NIC's socket selector so an arriving frame wakes it
         return openProvider(s.addresses, s.railBytesPerSec, s.bufferBytes, role, "invoker");
@@ -180,6 +203,21 @@ final class NetRails implements AutoCloseable {
         return p;
     }
 
+    /**
+     * The {@code ucx} provider with its TCP connection manager, one device with one port per rail, driven
+     * by the node's progress thread (INVOKER), as the soft provider here.
+     *
+     * @throws UserError naming the provider and the fix when UCX cannot run or rejects the transports
+     */
+    private static RdmaProvider openUcx(Settings s, String role) {
+        try {
+            return RdmaProviders.open("ucx", Map.of("tls", s.ucxTls, "cm", "tcp", "ports", Integer.toString(s.addresses.size()),
+                "name", "samples-" + role, "threading", "invoker"));
+        } catch (RuntimeException e) {
+            throw new UserError("--provider ucx: the " + role + "'s provider did not open: " + Main.rootMessage(e), e);
+        }
+    }
+
     private static RdmaNode node(RdmaProvider provider, Settings s, String name, RailProbe probe) {
         int[] ports = new int[s.addresses.size()];
         for (int i = 0; i < ports.length; i++) {
@@ -211,6 +249,9 @@ final class NetRails implements AutoCloseable {
 
     /** One line naming the transport, for summaries. */
     String describe() {
+        if (ucxTls != null) {
+            return rails() + " rails, ucx provider, UCX " + ucxTls + " between processes (TCP connection manager)";
+        }
         return rails() + " rails, soft provider, IP (net) fabric, local " + String.join(",", addresses);
     }
 

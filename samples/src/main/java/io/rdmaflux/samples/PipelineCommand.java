@@ -108,11 +108,13 @@ public final class PipelineCommand implements Callable<Integer> {
         + "default ${DEFAULT-VALUE}): off runs every message over send/receive.")
     String eager = "on";
 
-    @Option(names = "--provider", paramLabel = "soft|ucx", description = "RDMA provider of the in-JVM run: soft (default; shaped rails) or ucx "
-        + "(UCX via JUCX, both hosts in this JVM, rails unshaped; needs the system's UCX library, e.g. apt-get install libucx0).")
+    @Option(names = "--provider", paramLabel = "soft|ucx", description = "RDMA provider: soft (default; shaped rails) or ucx "
+        + "(UCX via JUCX, rails unshaped: both hosts in this JVM, or two processes with --listen/--connect through its TCP connection manager; "
+        + "needs the system's UCX library, e.g. apt-get install libucx0).")
     String provider = "soft";
 
-    @Option(names = "--fabric", paramLabel = "sm|tcp", description = "With --provider ucx: sm (UCX shared memory; default) or tcp (UCX over loopback TCP).")
+    @Option(names = "--fabric", paramLabel = "sm|tcp", description = "With --provider ucx: sm (UCX shared memory; default in one JVM) or tcp "
+        + "(UCX over TCP; default with --listen/--connect).")
     @Nullable String fabric;
 
     @Option(names = "--verbose", description = "Print stack traces of errors.")
@@ -175,7 +177,7 @@ public final class PipelineCommand implements Callable<Integer> {
         if (addrs != null) {
             rails = addrs.size();
         }
-        boolean ucx = checkProvider(netMode);
+        boolean ucx = checkProvider();
         List<Long> rates = railRates != null ? railRates : ucx ? java.util.Collections.nCopies(rails, 0L) : defaultRates(rails);
         if (rates.size() != rails) {
             throw new UserError("--rail-rates gives " + rates.size() + " rates for " + rails + " rails; give one per rail, e.g. --rail-rates "
@@ -208,19 +210,20 @@ public final class PipelineCommand implements Callable<Integer> {
             // the receiver cannot know the sender's --chunk-kib in advance: it accepts the largest allowed
             int maxMessage = peer.listen() != null ? 1 << 20 : chunkBytes;
             NetRails.Settings ns = new NetRails.Settings(addrs, railRates != null ? bytesPerSec : null, bufferBytes, RECEIVE_BUFFERS,
-                maxMessage, inFlight, factory).eager(EagerOption.parse(eager));
+                maxMessage, inFlight, factory).eager(EagerOption.parse(eager))
+                .ucx(ucx ? InJvmNics.ucxTls(BenchCommand.ucxFabric(fabric, true)) : null);
             netSettings = new Net(peer.listen(), peer.connect(), ns, peer.timeout());
         }
         return new Settings(in, all ? Long.MAX_VALUE : limitMib << 20, records, bytesPerSec, (latencyUs != null ? latencyUs : ucx ? 0 : 5) * 1000, policy,
             chunkBytes, bufferBytes, inFlight, reports, !noProgress, netSettings, weightsOut, metrics,
-            EagerOption.parse(eager), provider, ucx ? (fabric == null ? "sm" : fabric.toLowerCase(java.util.Locale.ROOT)) : null);
+            EagerOption.parse(eager), provider, ucx ? BenchCommand.ucxFabric(fabric, netMode) : null);
     }
 
     /**
-     * Checks {@code --provider} and {@code --fabric}; true for ucx. UCX rails are not shaped and both of
-     * their hosts run in this JVM, so shaping and the two-process mode are refused by name.
+     * Checks {@code --provider} and {@code --fabric}; true for ucx. UCX rails are not shaped, and UCX
+     * picks its interfaces itself, so shaping and {@code --addresses} are refused by name.
      */
-    private boolean checkProvider(boolean netMode) {
+    private boolean checkProvider() {
         if ("soft".equals(provider)) {
             if (fabric != null) {
                 throw new UserError("--fabric " + fabric + " applies to --provider ucx; the soft pipeline runs on the in-JVM mem fabric "
@@ -231,8 +234,9 @@ public final class PipelineCommand implements Callable<Integer> {
         if (!"ucx".equals(provider)) {
             throw new UserError("--provider " + provider + " is not one the pipeline runs on; use " + InJvmNics.PROVIDERS);
         }
-        if (netMode) {
-            throw new UserError("--provider ucx runs both hosts in this JVM; drop --listen/--connect (or use --provider soft)");
+        if (net.addresses != null) {
+            throw new UserError("--provider ucx takes no --addresses: UCX picks its interfaces itself (UCX_NET_DEVICES narrows them); "
+                + "give the rail count with --rails");
         }
         if ((latencyUs != null && latencyUs != 0) || (railRates != null && railRates.stream().anyMatch(r -> r != 0))) {
             throw new UserError("the ucx provider's rails cannot be shaped (UCX runs them at its own speed); drop --rail-rates and --latency-us, "

@@ -13,6 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -20,15 +22,21 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@code bench} and {@code pipeline} on the {@code ucx} provider (module verbs-ucx): both hosts in this
- * JVM over UCX shared memory and over UCX's tcp transport. The runs are skipped, with the reason,
+ * JVM over UCX shared memory and over UCX's tcp transport, and the two-process mode ({@code --listen} /
+ * {@code --connect}) through the ucx provider's TCP connection manager, its two sides on two threads
+ * ({@link Sides}) with a provider each, which share no UCX directory or context, so each resolves the
+ * other only from the connection manager's exchange, as two processes do. The runs are skipped, with the reason,
  * where the system's UCX library is missing; the refusals of options UCX cannot honour run everywhere.
  */
 class UcxSamplesTest {
     @TempDir
     Path dir;
 
+    private final Sides sides = new Sides();
+
     @AfterEach
-    void nothingLeaked() {
+    void nothingLeaked() throws InterruptedException {
+        sides.joinAll();
         VerbsLeakCheck.assertNoSoftLeaks();
     }
 
@@ -67,15 +75,54 @@ class UcxSamplesTest {
     }
 
     @Test
+    void benchRunsBetweenTwoSidesThroughTheUcxTcpConnectionManager() throws Exception {
+        assumeUcx();
+        Sides.Output lo = new Sides.Output();
+        CompletableFuture<Sides.Run> listener = sides.start(lo, "bench", "latency", "--provider", "ucx", "--listen", "127.0.0.1:0", "--rails", "2",
+            "--timeout-s", "60");
+        String at = Sides.awaitListening(lo, listener);
+        Sides.Run c = sides.start(new Sides.Output(), "bench", "latency", "--provider", "ucx", "--connect", at, "--rails", "2", "--sizes", "8,64k",
+            "-i", "100", "-x", "10", "--jit-warmup", "0", "--timeout-s", "60").get(90, TimeUnit.SECONDS);
+        Sides.Run l = listener.get(90, TimeUnit.SECONDS);
+        assertEquals(0, c.code(), c.err() + c.out());
+        assertEquals(0, l.code(), l.err() + l.out());
+        assertTrue(c.out().contains("# rdmaflux latency: provider ucx, fabric tcp, 2 rail(s)"), c.out());
+        assertTrue(c.out().lines().anyMatch(x -> x.matches("65536 +[0-9.]+ +[0-9.]+ +[0-9.]+")), c.out());
+        assertTrue(l.out().contains("over 2 rails, ucx provider, UCX tcp between processes"), l.out());
+    }
+
+    @Test
+    void pipelineStreamsAFileBetweenTwoSidesOverUcxTcpAndBothVerifyIt() throws Exception {
+        assumeUcx();
+        Path file = dir.resolve("random.bin");
+        byte[] bytes = new byte[3 * 1024 * 1024 + 333];
+        new Random(23).nextBytes(bytes);
+        Files.write(file, bytes);
+        Sides.Output receiverOut = new Sides.Output();
+        CompletableFuture<Sides.Run> receiver = sides.start(receiverOut, "pipeline", "--provider", "ucx", "--listen", "127.0.0.1:0", "--rails", "2",
+            "--timeout-s", "60", "--no-progress");
+        String at = Sides.awaitListening(receiverOut, receiver);
+        Sides.Run s = sides.start(new Sides.Output(), "pipeline", "--provider", "ucx", "--connect", at, file.toString(), "--rails", "2",
+            "--chunk-kib", "64", "--timeout-s", "60", "--no-progress", "--report-dir", dir.resolve("reports").toString()).get(90, TimeUnit.SECONDS);
+        Sides.Run r = receiver.get(90, TimeUnit.SECONDS);
+        assertEquals(0, s.code(), s.err() + s.out());
+        assertEquals(0, r.code(), r.err() + r.out());
+        assertTrue(r.out().contains("OK, verified"), r.out());
+        assertTrue(s.out().contains("OK, verified by the receiver"), s.out());
+        assertTrue(s.out().contains("2 rails, ucx provider, UCX tcp between processes"), s.out());
+    }
+
+    @Test
     void optionsUcxCannotHonourAreRefusedByName() {
         String[][] cases = {
             {"bench put-bw --provider ucx", "put-bw/get-bw build their queue pairs on the soft provider; drop --provider ucx"},
             {"bench latency --provider ucx --fabric mem", "--fabric mem is not a fabric of the ucx provider; use --fabric sm"},
             {"bench bw --provider ucx --rail-rates 100", "the ucx provider's rails cannot be shaped"},
-            {"bench bw --provider ucx --listen 127.0.0.1:0", "--provider ucx runs both ends in this JVM"},
+            {"bench bw --provider ucx --listen 127.0.0.1:0 --addresses 127.0.0.1", "--provider ucx takes no --addresses: UCX picks its interfaces"},
+            {"bench bw --provider ucx --listen 127.0.0.1:0 --fabric net", "--fabric net is not a fabric of the ucx provider"},
             {"pipeline --provider ucx --latency-us 10", "the ucx provider's rails cannot be shaped"},
             {"pipeline --provider ucx --fabric ib", "--fabric ib is not a fabric of the ucx provider"},
-            {"pipeline --provider ucx --connect 127.0.0.1:1", "--provider ucx runs both hosts in this JVM"},
+            {"pipeline --provider ucx --connect 127.0.0.1:1 --addresses 127.0.0.1", "--provider ucx takes no --addresses"},
             {"pipeline --fabric tcp", "--fabric tcp applies to --provider ucx"},
             {"pipeline --provider verbs", "--provider verbs is not one the pipeline runs on; use soft or ucx"},
         };

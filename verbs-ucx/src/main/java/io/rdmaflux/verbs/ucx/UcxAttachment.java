@@ -56,7 +56,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
     private final UcpContext context;
     private final UcpWorker worker;
     private final boolean peerFailureMode;
-    private final ByteBuffer workerAddress;
+    private final byte[] workerAddress;
     private final UcpRequestParams hostMemory = new UcpRequestParams().setMemoryType(UcsConstants.MEMORY_TYPE.UCS_MEMORY_TYPE_HOST);
     private final ArrayDeque<ByteBuffer> headerPool = new ArrayDeque<>();
     private final ArrayDeque<SoftFrame> arrived = new ArrayDeque<>();
@@ -83,7 +83,9 @@ final class UcxAttachment implements FrameTransport.Attachment {
             throw new VerbsException("UCX could not open a worker for device '" + nic.name() + "': " + e.getMessage(), e);
         }
         try {
-            this.workerAddress = worker.getAddress();
+            ByteBuffer address = worker.getAddress();
+            this.workerAddress = new byte[address.remaining()];
+            address.get(address.position(), this.workerAddress);
             worker.setAmRecvHandler(UcxFrameTransport.AM_ID, this::onActiveMessage, UcpConstants.UCP_AM_FLAG_WHOLE_MSG);
         } catch (RuntimeException e) {
             worker.close();
@@ -96,8 +98,9 @@ final class UcxAttachment implements FrameTransport.Attachment {
         return nic;
     }
 
-    ByteBuffer workerAddress() {
-        return workerAddress;
+    /** This NIC's UCP worker address (a copy; any thread). */
+    byte[] workerAddressBytes() {
+        return workerAddress.clone();
     }
 
     /** Frames handed to UCX so far. */
@@ -332,11 +335,11 @@ final class UcxAttachment implements FrameTransport.Attachment {
     /** A path to one remote NIC's port; its endpoint is created lazily on the sending engine thread. */
     static final class UcxRoute implements Route {
         private final PortAddress destination;
-        final UcxAttachment target;
+        final UcxDirectory.Entry target;
         @Nullable UcpEndpoint endpoint;
         boolean failed;
 
-        UcxRoute(PortAddress destination, UcxAttachment target) {
+        UcxRoute(PortAddress destination, UcxDirectory.Entry target) {
             this.destination = destination;
             this.target = target;
         }

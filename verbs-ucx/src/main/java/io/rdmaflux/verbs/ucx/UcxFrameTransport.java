@@ -4,8 +4,6 @@ import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.VerbsException;
 import io.rdmaflux.verbs.soft.FrameTransport;
 import io.rdmaflux.verbs.soft.SoftDevice;
-import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.openucx.jucx.ucp.UcpContext;
@@ -31,10 +29,20 @@ import org.openucx.jucx.ucp.UcpParams;
  *       engines lost acknowledgements over {@code tcp} in our tests, even with {@code mt_workers_shared}).
  *       A worker per NIC rather than per provider keeps each rail's progress on its own engine, as a
  *       NIC's queues are its own.</li>
- *   <li>Addresses are {@code ucx://<device>:<port>}; {@link #bind} publishes the NIC's worker
- *       address in a JVM-wide directory under the device name, and {@code resolve} looks it up. Devices
- *       are named {@code ucx0}, {@code ucx1}, ... JVM-wide.</li>
+ *   <li>Addresses are {@code ucx://<device>:<port>}; {@link #attach} publishes the NIC's worker
+ *       address in a {@link UcxDirectory} under the device name, and {@code resolve} looks it up:
+ *       the JVM-wide directory (devices named {@code ucx0}, {@code ucx1}, ... JVM-wide), or with
+ *       {@code cm=tcp} the provider's own, which also holds the devices of peers learned from the
+ *       connection manager's exchanges (devices named {@code ucx<n>-<random tag>}, unique across
+ *       processes).</li>
  * </ul>
+ *
+ * <p><b>UCX keepalive off:</b> contexts are opened with {@code KEEPALIVE_INTERVAL=inf} (unless the
+ * environment sets {@code UCX_KEEPALIVE_INTERVAL}). Between two processes over {@code tcp}, UCP's
+ * keepalive on peer-failure endpoints (Debian's UCX 1.13.1) failed live endpoints with "Endpoint
+ * timeout" within seconds under sustained traffic (4 of 6 two-process {@code bench bw} runs here, and
+ * {@code UcxTwoProcessTest} 2 of 2; with it off, 0 of 6). A dead peer process is still found at once
+ * (its closed sockets fail the endpoint), and a silent one by the NIC's own transport retry timer.
  *
  * <p><b>Ordering:</b> frames are sent with {@code UCP_AM_SEND_FLAG_EAGER}, so UCX delivers the
  * messages of one endpoint whole and in sending order (a rendezvous message could be overtaken by a
@@ -50,9 +58,8 @@ public final class UcxFrameTransport implements FrameTransport {
     static final int AM_ID = 0x5246;
 
     private static final AtomicInteger DEVICE_COUNTER = new AtomicInteger();
-    static final ConcurrentHashMap<String, UcxAttachment> DIRECTORY = new ConcurrentHashMap<>();
-
     private final @Nullable String tls;
+    private final UcxDirectory directory;
     private volatile boolean closed;
 
     /**
@@ -64,6 +71,15 @@ public final class UcxFrameTransport implements FrameTransport {
      * @throws VerbsException when UCX rejects {@code tls}
      */
     public UcxFrameTransport(@Nullable String tls) {
+        this(tls, UcxDirectory.JVM);
+    }
+
+    /**
+     * As {@link #UcxFrameTransport(String)}, resolving addresses through {@code directory} (the
+     * JVM-wide one, or a provider's own with {@code cm=tcp}).
+     */
+    UcxFrameTransport(@Nullable String tls, UcxDirectory directory) {
+        this.directory = directory;
         UcxLibrary.unavailableReason().ifPresent(r -> {
             throw new io.rdmaflux.verbs.ProviderUnavailableException("RDMA provider 'ucx' cannot run here: " + r);
         });
@@ -82,6 +98,9 @@ public final class UcxFrameTransport implements FrameTransport {
         if (tls != null) {
             params.setConfig("TLS", tls);
         }
+        if (System.getenv("UCX_KEEPALIVE_INTERVAL") == null) {
+            params.setConfig("KEEPALIVE_INTERVAL", "inf");
+        }
         try {
             return new UcpContext(params);
         } catch (RuntimeException e) {
@@ -93,6 +112,15 @@ public final class UcxFrameTransport implements FrameTransport {
     /** A device name not yet used in this JVM ({@code ucx<n>}). */
     public static String nextDeviceName() {
         return "ucx" + DEVICE_COUNTER.getAndIncrement();
+    }
+
+    /**
+     * A device name unique across processes with high probability: {@code ucx<n>-<suffix>}, where
+     * {@code suffix} is a provider's random 48-bit tag in hex (a collision is detected and refused by
+     * {@link UcxDirectory#learn}).
+     */
+    static String nextDeviceName(String suffix) {
+        return nextDeviceName() + "-" + suffix;
     }
 
     /** The transports asked for, or null for UCX's default. */
@@ -111,34 +139,27 @@ public final class UcxFrameTransport implements FrameTransport {
             throw new VerbsException("the UCX transport is closed; open a new provider");
         }
         UcxAttachment a = new UcxAttachment(this, nic);
-        if (DIRECTORY.putIfAbsent(nic.name(), a) != null) {
+        try {
+            directory.publish(a);
+        } catch (RuntimeException e) {
             a.close();
-            throw new VerbsException("a device named '" + nic.name() + "' is already attached to the UCX fabric in this JVM; "
-                + "device names must be unique (leave them to UcxFrameTransport.nextDeviceName())");
+            throw e;
         }
         return a;
     }
 
-    /** The attachment published under {@code address}'s device name, checked. */
-    UcxAttachment lookup(PortAddress address) {
-        if (!FABRIC.equals(address.fabric())) {
-            throw new VerbsException("address " + address + " is not on the UCX fabric; use ucx://<device>:<port>");
-        }
-        UcxAttachment target = DIRECTORY.get(address.host());
-        if (target == null) {
-            throw new VerbsException("no UCX device '" + address.host() + "' in this JVM (address " + address + "); devices are "
-                + List.copyOf(DIRECTORY.keySet()) + " (the ucx provider reaches devices of this JVM only)");
-        }
-        int ports = target.nic().ports().size();
-        if (address.port() < 1 || address.port() > ports) {
-            throw new VerbsException("address " + address + " names port " + address.port() + " but device '"
-                + address.host() + "' has ports 1.." + ports);
-        }
-        return target;
+    /** The directory entry of {@code address}'s device, checked ({@link UcxDirectory#lookup}). */
+    UcxDirectory.Entry lookup(PortAddress address) {
+        return directory.lookup(address);
+    }
+
+    /** Where this transport's devices are published and peers' devices learned. */
+    UcxDirectory directory() {
+        return directory;
     }
 
     void detach(UcxAttachment a) {
-        DIRECTORY.remove(a.nic().name(), a);
+        directory.withdraw(a);
     }
 
     /** Refuses further attachments; each attachment closes its own context. Idempotent. */

@@ -7,6 +7,8 @@ import io.rdmaflux.verbs.RdmaProvider;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.VerbsException;
 import io.rdmaflux.verbs.soft.SoftDevice;
+import io.rdmaflux.verbs.soft.SoftFabric;
+import io.rdmaflux.verbs.soft.net.NetConnectionManager;
 import io.rdmaflux.verbs.soft.SoftProvider;
 import java.util.List;
 import java.util.Objects;
@@ -32,6 +34,11 @@ import org.jspecify.annotations.Nullable;
  * through {@link #progress(long)}). {@link #awaitWork(long)} returns false (the caller parks): JUCX's
  * only blocking wait, {@code UcpWorker.waitForEvents()}, has no timeout, and the NIC's retry timers
  * must run.
+ *
+ * <p><b>Reach:</b> {@link Cm#JVM} (default) connects devices of this JVM through the in-JVM connection
+ * manager; {@link Cm#TCP} connects processes and hosts through a TCP connection manager whose exchange
+ * carries each side's UCP worker addresses ({@link UcxConnectionManager}). Deviation from the issue's
+ * plan: the addresses ride in the private data, not in a field of their own (see the README).
  *
  * <p><b>Concurrency:</b> as {@link RdmaProvider}: thread-safe; {@link #close()} is idempotent.
  */
@@ -62,13 +69,50 @@ public final class UcxProvider implements RdmaProvider {
      */
     public static final long MAX_IDLE_PARK_NS = 10_000L;
 
+    /**
+     * Which connection manager a provider uses, and so which devices its queue pairs reach.
+     */
+    public enum Cm {
+        /**
+         * The in-JVM connection manager on a JVM-wide fabric: listen and connect at a device's address
+         * ({@code ucx://<device>:<port>}, port 0 = any); reaches the devices of every {@code cm=jvm}
+         * provider of this JVM with the same {@code tls}, and nothing outside the JVM.
+         */
+        JVM,
+        /**
+         * The TCP connection manager ({@link UcxConnectionManager}, over the soft IP fabric's
+         * {@code NetConnectionManager}): listen and connect at {@code ucx://<ip>:<tcp port>}; each side's
+         * UCX worker addresses travel in the exchange, so queue pairs reach the devices of peers in
+         * other processes or hosts (over UCX {@code tcp}, or RDMA transports where present), and of
+         * other providers in this JVM only through such an exchange (each provider has its own
+         * directory and UCX contexts).
+         */
+        TCP
+    }
+
     private final SoftProvider nics;
     private final @Nullable String tls;
+    private final Cm cm;
+    private final UcxDirectory directory;
+    private final Runnable releaseFabric;
     private volatile boolean closed;
 
     private UcxProvider(Builder b) {
         this.tls = b.tls;
-        var fabric = UcxFabrics.acquire(b.tls);
+        this.cm = b.cm;
+        SoftFabric fabric;
+        String suffix = null;
+        if (b.cm == Cm.JVM) {
+            fabric = UcxFabrics.acquire(b.tls);
+            this.directory = UcxDirectory.JVM;
+            this.releaseFabric = () -> UcxFabrics.release(b.tls);
+        } else {
+            suffix = String.format("%012x", new java.security.SecureRandom().nextLong() & 0xFFFF_FFFF_FFFFL);
+            this.directory = new UcxDirectory("ucx provider " + (b.name != null ? b.name : suffix) + " (cm=tcp)");
+            UcxFrameTransport transport = new UcxFrameTransport(b.tls, directory);
+            fabric = SoftFabric.over("ucx-" + suffix + (b.tls == null ? "" : "[" + b.tls + "]"), transport);
+            this.releaseFabric = transport::close;
+        }
         try {
             SoftProvider.Builder sb = SoftProvider.builder().providerName(NAME).fabric(fabric).clock(b.clock)
                 .threadingMode(b.threadingMode).devices(b.devices).portsPerDevice(b.portsPerDevice).capabilities(CAPABILITIES)
@@ -76,15 +120,19 @@ public final class UcxProvider implements RdmaProvider {
                 .idleStrategy(new BackoffIdleStrategy(10, 10, 1_000, MAX_IDLE_PARK_NS));
             List<String> names = new java.util.ArrayList<>();
             for (int i = 0; i < b.devices; i++) {
-                names.add(UcxFrameTransport.nextDeviceName());
+                names.add(suffix == null ? UcxFrameTransport.nextDeviceName() : UcxFrameTransport.nextDeviceName(suffix));
             }
             sb.deviceNames(names);
+            if (b.cm == Cm.TCP) {
+                UcxDirectory dir = directory;
+                sb.connectionManager(p -> new UcxConnectionManager(new NetConnectionManager(p), dir));
+            }
             if (b.name != null) {
                 sb.name(b.name);
             }
             this.nics = b.customizer.apply(sb).build();
         } catch (RuntimeException e) {
-            UcxFabrics.release(b.tls);
+            releaseFabric.run();
             throw e;
         }
     }
@@ -109,8 +157,18 @@ public final class UcxProvider implements RdmaProvider {
      * Read on the engine thread (INVOKER) or for monitoring (values may lag).
      */
     public long[] frameCounts(int index) {
-        UcxAttachment a = UcxFrameTransport.DIRECTORY.get(nics.devices().get(index).name());
+        UcxAttachment a = directory.local(nics.devices().get(index).name());
         return a == null ? new long[2] : new long[] {a.framesSent(), a.framesReceived()};
+    }
+
+    /** The connection manager in use ({@link Cm#JVM} or {@link Cm#TCP}). */
+    public Cm cm() {
+        return cm;
+    }
+
+    /** Devices this provider can resolve addresses of: its own, and with {@code cm=tcp} the peers' it learned. */
+    public int knownDevices() {
+        return directory.size();
     }
 
     /** The soft NICs underneath (fault injection and counters in tests). */
@@ -149,13 +207,13 @@ public final class UcxProvider implements RdmaProvider {
         try {
             nics.close();
         } finally {
-            UcxFabrics.release(tls);
+            releaseFabric.run();
         }
     }
 
     @Override
     public String toString() {
-        return "UcxProvider{" + nics.instanceName() + ", tls=" + (tls == null ? "default" : tls) + "}";
+        return "UcxProvider{" + nics.instanceName() + ", tls=" + (tls == null ? "default" : tls) + ", cm=" + cm.name().toLowerCase(java.util.Locale.ROOT) + "}";
     }
 
     /** Builds a {@link UcxProvider}. */
@@ -166,6 +224,7 @@ public final class UcxProvider implements RdmaProvider {
         private ThreadingMode threadingMode = ThreadingMode.DEDICATED;
         private int devices = 1;
         private int portsPerDevice = 1;
+        private Cm cm = Cm.JVM;
         private UnaryOperator<SoftProvider.Builder> customizer = UnaryOperator.identity();
 
         private Builder() {
@@ -224,6 +283,15 @@ public final class UcxProvider implements RdmaProvider {
                 throw new VerbsException("portsPerDevice must be in [1, 16] but it was " + count);
             }
             this.portsPerDevice = count;
+            return this;
+        }
+
+        /**
+         * The connection manager (default {@link Cm#JVM}: devices of this JVM only, as before);
+         * {@link Cm#TCP} to reach other processes.
+         */
+        public Builder cm(Cm cm) {
+            this.cm = Objects.requireNonNull(cm, "cm");
             return this;
         }
 

@@ -21,11 +21,13 @@ import java.util.stream.Stream;
  * <p>Options (all optional): {@code name} (instance name), {@code tls} (UCX transports, e.g.
  * {@code tcp}, {@code sm,self}; default UCX's choice), {@code devices} (1..64, default 1), {@code ports}
  * (ports per device, one rail each, 1..16, default 1),
- * {@code threading} ({@code dedicated} (default) or {@code invoker}).
+ * {@code threading} ({@code dedicated} (default) or {@code invoker}), {@code cm} ({@code jvm} (default):
+ * the in-JVM connection manager, devices of this JVM only; {@code tcp}: the TCP connection manager at
+ * {@code ucx://<ip>:<tcp port>}, between processes; see {@link UcxProvider.Cm}).
  */
 public final class UcxProviderFactory implements RdmaProviderFactory {
     /** The option keys this factory understands. */
-    public static final Set<String> OPTIONS = Set.of("name", "tls", "devices", "ports", "threading");
+    public static final Set<String> OPTIONS = Set.of("name", "tls", "devices", "ports", "threading", "cm");
 
     @Override
     public String name() {
@@ -84,6 +86,13 @@ public final class UcxProviderFactory implements RdmaProviderFactory {
             case "invoker" -> b.threadingMode(ThreadingMode.INVOKER);
             default -> throw new VerbsException("ucx provider option threading='" + threading
                 + "' is not supported; use 'dedicated' or 'invoker'");
+        }
+        String cm = options.getOrDefault("cm", "jvm").trim().toLowerCase(Locale.ROOT);
+        switch (cm) {
+            case "jvm" -> b.cm(UcxProvider.Cm.JVM);
+            case "tcp" -> b.cm(UcxProvider.Cm.TCP);
+            default -> throw new VerbsException("ucx provider option cm='" + cm
+                + "' is not supported; use 'jvm' (devices of this JVM) or 'tcp' (the TCP connection manager, between processes)");
         }
         return b.build();
     }
