@@ -165,6 +165,11 @@ public final class DrEndpoint {
         return send.queuedBytes();
     }
 
+    /** Messages whose every VFRAG the peer acknowledged, counted in the order {@link #offer} took them. */
+    public long messagesAcknowledged() {
+        return send.messagesAcknowledged();
+    }
+
     /** VFRAGs sent and not acknowledged. */
     public int inFlight() {
         return send.inFlight();

@@ -43,6 +43,9 @@ final class SendWindow {
     private int creditLimit;
     private long queuedBytes;
     private int unsent;
+    /** The last PSN of every message fragmented and not yet acknowledged, oldest first. */
+    private final ArrayDeque<Integer> messageEnds = new ArrayDeque<>();
+    private long messagesAcknowledged;
 
     SendWindow(DrConfig config, int sourceId) {
         this.config = config;
@@ -120,6 +123,7 @@ final class SendWindow {
             headOffset += chunk;
             if (headOffset == m.length) {
                 flags |= DrDatagram.FLAG_LAST;
+                messageEnds.add(psn);
                 queue.poll();
                 queuedBytes -= m.length;
                 headOffset = 0;
@@ -159,6 +163,10 @@ final class SendWindow {
             una++;
             progress = true;
         }
+        while (!messageEnds.isEmpty() && messageEnds.peek() - una < 0) {
+            messageEnds.poll();
+            messagesAcknowledged++;
+        }
         for (int b = 0; sack != 0 && b < 64; b++, sack >>>= 1) {
             int psn = cumulativePsn + 1 + b;
             if ((sack & 1) != 0 && psn - una >= 0 && psn - nextPsn < 0) {
@@ -173,6 +181,11 @@ final class SendWindow {
             }
         }
         return progress;
+    }
+
+    /** Whole messages acknowledged (every VFRAG of each), in sending order. */
+    long messagesAcknowledged() {
+        return messagesAcknowledged;
     }
 
     /** The oldest PSN not acknowledged. */
