@@ -32,7 +32,10 @@ public final class UdChannel implements Channel {
     private final WriteGrants grants;
     private final UdEventsRelay relay = new UdEventsRelay(this);
 
-    UdChannel(RcSubchannel inner, ReliableDatagramQp qp, UdPort rail, WriteGrants grants) {
+    private final java.util.function.Consumer<UdChannel> onClose;
+
+    UdChannel(RcSubchannel inner, ReliableDatagramQp qp, UdPort rail, WriteGrants grants, java.util.function.Consumer<UdChannel> onClose) {
+        this.onClose = onClose;
         this.inner = inner;
         this.qp = qp;
         this.rail = rail;
@@ -84,6 +87,7 @@ public final class UdChannel implements Channel {
     @Override
     public void close() {
         inner.close();
+        onClose.accept(this);
     }
 
     /** The DR counters of this channel's peer (retransmissions, corrupted datagrams dropped, RTT), or null before connect. */

@@ -9,7 +9,9 @@ import io.rdmaflux.verbs.ProtectionDomain;
 import io.rdmaflux.verbs.VerbsException;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.Objects;
 import java.util.WeakHashMap;
 
@@ -36,6 +38,7 @@ public final class UdChannelProvider implements ChannelProvider {
     /** Per node: the windows its CTSs granted (weak: a closed node's domain goes with its grants). */
     private static final Map<ProtectionDomain, WriteGrants> GRANTS = new WeakHashMap<>();
     private final UdSpec spec;
+    private final List<UdChannel> open = new CopyOnWriteArrayList<>();
 
     /** With {@link UdSpec#DEFAULTS} (what {@link java.util.ServiceLoader} uses). */
     public UdChannelProvider() {
@@ -82,7 +85,9 @@ public final class UdChannelProvider implements ChannelProvider {
             throw e;
         }
         ReliableDatagramQp qp = Objects.requireNonNull(pd.created(), "the RC channel made no queue pair");
-        return new UdChannel(rc, qp, rail, grants);
+        UdChannel ch = new UdChannel(rc, qp, rail, grants, open::remove);
+        open.add(ch);
+        return ch;
     }
 
     /** The last queue pair of {@code rail} closed: destroys it. */
@@ -91,6 +96,11 @@ public final class UdChannelProvider implements ChannelProvider {
             RAILS.values().remove(rail);
             rail.close();
         }
+    }
+
+    /** The channels this provider opened that are not closed yet (for metrics and tests: DR counters per peer). */
+    public List<UdChannel> openChannels() {
+        return List.copyOf(open);
     }
 
     @Override
