@@ -84,6 +84,7 @@ final class ReliableDatagramQp implements QueuePair {
     private byte @Nullable [] stalled;
     private long nowNs;
     private boolean closed;
+    private volatile int receiveShare = Integer.MAX_VALUE;
 
     ReliableDatagramQp(UdPort rail, WriteGrants grants, QpInitAttributes attributes, DatagramCompletionQueue cq, DrConfig config) {
         if (attributes.type() != QpType.RC) {
@@ -140,6 +141,7 @@ final class ReliableDatagramQp implements QueuePair {
         String name = peer.address() + " (UD QP " + peer.qpn() + ", tag " + peer.startPsn() + ")";
         this.endpoint = new DrEndpoint(config, qpNumber, peer.startPsn(), name, 1,
             (r, d, len, psn) -> rail.send(peer.address(), peer.qpn(), peer.startPsn(), d, len, this, psn), nowNs);
+        endpoint.receiveBudget(receiveShare);
         state = QpState.RTR;
     }
 
@@ -246,6 +248,11 @@ final class ReliableDatagramQp implements QueuePair {
         }
     }
 
+    /** This peer's grant from the rail's shared receive pool, VFRAGs (see {@link UdPort#sharePerPeer()}). */
+    void receiveShare(int vfrags) {
+        receiveShare = vfrags;
+    }
+
     void onLocalCompletion(int psn) {
         DrEndpoint ep = endpoint;
         if (ep != null) {
@@ -259,6 +266,9 @@ final class ReliableDatagramQp implements QueuePair {
         DrEndpoint ep = endpoint;
         if (ep == null || closed || state == QpState.ERROR) {
             return 0;
+        }
+        if (ep.receiveBudget() != Math.min(receiveShare, config.receiveBufferVfrags())) {
+            ep.receiveBudget(receiveShare);
         }
         int work = ep.doWork(nowNs);
         long acked = ep.messagesAcknowledged();
@@ -378,6 +388,12 @@ final class ReliableDatagramQp implements QueuePair {
             throw new VerbsException("QP " + qpNumber + " is not connected");
         }
         return ep;
+    }
+
+    /** This peer's credit grant now, VFRAGs, or -1 before it connected. */
+    int receiveBudget() {
+        DrEndpoint ep = endpoint;
+        return ep == null ? -1 : ep.receiveBudget();
     }
 
     /** The DR counters of this queue pair's peer, or null before it connected. */

@@ -95,6 +95,11 @@ public final class UdChannel implements Channel {
         return qp.stats();
     }
 
+    /** The credit this channel's peer holds from the rail's shared receive pool, VFRAGs (-1 before connect). */
+    public int receiveGrantVfrags() {
+        return qp.receiveBudget();
+    }
+
     /** Datagrams on this channel's rail whose tag named no queue pair of the node, dropped. */
     public long foreignDatagramsDropped() {
         return rail.foreignDropped();

@@ -174,7 +174,28 @@ final class UdPort implements CompletionSink {
         int n = nextQpNumber++;
         qps.put(n, qp);
         users++;
+        regrant();
         return n;
+    }
+
+    /**
+     * The credit grant of each peer from the shared pool (the fairness rule): the pool minus a reserve of one
+     * eighth for control datagrams (ACKs, probes), divided evenly among the queue pairs on this rail, at least one
+     * VFRAG each. So the DATA datagrams all peers may have in flight to this rail never exceed the pool, whatever
+     * the progress thread's delays (no datagram dropped for want of a posted receive), and no peer's share depends
+     * on another's traffic: a busy peer cannot starve a quiet one, and a slow subscriber (its messages waiting for
+     * receives its RC credits have not posted) holds back only its own sender's credit.
+     */
+    int sharePerPeer() {
+        int pool = spec.receivePoolSlots();
+        return Math.max(1, (pool - pool / 8) / Math.max(1, users));
+    }
+
+    private void regrant() {
+        int share = sharePerPeer();
+        for (ReliableDatagramQp qp : qps.values()) {
+            qp.receiveShare(share);
+        }
     }
 
     /** Whether no queue pair uses this rail. */
@@ -186,6 +207,7 @@ final class UdPort implements CompletionSink {
     synchronized boolean unregister(int qpNumber) {
         if (qps.remove(qpNumber) != null) {
             users--;
+            regrant();
         }
         for (int i = 0; i < sendOwner.length; i++) {
             if (sendOwner[i] != null && sendOwner[i].qpNumber() == qpNumber) {

@@ -17,7 +17,7 @@ import java.util.Objects;
  */
 public record UdSpec(int sendQps, int receivePoolSlots, int sendSlots, DrConfig dr) {
     /** Four send QPs, 512 receive and 256 send buffers per rail, DR timers for a fabric with &mu;s round trips. */
-    public static final UdSpec DEFAULTS = new UdSpec(4, 512, 256, DrConfig.builder().windowVfrags(64).receiveBufferVfrags(128)
+    public static final UdSpec DEFAULTS = new UdSpec(4, 512, 256, DrConfig.builder().windowVfrags(64).receiveBufferVfrags(128).initialCreditVfrags(4)
         .ackEveryVfrags(4).ackDelayNs(20_000).initialRtoNs(1_000_000).minRtoNs(200_000).maxRtoNs(5_000_000)
         .maxRetriesPerRail(7).keepaliveNs(1_000_000_000L).build());
 

@@ -17,6 +17,7 @@ public final class DrConfig {
     private final int datagramBytes;
     private final int windowVfrags;
     private final int receiveBufferVfrags;
+    private final int initialCreditVfrags;
     private final int ackEveryVfrags;
     private final long ackDelayNs;
     private final long initialRtoNs;
@@ -37,6 +38,7 @@ public final class DrConfig {
         this.datagramBytes = b.datagramBytes;
         this.windowVfrags = b.windowVfrags;
         this.receiveBufferVfrags = b.receiveBufferVfrags;
+        this.initialCreditVfrags = b.initialCreditVfrags == 0 ? b.receiveBufferVfrags : Math.min(b.initialCreditVfrags, b.receiveBufferVfrags);
         this.ackEveryVfrags = b.ackEveryVfrags;
         this.ackDelayNs = b.ackDelayNs;
         this.initialRtoNs = Math.max(b.minRtoNs, Math.min(b.maxRtoNs, b.initialRtoNs));
@@ -60,6 +62,7 @@ public final class DrConfig {
         b.datagramBytes = datagramBytes;
         b.windowVfrags = windowVfrags;
         b.receiveBufferVfrags = receiveBufferVfrags;
+        b.initialCreditVfrags = initialCreditVfrags;
         b.ackEveryVfrags = ackEveryVfrags;
         b.ackDelayNs = ackDelayNs;
         b.initialRtoNs = initialRtoNs;
@@ -93,6 +96,14 @@ public final class DrConfig {
     /** VFRAGs the receiver buffers for its peer (its credit: held for reassembly, delivery or reordering). */
     public int receiveBufferVfrags() {
         return receiveBufferVfrags;
+    }
+
+    /**
+     * The credit both ends assume before the first ACK, VFRAGs (at most {@link #receiveBufferVfrags()}): small when
+     * the receiver's pool is shared, so a new peer cannot take more than its grant before it heard of it.
+     */
+    public int initialCreditVfrags() {
+        return initialCreditVfrags;
     }
 
     /** The receiver ACKs at the latest after this many new VFRAGs. */
@@ -172,6 +183,7 @@ public final class DrConfig {
         private int datagramBytes = 2048;
         private int windowVfrags = 64;
         private int receiveBufferVfrags = 128;
+        private int initialCreditVfrags;
         private int ackEveryVfrags = 8;
         private long ackDelayNs = 50_000;
         private long initialRtoNs = 1_000_000;
@@ -203,6 +215,12 @@ public final class DrConfig {
         /** @param vfrags in [1, 65536] */
         public Builder receiveBufferVfrags(int vfrags) {
             receiveBufferVfrags = range("receiveBufferVfrags", vfrags, 1, 65536);
+            return this;
+        }
+
+        /** @param vfrags in [1, 65536]; clamped to receiveBufferVfrags; default receiveBufferVfrags */
+        public Builder initialCreditVfrags(int vfrags) {
+            initialCreditVfrags = range("initialCreditVfrags", vfrags, 1, 65536);
             return this;
         }
 

@@ -109,7 +109,7 @@ public final class DrEndpoint {
         this.receive = new ReceiveWindow(config);
         this.rto = new RtoEstimator(config.initialRtoNs(), config.minRtoNs(), config.maxRtoNs());
         this.lastHeardNs = nowNs;
-        this.advertisedLimit = receive.creditLimit();
+        this.advertisedLimit = config.firstPsn() + config.initialCreditVfrags(); // what the peer assumes before our first ACK
         this.persistIntervalNs = rto.rtoNs();
     }
 
@@ -137,6 +137,25 @@ public final class DrEndpoint {
     /** Whether the endpoint still waits for inbound messages (keepalive probes run while it does); default true. */
     public void expectingInbound(boolean expecting) {
         this.expectingInbound = expecting;
+    }
+
+    /**
+     * Sets how many VFRAGs of credit the peer may hold (its grant from a receive pool shared with other peers),
+     * clamped to [1, {@link DrConfig#receiveBufferVfrags()}]; a smaller grant takes effect as held VFRAGs are
+     * consumed, a credit already advertised is never taken back.
+     */
+    public void receiveBudget(int vfrags) {
+        receive.budget(vfrags);
+    }
+
+    /** The peer's current credit grant, VFRAGs. */
+    public int receiveBudget() {
+        return receive.budget();
+    }
+
+    /** The credit limit last advertised to the peer: it may send PSNs below it. */
+    public int advertisedCreditLimit() {
+        return advertisedLimit;
     }
 
     /** The next whole message in order, or null; taking it frees credit for the peer. */

@@ -36,6 +36,7 @@ final class ReceiveWindow {
     private final ArrayDeque<Message> ready = new ArrayDeque<>();
     private int esn;
     private int limit;
+    private int budget;
     private int heldCount;
     private byte[] assembling;
     private int assemblingOffset;
@@ -52,7 +53,8 @@ final class ReceiveWindow {
         this.heldMessageLength = new int[cap];
         this.present = new boolean[cap];
         this.esn = config.firstPsn();
-        this.limit = esn + config.receiveBufferVfrags();
+        this.budget = config.receiveBufferVfrags();
+        this.limit = esn + config.initialCreditVfrags();
     }
 
     /**
@@ -175,10 +177,22 @@ final class ReceiveWindow {
     /** The credit limit now (monotonic): the sender may send PSNs below it. */
     int creditLimit() {
         int base = ready.isEmpty() ? esn : ready.peek().startPsn;
-        if (base + config.receiveBufferVfrags() - limit > 0) {
-            limit = base + config.receiveBufferVfrags();
+        if (base + budget - limit > 0) {
+            limit = base + budget;
         }
         return limit;
+    }
+
+    /**
+     * The VFRAGs of credit this peer may hold from now on, clamped to [1, receiveBufferVfrags]. A smaller budget
+     * takes effect as the peer's held VFRAGs are consumed: a limit already advertised is never taken back.
+     */
+    void budget(int vfrags) {
+        budget = Math.max(1, Math.min(config.receiveBufferVfrags(), vfrags));
+    }
+
+    int budget() {
+        return budget;
     }
 
     /** The SACK bitmap: bit i set when PSN {@code esn + 1 + i} is held. */

@@ -61,7 +61,7 @@ final class SendWindow {
         this.localDone = new boolean[cap];
         this.una = config.firstPsn();
         this.nextPsn = una;
-        this.creditLimit = una + config.receiveBufferVfrags();
+        this.creditLimit = una + config.initialCreditVfrags();
     }
 
     /** Queues a whole message; the array is kept until its last VFRAG is fragmented. */
