@@ -60,6 +60,7 @@ public final class DrEndpoint {
     private final UnsafeBuffer controlView = new UnsafeBuffer(control);
     private final CRC32C crc = new CRC32C();
     private final SendWindow.RttListener rttListener = this::onRttSample;
+    private int[] holeScratch = new int[64];
 
     private long retxDeadlineNs = Long.MAX_VALUE;
     private boolean probeOutstanding;
@@ -361,11 +362,22 @@ public final class DrEndpoint {
             return;
         }
         long recent = recentNs();
-        for (int psn = send.una(); psn - send.nextPsn() < 0; psn++) {
-            if (!send.isSacked(psn) && nowNs - send.lastSentNs(psn) >= recent && send.sackedAbove(psn) >= FAST_RETRANSMIT_SACKS) {
-                if (!retransmit(psn, nowNs)) {
-                    return;
+        int above = 0; // VFRAGs SACKed above the one looked at: counted from the top down, one pass
+        int holes = 0;
+        int[] due = holeScratch;
+        for (int psn = send.nextPsn() - 1; psn - send.una() >= 0; psn--) {
+            if (send.isSacked(psn)) {
+                above++;
+            } else if (above >= FAST_RETRANSMIT_SACKS && nowNs - send.lastSentNs(psn) >= recent) {
+                if (holes == due.length) {
+                    due = holeScratch = java.util.Arrays.copyOf(due, due.length * 2);
                 }
+                due[holes++] = psn;
+            }
+        }
+        for (int h = holes - 1; h >= 0; h--) { // oldest first
+            if (!retransmit(due[h], nowNs)) {
+                return;
             }
         }
     }

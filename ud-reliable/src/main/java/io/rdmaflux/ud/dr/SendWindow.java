@@ -43,6 +43,7 @@ final class SendWindow {
     private int creditLimit;
     private long queuedBytes;
     private int unsent;
+    private int sackedCount;
     /** The last PSN of every message fragmented and not yet acknowledged, oldest first. */
     private final ArrayDeque<Integer> messageEnds = new ArrayDeque<>();
     private long messagesAcknowledged;
@@ -50,7 +51,9 @@ final class SendWindow {
     SendWindow(DrConfig config, int sourceId) {
         this.config = config;
         this.sourceId = sourceId;
-        int cap = Integer.highestOneBit(Math.max(1, config.windowVfrags() - 1)) << 1;
+        // the ring spans 4 windows: VFRAGs the peer SACKed leave the window (the "pipe" of RFC 6675 section 2) but keep
+        // their slot until the cumulative ACK passes them, so the sender keeps sending while a hole is repaired
+        int cap = Integer.highestOneBit(Math.max(1, 4 * config.windowVfrags() - 1)) << 1;
         this.mask = cap - 1;
         this.datagrams = new byte[cap][];
         this.lengths = new int[cap];
@@ -93,7 +96,12 @@ final class SendWindow {
 
     /** Whether a new VFRAG may be sent now: pending data, room in the window and credit. */
     boolean canFragment() {
-        return hasPending() && nextPsn - una < config.windowVfrags() && nextPsn - creditLimit < 0;
+        return hasPending() && pipe() < config.windowVfrags() && nextPsn - una <= mask && nextPsn - creditLimit < 0;
+    }
+
+    /** VFRAGs sent and neither acknowledged nor SACKed: what counts against the window. */
+    int pipe() {
+        return nextPsn - una - sackedCount;
     }
 
     /** Whether pending data waits for credit only (the peer's buffers are full): the sender probes it. */
@@ -160,6 +168,10 @@ final class SendWindow {
                 rtt.onRttSample(nowNs - firstSentNs[i]);
             }
             transmissions[i] = 0;
+            if (sacked[i]) {
+                sacked[i] = false;
+                sackedCount--;
+            }
             una++;
             progress = true;
         }
@@ -173,6 +185,7 @@ final class SendWindow {
                 int i = psn & mask;
                 if (!sacked[i]) {
                     sacked[i] = true;
+                    sackedCount++;
                     progress = true;
                     if (transmissions[i] == 1) {
                         rtt.onRttSample(nowNs - firstSentNs[i]);
@@ -280,16 +293,5 @@ final class SendWindow {
 
     boolean isLocalDone(int psn) {
         return localDone[psn & mask];
-    }
-
-    /** How many VFRAGs above {@code psn} the peer reported held (the SACK evidence that {@code psn} is lost). */
-    int sackedAbove(int psn) {
-        int n = 0;
-        for (int p = psn + 1; p - nextPsn < 0; p++) {
-            if (sacked[p & mask]) {
-                n++;
-            }
-        }
-        return n;
     }
 }

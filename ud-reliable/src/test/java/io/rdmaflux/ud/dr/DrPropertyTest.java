@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 class DrPropertyTest {
     private static final DrConfig SMALL = DrConfig.builder().datagramBytes(DrDatagram.HEADER_BYTES + 64).windowVfrags(16)
         .receiveBufferVfrags(32).ackEveryVfrags(4).ackDelayNs(20_000).initialRtoNs(400_000).minRtoNs(50_000)
-        .maxRtoNs(5_000_000).maxRetriesPerRail(12).build();
+        .maxRtoNs(5_000_000).maxRetriesPerRail(30).build();
     private static final long LIMIT_NS = 60_000_000_000L;
 
     /** One trial: what it found wrong, or null. */

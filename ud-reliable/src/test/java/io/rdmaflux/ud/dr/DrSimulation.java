@@ -22,6 +22,12 @@ final class DrSimulation {
 
     DrSimulation(DrConfig config, LossyWire wire, int rails, long seed, int messages, int maxMessageBytes, boolean bidirectional,
                  long consumeEveryNs) {
+        this(config, wire, rails, seed, messages, maxMessageBytes, bidirectional, consumeEveryNs, false);
+    }
+
+    /** @param fixedSize every message exactly {@code maxMessageBytes} long */
+    DrSimulation(DrConfig config, LossyWire wire, int rails, long seed, int messages, int maxMessageBytes, boolean bidirectional,
+                 long consumeEveryNs, boolean fixedSize) {
         this.wire = wire;
         this.consumeEveryNs = consumeEveryNs;
         for (int n = 0; n < 2; n++) {
@@ -32,7 +38,7 @@ final class DrSimulation {
         SplittableRandom r = new SplittableRandom(seed ^ 0x5DEECE66DL);
         for (int n = 0; n < (bidirectional ? 2 : 1); n++) {
             for (int i = 0; i < messages; i++) {
-                byte[] m = new byte[r.nextInt(maxMessageBytes + 1)];
+                byte[] m = new byte[fixedSize ? maxMessageBytes : r.nextInt(maxMessageBytes + 1)];
                 for (int k = 0; k < m.length; k++) {
                     m[k] = (byte) r.nextInt();
                 }
@@ -70,7 +76,7 @@ final class DrSimulation {
                 wire.deliver(Long.MAX_VALUE); // the datagrams still on the wire (stale ACKs, duplicates) arrive too
                 return true;
             }
-            if (work > 0 || ep[0].hasImmediateWork() || ep[1].hasImmediateWork()) {
+            if (work > 0) {
                 if (++spins > 1_000_000) {
                     throw new AssertionError("no progress in virtual time at " + nowNs + " ns: a busy loop");
                 }
@@ -78,6 +84,9 @@ final class DrSimulation {
             }
             spins = 0;
             long next = Math.min(wire.nextDeliveryNs(), Math.min(ep[0].nextDeadlineNs(), ep[1].nextDeadlineNs()));
+            if (ep[0].hasImmediateWork() || ep[1].hasImmediateWork()) {
+                next = Math.min(next, nowNs + 1_000); // back-pressured by the wire: try again once it drained a little
+            }
             for (int n = 0; n < 2; n++) {
                 if (ep[n].readyMessages() > 0) {
                     next = Math.min(next, nextConsumeNs[n]);

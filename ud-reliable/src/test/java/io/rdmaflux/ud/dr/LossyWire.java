@@ -32,6 +32,9 @@ final class LossyWire {
     private final boolean[] deaf = new boolean[2];
     private final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
     private long seq;
+    private long bandwidthBytesPerSec;
+    private long maxQueueNs;
+    private final long[] linkFreeAtNs = new long[2];
     long corruptedDelivered;
     long sent;
     long lost;
@@ -43,6 +46,13 @@ final class LossyWire {
         this.reorder = reorder;
         this.corrupt = corrupt;
         this.latencyNs = latencyNs;
+    }
+
+    /** Serializes each direction at {@code bytesPerSec} (0: infinitely fast), so goodput has a ceiling. */
+    LossyWire bandwidth(long bytesPerSec) {
+        this.bandwidthBytesPerSec = bytesPerSec;
+        this.maxQueueNs = 512L * 2048 * 1_000_000_000L / bytesPerSec; // a send queue of 512 MTU datagrams
+        return this;
     }
 
     void attach(int node, Receiver r) {
@@ -62,7 +72,11 @@ final class LossyWire {
     /** The sink of node {@code from}: everything goes to the other node. */
     DatagramSink sinkOf(int from, LongSupplierNs clock) {
         return (rail, datagram, length, psn) -> {
-            send(1 - from, rail, datagram, length, clock.nowNs());
+            long now = clock.nowNs();
+            if (bandwidthBytesPerSec > 0 && linkFreeAtNs[1 - from] - now > maxQueueNs) {
+                return DatagramSink.BACK_PRESSURED; // the send queue is full
+            }
+            send(1 - from, rail, datagram, length, now);
             return DatagramSink.SENT;
         };
     }
@@ -74,6 +88,11 @@ final class LossyWire {
 
     void send(int to, int rail, byte[] datagram, int length, long nowNs) {
         sent++;
+        if (bandwidthBytesPerSec > 0) {
+            long start = Math.max(nowNs, linkFreeAtNs[to]);
+            linkFreeAtNs[to] = start + length * 1_000_000_000L / bandwidthBytesPerSec;
+            nowNs = linkFreeAtNs[to];
+        }
         if (cut[rail] || deaf[to] || random.nextDouble() < loss) {
             lost++;
             return;
