@@ -30,7 +30,7 @@ public enum ChannelKind {
     /**
      * Reliable UD: the rail's frames travel as datagrams over the node's shared UD queue pairs (one receive
      * QP with a static pool, several send QPs in round robin, an address handle per peer), made reliable and
-     * ordered by DR-style acknowledgement with CRC32C (seed 003 &sect;4&ndash;4.2). Implemented by the
+     * ordered by DR-style acknowledgement with CRC32C (seed 003 &sect;4, &sect;4.2). Implemented by the
      * {@code ud-reliable} module; RDMA WRITE is carried as datagrams into a window the receiver granted, no
      * RDMA READ. No fallback: a peer that does not offer it refuses the connection.
      */
