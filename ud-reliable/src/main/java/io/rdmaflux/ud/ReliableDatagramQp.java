@@ -94,7 +94,11 @@ final class ReliableDatagramQp implements QueuePair {
         this.grants = grants;
         this.attributes = attributes;
         this.cq = cq;
-        this.config = config.toBuilder().datagramBytes(Math.min(config.datagramBytes(), rail.drDatagramBytes())).build();
+        // DR gives up on the peer no sooner than the RC transport the node asked for would (retryCount x retryTimeoutNs):
+        // a loaded host's stalled progress thread must not look like a dead peer sooner on UD than on RC
+        this.config = config.toBuilder().datagramBytes(Math.min(config.datagramBytes(), rail.drDatagramBytes()))
+            .maxRtoNs(Math.max(config.maxRtoNs(), attributes.retryTimeoutNs()))
+            .maxRetriesPerRail(Math.max(config.maxRetriesPerRail(), Math.min(1000, attributes.retryCount()))).build();
         this.qpNumber = rail.register(this);
     }
 

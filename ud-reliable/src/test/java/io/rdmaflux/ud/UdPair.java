@@ -37,9 +37,9 @@ final class UdPair implements AutoCloseable {
         clientProvider = new UdChannelProvider(spec);
         serverProvider = new UdChannelProvider(spec);
         clientNode = node.apply(RdmaNode.builder().provider(soft.a()).name("ud-client").ports(ports).threadingMode(ThreadingMode.INVOKER)
-            .clock(soft.clock()).driveProvider(false).channelProvider(clientProvider)).build();
+            .clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000).channelProvider(clientProvider)).build();
         serverNode = node.apply(RdmaNode.builder().provider(soft.b()).name("ud-server").ports(ports).threadingMode(ThreadingMode.INVOKER)
-            .clock(soft.clock()).driveProvider(false).channelProvider(serverProvider)).build();
+            .clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000).channelProvider(serverProvider)).build();
         RdmaServer listener = serverNode.bind(new PortAddress("mem", soft.b().devices().get(0).name(), 0));
         AtomicReference<RdmaConnection> accepted = new AtomicReference<>();
         AtomicReference<RdmaConnection> connected = new AtomicReference<>();
