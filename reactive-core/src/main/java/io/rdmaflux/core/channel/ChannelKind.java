@@ -8,9 +8,9 @@ package io.rdmaflux.core.channel;
  * another).
  *
  * <p>{@link #RC_SEND_RECV} is built in; {@link #EAGER_RDMA} is implemented by the {@code rdma-eager}
- * module (its provider is found by {@link java.util.ServiceLoader}). Reliable UD (seed 003 &sect;4) is
- * the next kind; each adds a constant here, a {@link Channel} implementation and its provider, and
- * must pass the Connection TCK unchanged.
+ * module and {@link #RELIABLE_UD} (seed 003 &sect;4) by {@code ud-reliable} (their providers are found by
+ * {@link java.util.ServiceLoader}). Each kind adds a constant here, a {@link Channel} implementation and its
+ * provider, and must pass the Connection TCK unchanged.
  */
 public enum ChannelKind {
     /**
@@ -25,7 +25,16 @@ public enum ChannelKind {
      * not polled (seed 001 &sect;4.1&ndash;4.6). A peer that does not offer it downgrades the rail to
      * {@link #RC_SEND_RECV} unless the connection asked for it explicitly.
      */
-    EAGER_RDMA(2, new ChannelCapabilities(0, true, true, true, true));
+    EAGER_RDMA(2, new ChannelCapabilities(0, true, true, true, true)),
+
+    /**
+     * Reliable UD: the rail's frames travel as datagrams over the node's shared UD queue pairs (one receive
+     * QP with a static pool, several send QPs in round robin, an address handle per peer), made reliable and
+     * ordered by DR-style acknowledgement with CRC32C (seed 003 &sect;4, &sect;4.2). Implemented by the
+     * {@code ud-reliable} module; RDMA WRITE is carried as datagrams into a window the receiver granted, no
+     * RDMA READ. No fallback: a peer that does not offer it refuses the connection.
+     */
+    RELIABLE_UD(3, new ChannelCapabilities(0, true, false, true, true));
 
     private final int wireCode;
     private final ChannelCapabilities capabilities;

@@ -1,0 +1,426 @@
+package io.rdmaflux.ud;
+
+import io.rdmaflux.core.RdmaException;
+import io.rdmaflux.ud.dr.DrConfig;
+import io.rdmaflux.ud.dr.DrEndpoint;
+import io.rdmaflux.ud.dr.DrStats;
+import io.rdmaflux.verbs.Port;
+import io.rdmaflux.verbs.QpEndpoint;
+import io.rdmaflux.verbs.QpInitAttributes;
+import io.rdmaflux.verbs.QpState;
+import io.rdmaflux.verbs.QpType;
+import io.rdmaflux.verbs.QueuePair;
+import io.rdmaflux.verbs.ReceiveWorkRequest;
+import io.rdmaflux.verbs.ScatterGatherEntry;
+import io.rdmaflux.verbs.SendWorkRequest;
+import io.rdmaflux.verbs.VerbsException;
+import io.rdmaflux.verbs.WcOpcode;
+import io.rdmaflux.verbs.WcStatus;
+import io.rdmaflux.verbs.WorkCompletion;
+import io.rdmaflux.verbs.WrOpcode;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.jspecify.annotations.Nullable;
+
+import java.nio.ByteOrder;
+import java.util.ArrayDeque;
+
+/**
+ * A queue pair with RC semantics made of a share of the node's UD rail ({@link UdPort}) and a {@link DrEndpoint}:
+ * what the RC send/receive channel runs on when its rail's kind is
+ * {@link io.rdmaflux.core.channel.ChannelKind#RELIABLE_UD}. Each work request becomes one DR message (a 24-byte
+ * header, then the bytes gathered from its scatter/gather list), fragmented into VFRAGs, acknowledged,
+ * retransmitted, checked by CRC32C and delivered in order (seed 003 &sect;4.2):
+ * <ul>
+ * <li>SEND / SEND_WITH_IMM: consumes the oldest posted receive, like RC; when none is posted the message waits
+ *     in DR and its credit holds the peer back (no receiver-not-ready retries needed).</li>
+ * <li>RDMA_WRITE / RDMA_WRITE_WITH_IMM: the receiving side places the bytes itself, only inside a window a CTS of
+ *     its node granted ({@link WriteGrants}); anything else fails the queue pair with REM_ACCESS_ERR.</li>
+ * <li>RDMA_READ: refused ({@link io.rdmaflux.core.channel.ChannelCapabilities#rdmaRead()} is false for the kind).</li>
+ * </ul>
+ * A send completes (signalled ones make a completion) when DR acknowledged its whole message, in posting order,
+ * as RC's do. When DR gives up on the peer ({@link DrEndpoint#failure()}) the queue pair goes to ERROR: the oldest
+ * outstanding send completes with RETRY_EXC_ERR, everything else with WR_FLUSH_ERR.
+ *
+ * <p>{@link #localEndpoint()} carries the rail's UD queue pair number as {@code qpn} and this queue pair's tag as
+ * {@code startPsn} (a UD share has no PSN of its own to announce: DR's PSNs start at {@link DrConfig#firstPsn()}).
+ *
+ * <p><b>Concurrency:</b> the progress thread of the node; not thread-safe.
+ */
+final class ReliableDatagramQp implements QueuePair {
+    static final int MESSAGE_HEADER_BYTES = 24;
+    private static final int OP_SEND = 1;
+    private static final int OP_SEND_IMM = 2;
+    private static final int OP_WRITE = 3;
+    private static final int OP_WRITE_IMM = 4;
+
+    private record PendingSend(long wrId, WrOpcode opcode, boolean signaled, int length) {
+    }
+
+    private record PostedReceive(long wrId, long[] addresses, int[] lengths) {
+        long total() {
+            long t = 0;
+            for (int l : lengths) {
+                t += l;
+            }
+            return t;
+        }
+    }
+
+    private final UdPort rail;
+    private final WriteGrants grants;
+    private final QpInitAttributes attributes;
+    private final DatagramCompletionQueue cq;
+    private final DrConfig config;
+    private final int qpNumber;
+    private final ArrayDeque<PendingSend> sends = new ArrayDeque<>();
+    private final ArrayDeque<PostedReceive> receives = new ArrayDeque<>();
+    private final UnsafeBuffer memory = new UnsafeBuffer(new byte[0]);
+    private final UnsafeBuffer message = new UnsafeBuffer(new byte[0]);
+    private QpState state = QpState.RESET;
+    private @Nullable DrEndpoint endpoint;
+    private @Nullable QpEndpoint remote;
+    private long completedSends;
+    private byte @Nullable [] stalled;
+    private long nowNs;
+    private boolean closed;
+    private volatile int receiveShare = Integer.MAX_VALUE;
+
+    ReliableDatagramQp(UdPort rail, WriteGrants grants, QpInitAttributes attributes, DatagramCompletionQueue cq, DrConfig config) {
+        if (attributes.type() != QpType.RC) {
+            throw new VerbsException("a reliable datagram queue pair emulates RC only, not " + attributes.type());
+        }
+        this.rail = rail;
+        this.grants = grants;
+        this.attributes = attributes;
+        this.cq = cq;
+        // DR gives up on the peer no sooner than the RC transport the node asked for would (retryCount x retryTimeoutNs):
+        // a loaded host's stalled progress thread must not look like a dead peer sooner on UD than on RC
+        this.config = config.toBuilder().datagramBytes(Math.min(config.datagramBytes(), rail.drDatagramBytes()))
+            .maxRtoNs(Math.max(config.maxRtoNs(), attributes.retryTimeoutNs()))
+            .maxRetriesPerRail(Math.max(config.maxRetriesPerRail(), Math.min(1000, attributes.retryCount()))).build();
+        this.qpNumber = rail.register(this);
+    }
+
+    @Override
+    public int qpNumber() {
+        return qpNumber;
+    }
+
+    @Override
+    public QpType type() {
+        return QpType.RC;
+    }
+
+    @Override
+    public QpState state() {
+        return state;
+    }
+
+    @Override
+    public Port port() {
+        return rail.port();
+    }
+
+    @Override
+    public QpInitAttributes attributes() {
+        return attributes;
+    }
+
+    @Override
+    public QpEndpoint localEndpoint() {
+        return new QpEndpoint(rail.port().address(), rail.receiveQpNumber(), qpNumber, rail.drDatagramBytes());
+    }
+
+    @Override
+    public void init() {
+        require(QpState.RESET, "init");
+        state = QpState.INIT;
+    }
+
+    @Override
+    public void readyToReceive(QpEndpoint peer) {
+        require(QpState.INIT, "readyToReceive");
+        this.remote = peer;
+        String name = peer.address() + " (UD QP " + peer.qpn() + ", tag " + peer.startPsn() + ")";
+        this.endpoint = new DrEndpoint(config, qpNumber, peer.startPsn(), name, 1,
+            (r, d, len, psn) -> rail.send(peer.address(), peer.qpn(), peer.startPsn(), d, len, this, psn), nowNs);
+        endpoint.receiveBudget(receiveShare);
+        state = QpState.RTR;
+    }
+
+    @Override
+    public void readyToReceive() {
+        throw new VerbsException("QP " + qpNumber + " has RC semantics; call readyToReceive(remote endpoint)");
+    }
+
+    @Override
+    public void readyToSend() {
+        require(QpState.RTR, "readyToSend");
+        state = QpState.RTS;
+    }
+
+    private void require(QpState s, String what) {
+        if (closed || state != s) {
+            throw new VerbsException("QP " + qpNumber + " cannot " + what + " in state " + (closed ? "CLOSED" : state) + "; it needs " + s);
+        }
+    }
+
+    @Override
+    public void toError() {
+        fail(WcStatus.WR_FLUSH_ERR, "moved to ERROR");
+    }
+
+    @Override
+    public boolean postSend(SendWorkRequest wr) {
+        if (closed || (state != QpState.RTS && state != QpState.ERROR)) {
+            throw new VerbsException("QP " + qpNumber + " cannot post a send in state " + (closed ? "CLOSED" : state));
+        }
+        WrOpcode op = wr.opcode();
+        if (op == WrOpcode.RDMA_READ) {
+            throw new VerbsException("a reliable UD queue pair carries no RDMA READ (ChannelKind.RELIABLE_UD has no READ rendezvous)");
+        }
+        if (state == QpState.ERROR) {
+            cq.add(new WorkCompletion().set(wr.wrId(), WcStatus.WR_FLUSH_ERR, sendOpcode(op), 0, false, 0, qpNumber, 0, "QP in ERROR"));
+            return true;
+        }
+        if (sends.size() >= attributes.maxSendWr()) {
+            return false;
+        }
+        long total = wr.totalLength();
+        if (total + MESSAGE_HEADER_BYTES > config.maxMessageBytes()) {
+            cq.add(new WorkCompletion().set(wr.wrId(), WcStatus.LOC_LEN_ERR, sendOpcode(op), 0, false, 0, qpNumber, 0,
+                "work request of " + total + " bytes exceeds the DR message limit of " + (config.maxMessageBytes() - MESSAGE_HEADER_BYTES)));
+            return true;
+        }
+        byte[] m = new byte[MESSAGE_HEADER_BYTES + (int) total];
+        message.wrap(m);
+        int code = switch (op) {
+            case SEND -> OP_SEND;
+            case SEND_WITH_IMM -> OP_SEND_IMM;
+            case RDMA_WRITE -> OP_WRITE;
+            default -> OP_WRITE_IMM;
+        };
+        message.putByte(0, (byte) code);
+        message.putInt(4, wr.immediate(), ByteOrder.LITTLE_ENDIAN);
+        message.putLong(8, wr.remoteAddress(), ByteOrder.LITTLE_ENDIAN);
+        message.putInt(16, wr.rkey(), ByteOrder.LITTLE_ENDIAN);
+        message.putInt(20, (int) total, ByteOrder.LITTLE_ENDIAN);
+        int at = MESSAGE_HEADER_BYTES;
+        for (int i = 0; i < wr.numSge(); i++) {
+            ScatterGatherEntry e = wr.sge(i);
+            memory.wrap(e.address(), e.length());
+            memory.getBytes(0, m, at, e.length());
+            at += e.length();
+        }
+        endpoint().offer(m);
+        sends.add(new PendingSend(wr.wrId(), op, wr.signaled(), (int) total));
+        return true;
+    }
+
+    private static WcOpcode sendOpcode(WrOpcode op) {
+        return op == WrOpcode.RDMA_WRITE || op == WrOpcode.RDMA_WRITE_WITH_IMM ? WcOpcode.RDMA_WRITE : WcOpcode.SEND;
+    }
+
+    @Override
+    public boolean postReceive(ReceiveWorkRequest wr) {
+        if (closed || state == QpState.RESET) {
+            throw new VerbsException("QP " + qpNumber + " cannot post a receive in state " + (closed ? "CLOSED" : state));
+        }
+        if (state == QpState.ERROR) {
+            cq.add(new WorkCompletion().set(wr.wrId(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, qpNumber, 0, "QP in ERROR"));
+            return true;
+        }
+        if (receives.size() >= attributes.maxReceiveWr()) {
+            return false;
+        }
+        long[] a = new long[wr.numSge()];
+        int[] l = new int[wr.numSge()];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = wr.sge(i).address();
+            l[i] = wr.sge(i).length();
+        }
+        receives.add(new PostedReceive(wr.wrId(), a, l));
+        return true;
+    }
+
+    /** A datagram for this queue pair arrived on the rail. */
+    void onDatagram(DirectBuffer buffer, int offset, int length, long nowNs) {
+        DrEndpoint ep = endpoint;
+        if (ep != null && state != QpState.ERROR && !closed) {
+            ep.onDatagram(0, buffer, offset, length, nowNs);
+        }
+    }
+
+    /** This peer's grant from the rail's shared receive pool, VFRAGs (see {@link UdPort#sharePerPeer()}). */
+    void receiveShare(int vfrags) {
+        receiveShare = vfrags;
+    }
+
+    void onLocalCompletion(int psn) {
+        DrEndpoint ep = endpoint;
+        if (ep != null) {
+            ep.onLocalCompletion(psn);
+        }
+    }
+
+    /** Runs DR, completes acknowledged sends, places arrived messages. @return work done */
+    int doWork(long nowNs) {
+        this.nowNs = nowNs;
+        DrEndpoint ep = endpoint;
+        if (ep == null || closed || state == QpState.ERROR) {
+            return 0;
+        }
+        if (ep.receiveBudget() != Math.min(receiveShare, config.receiveBufferVfrags())) {
+            ep.receiveBudget(receiveShare);
+        }
+        int work = ep.doWork(nowNs);
+        long acked = ep.messagesAcknowledged();
+        while (completedSends < acked) {
+            PendingSend p = sends.poll();
+            completedSends++;
+            if (p != null && p.signaled) {
+                cq.add(new WorkCompletion().set(p.wrId, WcStatus.SUCCESS, sendOpcode(p.opcode), p.length, false, 0, qpNumber, 0, ""));
+            }
+            work++;
+        }
+        int placed = 0;
+        while (state != QpState.ERROR) {
+            byte[] m = stalled != null ? stalled : ep.poll();
+            if (m == null) {
+                break;
+            }
+            stalled = null;
+            if (!place(m)) {
+                stalled = m;
+                break;
+            }
+            placed++;
+        }
+        if (placed > 0) {
+            work += placed + ep.doWork(nowNs);
+        }
+        RdmaException failure = ep.failure();
+        if (failure != null && state != QpState.ERROR) {
+            fail(WcStatus.RETRY_EXC_ERR, failure.getMessage());
+            work++;
+        }
+        return work;
+    }
+
+    /** When DR must run next, ns ({@code Long.MAX_VALUE}: only new input gives it work). */
+    long nextDeadlineNs() {
+        DrEndpoint ep = endpoint;
+        return ep == null || state == QpState.ERROR ? Long.MAX_VALUE : ep.nextDeadlineNs();
+    }
+
+    /** @return false when it needs a receive and none is posted */
+    private boolean place(byte[] m) {
+        message.wrap(m);
+        int op = message.getByte(0);
+        int imm = message.getInt(4, ByteOrder.LITTLE_ENDIAN);
+        long address = message.getLong(8, ByteOrder.LITTLE_ENDIAN);
+        int rkey = message.getInt(16, ByteOrder.LITTLE_ENDIAN);
+        int length = message.getInt(20, ByteOrder.LITTLE_ENDIAN);
+        if (length != m.length - MESSAGE_HEADER_BYTES || op < OP_SEND || op > OP_WRITE_IMM) {
+            fail(WcStatus.REM_INV_REQ_ERR, "malformed work request message from the peer (op " + op + ", length " + length + ")");
+            return true;
+        }
+        if (op == OP_WRITE || op == OP_WRITE_IMM) {
+            if (!grants.allows(rkey, address, length)) {
+                fail(WcStatus.REM_ACCESS_ERR, "the peer's RDMA WRITE of " + length + " bytes at 0x" + Long.toHexString(address)
+                    + " with rkey 0x" + Integer.toHexString(rkey) + " lies in no window a CTS granted");
+                return true;
+            }
+            if (length > 0) {
+                memory.wrap(address, length);
+                memory.putBytes(0, m, MESSAGE_HEADER_BYTES, length);
+            }
+            if (op == OP_WRITE) {
+                return true;
+            }
+        }
+        PostedReceive r = receives.poll();
+        if (r == null) {
+            return false;
+        }
+        if (op == OP_WRITE_IMM) {
+            cq.add(new WorkCompletion().set(r.wrId, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 0, true, imm, qpNumber, 0, ""));
+            return true;
+        }
+        if (length > r.total()) {
+            cq.add(new WorkCompletion().set(r.wrId, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0, qpNumber, 0,
+                "message of " + length + " bytes exceeds the posted receive of " + r.total()));
+            fail(WcStatus.WR_FLUSH_ERR, "a receive was too short");
+            return true;
+        }
+        int at = MESSAGE_HEADER_BYTES;
+        int left = length;
+        for (int i = 0; i < r.addresses.length && left > 0; i++) {
+            int n = Math.min(left, r.lengths[i]);
+            memory.wrap(r.addresses[i], n);
+            memory.putBytes(0, m, at, n);
+            at += n;
+            left -= n;
+        }
+        cq.add(new WorkCompletion().set(r.wrId, WcStatus.SUCCESS, WcOpcode.RECV, length, op == OP_SEND_IMM, op == OP_SEND_IMM ? imm : 0,
+            qpNumber, 0, ""));
+        return true;
+    }
+
+    /** To ERROR: the oldest outstanding send completes with {@code status}, the rest and every receive flushed. */
+    private void fail(WcStatus status, String detail) {
+        if (state == QpState.ERROR) {
+            return;
+        }
+        state = QpState.ERROR;
+        boolean first = true;
+        for (PendingSend p; (p = sends.poll()) != null; ) {
+            cq.add(new WorkCompletion().set(p.wrId, first ? status : WcStatus.WR_FLUSH_ERR, sendOpcode(p.opcode), 0, false, 0, qpNumber, 0,
+                first ? detail : "flushed"));
+            first = false;
+        }
+        for (PostedReceive r; (r = receives.poll()) != null; ) {
+            cq.add(new WorkCompletion().set(r.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, qpNumber, 0, "flushed"));
+        }
+        stalled = null;
+    }
+
+    private DrEndpoint endpoint() {
+        DrEndpoint ep = endpoint;
+        if (ep == null) {
+            throw new VerbsException("QP " + qpNumber + " is not connected");
+        }
+        return ep;
+    }
+
+    /** This peer's credit grant now, VFRAGs, or -1 before it connected. */
+    int receiveBudget() {
+        DrEndpoint ep = endpoint;
+        return ep == null ? -1 : ep.receiveBudget();
+    }
+
+    /** The DR counters of this queue pair's peer, or null before it connected. */
+    @Nullable DrStats stats() {
+        DrEndpoint ep = endpoint;
+        return ep == null ? null : ep.stats();
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        sends.clear();
+        receives.clear();
+        if (rail.unregister(qpNumber)) {
+            UdChannelProvider.closeRail(rail);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ReliableDatagramQp{tag=" + qpNumber + ", state=" + state + ", remote=" + remote + "}";
+    }
+}

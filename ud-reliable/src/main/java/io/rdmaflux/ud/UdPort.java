@@ -1,0 +1,327 @@
+package io.rdmaflux.ud;
+
+import io.rdmaflux.ud.dr.DatagramSink;
+import io.rdmaflux.ud.dr.DrDatagram;
+import io.rdmaflux.verbs.Access;
+import io.rdmaflux.verbs.AddressHandle;
+import io.rdmaflux.verbs.CompletionQueue;
+import io.rdmaflux.verbs.CompletionSink;
+import io.rdmaflux.verbs.MemoryRegion;
+import io.rdmaflux.verbs.Port;
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.ProtectionDomain;
+import io.rdmaflux.verbs.QpInitAttributes;
+import io.rdmaflux.verbs.QpType;
+import io.rdmaflux.verbs.QueuePair;
+import io.rdmaflux.verbs.ReceiveWorkRequest;
+import io.rdmaflux.verbs.SendWorkRequest;
+import io.rdmaflux.verbs.WorkCompletion;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.jspecify.annotations.Nullable;
+
+import java.nio.ByteOrder;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * One node's UD resources on one rail (seed 003 &sect;4): a single UD receive queue pair whose static pool of
+ * {@link UdSpec#receivePoolSlots()} buffers is shared by every peer and re-posted as soon as a datagram was
+ * handed on (&sect;4.1), {@link UdSpec#sendQps()} UD send queue pairs used in round robin, a pool of registered
+ * send buffers, and one address handle per peer port, made on first use. No per-peer queue pair: a peer costs an
+ * address handle and its {@link ReliableDatagramQp}'s DR state.
+ *
+ * <p><b>Wire:</b> every datagram is a 4-byte little-endian tag, the receiving {@link ReliableDatagramQp}'s number
+ * (the UD BTL's tag of &sect;4.2, widened from one byte to name the receiver), then a DR datagram. A datagram
+ * whose tag names no queue pair here is dropped and counted ({@link #foreignDropped()}).
+ *
+ * <p><b>Concurrency:</b> {@link #poll} and {@link #send} on the progress thread of the node that owns the
+ * protection domain; {@link #register}/{@link #unregister} may come from the setup path.
+ */
+final class UdPort implements CompletionSink {
+    static final int QKEY = 0x0D0D0003;
+    static final int TAG_BYTES = 4;
+    private static final long SEND_BIT = 1L << 40;
+
+    private final ProtectionDomain pd;
+    private final Port port;
+    private final UdSpec spec;
+    private final int slotBytes;
+    private final CompletionQueue cq;
+    private final QueuePair recvQp;
+    private final QueuePair[] sendQps;
+    private final MemoryRegion recvMemory;
+    private final MemoryRegion sendMemory;
+    private final UnsafeBuffer recvView;
+    private final UnsafeBuffer sendView;
+    private final int[] freeSend;
+    private int freeSendCount;
+    private final ReliableDatagramQp[] sendOwner;
+    private final int[] sendPsn;
+    private final boolean[] sendIsData;
+    private final Map<PortAddress, AddressHandle> handles = new HashMap<>();
+    private final Map<Integer, ReliableDatagramQp> qps = new ConcurrentHashMap<>();
+    private final SendWorkRequest swr = new SendWorkRequest();
+    private final ReceiveWorkRequest rwr = new ReceiveWorkRequest();
+    private int nextSendQp;
+    private int nextQpNumber = 1;
+    private int users;
+    private long nowNs;
+    private long foreignDropped;
+    private long sendErrors;
+    private boolean closed;
+
+    UdPort(ProtectionDomain pd, Port port, UdSpec spec) {
+        this.pd = pd;
+        this.port = port;
+        this.spec = spec;
+        this.slotBytes = port.mtuBytes();
+        int pool = spec.receivePoolSlots();
+        int sends = spec.sendSlots();
+        CompletionQueue c = null;
+        QueuePair r = null;
+        QueuePair[] s = new QueuePair[spec.sendQps()];
+        MemoryRegion rm = null;
+        MemoryRegion sm = null;
+        try {
+            c = pd.device().createCompletionQueue(pool + sends + 16);
+            rm = pd.allocateMemory((long) pool * slotBytes, Access.LOCAL_WRITE);
+            sm = pd.allocateMemory((long) sends * slotBytes, Access.LOCAL_WRITE);
+            r = pd.createQueuePair(QpInitAttributes.builder(QpType.UD, port).cq(c).maxReceiveWr(pool).maxSendWr(1).qkey(QKEY).build());
+            r.init();
+            for (int i = 0; i < s.length; i++) {
+                s[i] = pd.createQueuePair(QpInitAttributes.builder(QpType.UD, port).cq(c).maxReceiveWr(1).maxSendWr(sends).qkey(QKEY).build());
+                s[i].init();
+                s[i].readyToReceive();
+                s[i].readyToSend();
+            }
+        } catch (RuntimeException e) {
+            for (QueuePair q : s) {
+                if (q != null) {
+                    q.close();
+                }
+            }
+            if (r != null) {
+                r.close();
+            }
+            if (sm != null) {
+                sm.close();
+            }
+            if (rm != null) {
+                rm.close();
+            }
+            if (c != null) {
+                c.close();
+            }
+            throw e;
+        }
+        this.cq = c;
+        this.recvQp = r;
+        this.sendQps = s;
+        this.recvMemory = rm;
+        this.sendMemory = sm;
+        this.recvView = new UnsafeBuffer(rm.address(), pool * slotBytes);
+        this.sendView = new UnsafeBuffer(sm.address(), sends * slotBytes);
+        this.freeSend = new int[sends];
+        for (int i = 0; i < sends; i++) {
+            freeSend[i] = sends - 1 - i;
+        }
+        this.freeSendCount = sends;
+        this.sendOwner = new ReliableDatagramQp[sends];
+        this.sendPsn = new int[sends];
+        this.sendIsData = new boolean[sends];
+        for (int i = 0; i < pool; i++) {
+            postReceive(i);
+        }
+        recvQp.readyToReceive();
+        recvQp.readyToSend();
+    }
+
+    Port port() {
+        return port;
+    }
+
+    ProtectionDomain pd() {
+        return pd;
+    }
+
+    /** The UD queue pair peers address every datagram to. */
+    int receiveQpNumber() {
+        return recvQp.qpNumber();
+    }
+
+    /** Largest DR datagram (the UD MTU minus the tag), bytes. */
+    int drDatagramBytes() {
+        return Math.min(65535, slotBytes - TAG_BYTES);
+    }
+
+    /** Datagrams whose tag named no queue pair of this rail, dropped. */
+    long foreignDropped() {
+        return foreignDropped;
+    }
+
+    /** UD sends that completed in error (lost: DR retransmits). */
+    long sendErrors() {
+        return sendErrors;
+    }
+
+    /** Free send buffers now. */
+    int freeSendBuffers() {
+        return freeSendCount;
+    }
+
+    synchronized int register(ReliableDatagramQp qp) {
+        int n = nextQpNumber++;
+        qps.put(n, qp);
+        users++;
+        regrant();
+        return n;
+    }
+
+    /**
+     * The credit grant of each peer from the shared pool (the fairness rule): the pool minus a reserve of one
+     * eighth for control datagrams (ACKs, probes), divided evenly among the queue pairs on this rail, at least one
+     * VFRAG each. So the DATA datagrams all peers may have in flight to this rail never exceed the pool, whatever
+     * the progress thread's delays (no datagram dropped for want of a posted receive), and no peer's share depends
+     * on another's traffic: a busy peer cannot starve a quiet one, and a slow subscriber (its messages waiting for
+     * receives its RC credits have not posted) holds back only its own sender's credit.
+     */
+    int sharePerPeer() {
+        int pool = spec.receivePoolSlots();
+        return Math.max(1, (pool - pool / 8) / Math.max(1, users));
+    }
+
+    private void regrant() {
+        int share = sharePerPeer();
+        for (ReliableDatagramQp qp : qps.values()) {
+            qp.receiveShare(share);
+        }
+    }
+
+    /** Whether no queue pair uses this rail. */
+    synchronized boolean idle() {
+        return users == 0;
+    }
+
+    /** @return whether the last user left (the caller then closes this rail) */
+    synchronized boolean unregister(int qpNumber) {
+        if (qps.remove(qpNumber) != null) {
+            users--;
+            regrant();
+        }
+        for (int i = 0; i < sendOwner.length; i++) {
+            if (sendOwner[i] != null && sendOwner[i].qpNumber() == qpNumber) {
+                sendOwner[i] = null;
+            }
+        }
+        return users == 0;
+    }
+
+    /** Polls the rail's completions: datagrams to their queue pairs, send buffers back. @return completions handled */
+    int poll(long nowNs) {
+        if (closed) {
+            return 0;
+        }
+        this.nowNs = nowNs;
+        int total = 0;
+        int n;
+        while ((n = cq.poll(64, this)) > 0) {
+            total += n;
+        }
+        return total;
+    }
+
+    @Override
+    public void onCompletion(WorkCompletion wc) {
+        long id = wc.wrId();
+        if ((id & SEND_BIT) != 0) {
+            int slot = (int) (id & 0xFFFF_FFFFL);
+            ReliableDatagramQp owner = sendOwner[slot];
+            sendOwner[slot] = null;
+            freeSend[freeSendCount++] = slot;
+            if (!wc.isSuccess()) {
+                sendErrors++; // as lost on the wire: no local completion, the DR timers recover it
+            } else if (owner != null && sendIsData[slot]) {
+                owner.onLocalCompletion(sendPsn[slot]);
+            }
+            return;
+        }
+        int slot = (int) id;
+        if (!wc.isSuccess()) {
+            return; // flushed on close
+        }
+        int off = slot * slotBytes;
+        int len = wc.byteLength();
+        if (len >= TAG_BYTES) {
+            int tag = recvView.getInt(off, ByteOrder.LITTLE_ENDIAN);
+            ReliableDatagramQp qp = qps.get(tag);
+            if (qp != null) {
+                qp.onDatagram(recvView, off + TAG_BYTES, len - TAG_BYTES, nowNs);
+            } else {
+                foreignDropped++;
+            }
+        } else {
+            foreignDropped++;
+        }
+        postReceive(slot);
+    }
+
+    private void postReceive(int slot) {
+        rwr.wrId(slot).sge(recvMemory.address() + (long) slot * slotBytes, slotBytes, recvMemory.lkey());
+        recvQp.postReceive(rwr);
+    }
+
+    /**
+     * Sends one DR datagram to queue pair {@code remoteTag} behind UD queue pair {@code remoteQpn} at {@code to}.
+     *
+     * @return {@link DatagramSink#POSTED}, or {@link DatagramSink#BACK_PRESSURED} when no send buffer is free
+     */
+    int send(PortAddress to, int remoteQpn, int remoteTag, byte[] datagram, int length, @Nullable ReliableDatagramQp owner, int psn) {
+        if (closed || freeSendCount == 0 || length + TAG_BYTES > slotBytes) {
+            return DatagramSink.BACK_PRESSURED;
+        }
+        int slot = freeSend[--freeSendCount];
+        int off = slot * slotBytes;
+        sendView.putInt(off, remoteTag, ByteOrder.LITTLE_ENDIAN);
+        sendView.putBytes(off + TAG_BYTES, datagram, 0, length);
+        sendOwner[slot] = owner;
+        sendPsn[slot] = psn;
+        sendIsData[slot] = length > 4 && datagram[4] == DrDatagram.DATA;
+        AddressHandle ah = handles.computeIfAbsent(to, a -> pd.createAddressHandle(port, a));
+        swr.reset().wrId(SEND_BIT | slot).opcode(io.rdmaflux.verbs.WrOpcode.SEND).signaled(true)
+            .sge(sendMemory.address() + off, length + TAG_BYTES, sendMemory.lkey()).ud(ah, remoteQpn, QKEY);
+        QueuePair qp = sendQps[nextSendQp];
+        nextSendQp = (nextSendQp + 1) % sendQps.length;
+        if (!qp.postSend(swr)) {
+            sendOwner[slot] = null;
+            freeSend[freeSendCount++] = slot;
+            return DatagramSink.BACK_PRESSURED;
+        }
+        return DatagramSink.POSTED;
+    }
+
+    /** Destroys the queue pairs, address handles, memory and completion queue; idempotent. */
+    void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (QueuePair q : sendQps) {
+            q.close();
+        }
+        recvQp.close();
+        for (AddressHandle ah : handles.values()) {
+            ah.close();
+        }
+        handles.clear();
+        cq.close();
+        sendMemory.close();
+        recvMemory.close();
+    }
+
+    @Override
+    public String toString() {
+        return "UdPort{port=" + port.address() + ", udQpn=" + recvQp.qpNumber() + ", pool=" + spec.receivePoolSlots()
+            + ", sendQps=" + sendQps.length + ", peers=" + handles.size() + "}";
+    }
+}

@@ -1,0 +1,37 @@
+package io.rdmaflux.ud;
+
+import io.rdmaflux.ud.dr.DrConfig;
+
+import java.util.Objects;
+
+/**
+ * The settings of a node's reliable UD rails (seed 003 &sect;4, &sect;4.1).
+ *
+ * @param sendQps          UD send queue pairs per rail, used in round robin (seed 003 &sect;4: four gave near-optimal
+ *                         bandwidth), in [1, 64]
+ * @param receivePoolSlots receive buffers of the rail's one UD receive queue pair, shared by every peer, allocated
+ *                         once and never resized (&sect;4.1), in [8, 65536]
+ * @param sendSlots        registered send buffers of the rail, shared by every peer, in [4, 65536]
+ * @param dr               the DR settings of every peer; its {@code datagramBytes} is lowered to the port's UD MTU
+ *                         minus the 4-byte tag
+ */
+public record UdSpec(int sendQps, int receivePoolSlots, int sendSlots, DrConfig dr) {
+    /** Four send QPs, 512 receive and 256 send buffers per rail, DR timers for a fabric with &mu;s round trips. */
+    public static final UdSpec DEFAULTS = new UdSpec(4, 512, 256, DrConfig.builder().windowVfrags(64).receiveBufferVfrags(128).initialCreditVfrags(4)
+        .ackEveryVfrags(4).ackDelayNs(20_000).initialRtoNs(1_000_000).minRtoNs(200_000).maxRtoNs(5_000_000)
+        .maxRetriesPerRail(7).keepaliveNs(1_000_000_000L).build());
+
+    /** @throws IllegalArgumentException naming the value out of range */
+    public UdSpec {
+        range("sendQps", sendQps, 1, 64);
+        range("receivePoolSlots", receivePoolSlots, 8, 65536);
+        range("sendSlots", sendSlots, 4, 65536);
+        Objects.requireNonNull(dr, "dr");
+    }
+
+    private static void range(String name, int v, int lo, int hi) {
+        if (v < lo || v > hi) {
+            throw new IllegalArgumentException(name + " in [" + lo + ", " + hi + "] required but it was " + v);
+        }
+    }
+}

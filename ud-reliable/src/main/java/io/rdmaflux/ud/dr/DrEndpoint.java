@@ -1,0 +1,634 @@
+package io.rdmaflux.ud.dr;
+
+import io.rdmaflux.core.RdmaException;
+import io.rdmaflux.core.RdmaTransportException;
+import io.rdmaflux.verbs.WcStatus;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.jspecify.annotations.Nullable;
+
+import java.util.Objects;
+import java.util.zip.CRC32C;
+
+/**
+ * DR-style reliability for one peer, both directions, over unreliable datagrams on one or more rails (seed 003
+ * &sect;4.2, after Open MPI's DR PML, &sect;3.1). An agent in the Aeron sense: no threads and no clock of its
+ * own; the owner feeds it datagrams ({@link #onDatagram}), messages ({@link #offer}), local completions, and
+ * calls {@link #doWork(long)} at the latest at {@link #nextDeadlineNs()}.
+ *
+ * <h2>Protocol</h2>
+ * <ul>
+ * <li>Every VFRAG (one datagram of at most {@link DrConfig#datagramBytes()}) has a PSN, per peer and direction;
+ *     the VFRAG is the unit of acknowledgement. Deviation from DR, whose VFRAG spans several BTL fragments with
+ *     a bitmap of its own: here a VFRAG is one UD datagram, and the ACK's 64-bit SACK bitmap over the PSNs
+ *     after the cumulative one gives the same selective information.</li>
+ * <li>ACKs carry the cumulative PSN (the ESN), the SACK bitmap and the credit limit; the receiver coalesces them:
+ *     one per {@link DrConfig#ackEveryVfrags()} new VFRAGs or {@link DrConfig#ackDelayNs()} after the first
+ *     unacknowledged one (the ACK timer), at once on a hole, a duplicate or a PROBE.</li>
+ * <li>The sender keeps, per VFRAG, a local-completion timer ({@link DrConfig#localCompletionTimeoutNs()}) and a
+ *     retransmission timer whose RTO follows the measured RTT ({@link RtoEstimator}, Karn's rule) with
+ *     exponential backoff. In {@link RetransmitMode#SELECTIVE} it retransmits only the VFRAGs the SACK shows
+ *     missing (with three later VFRAGs held) or that timed out; in {@link RetransmitMode#GO_BACK_N}, everything
+ *     from the oldest unacknowledged PSN.</li>
+ * <li>The receiver drops duplicates and VFRAGs beyond its credit, restores order by PSN/ESN and hands out
+ *     whole messages only. Every datagram's CRC32C is checked first: a corrupted one is dropped and counted,
+ *     never delivered.</li>
+ * <li>After {@link DrConfig#maxRetriesPerRail()} + 1 timeouts in a row without progress the rail fails and the
+ *     peer's traffic moves to the next rail; failed rails are probed and come back when they answer. When every
+ *     rail failed the endpoint fails with an {@link RdmaTransportException} naming the peer, the rails and the
+ *     retries, within {@link DrConfig#failureBoundNs(int)} of the peer going silent while work is outstanding
+ *     (plus {@link DrConfig#keepaliveNs()} when the endpoint only waits to receive).</li>
+ * </ul>
+ *
+ * <p><b>Concurrency:</b> not thread-safe; one thread drives it at a time.
+ */
+public final class DrEndpoint {
+    private static final int FAST_RETRANSMIT_SACKS = 3;
+    private static final int DUP_ACK_THRESHOLD = 3;
+
+    private final DrConfig config;
+    private final int localId;
+    private final int peerId;
+    private final String peerName;
+    private final DatagramSink sink;
+    private final SendWindow send;
+    private final ReceiveWindow receive;
+    private final RtoEstimator rto;
+    private final RailSet rails;
+    private final DrDatagram decoder = new DrDatagram();
+    private final byte[] control = new byte[DrDatagram.HEADER_BYTES];
+    private final UnsafeBuffer controlView = new UnsafeBuffer(control);
+    private final CRC32C crc = new CRC32C();
+    private final SendWindow.RttListener rttListener = this::onRttSample;
+    private int[] holeScratch = new int[64];
+
+    private long retxDeadlineNs = Long.MAX_VALUE;
+    private boolean probeOutstanding;
+    private long persistIntervalNs;
+    private long lastHeardNs;
+    private int ackPending;
+    private long ackDeadlineNs = Long.MAX_VALUE;
+    private boolean ackNow;
+    private int probeReplyRail = -1;
+    private long probeEchoNs;
+    private int ackRail;
+    private int advertisedLimit;
+    private int dupAcks;
+    private boolean expectingInbound = true;
+    private @Nullable RdmaException failure;
+
+    private long vfragsSent;
+    private long vfragsRetransmitted;
+    private long timeouts;
+    private long acksSent;
+    private long acksReceived;
+    private long vfragsReceived;
+    private long duplicatesDropped;
+    private long outOfWindowDropped;
+    private long corruptedDropped;
+    private long malformedDropped;
+    private long messagesDelivered;
+    private long rttSamples;
+    private long failovers;
+    private long railsRevived;
+
+    /**
+     * @param localId  this endpoint's id, carried in every datagram it sends
+     * @param peerId   the peer's id: datagrams from any other source are dropped as foreign
+     * @param peerName how errors name the peer (an address, a node name)
+     * @param rails    rails the peer is reached on, in [1, 64]
+     * @param nowNs    the time now, ns
+     */
+    public DrEndpoint(DrConfig config, int localId, int peerId, String peerName, int rails, DatagramSink sink, long nowNs) {
+        this.config = Objects.requireNonNull(config, "config");
+        this.localId = localId;
+        this.peerId = peerId;
+        this.peerName = Objects.requireNonNull(peerName, "peerName");
+        this.sink = Objects.requireNonNull(sink, "sink");
+        this.rails = new RailSet(rails);
+        this.send = new SendWindow(config, localId);
+        this.receive = new ReceiveWindow(config);
+        this.rto = new RtoEstimator(config.initialRtoNs(), config.minRtoNs(), config.maxRtoNs());
+        this.lastHeardNs = nowNs;
+        this.advertisedLimit = config.firstPsn() + config.initialCreditVfrags(); // what the peer assumes before our first ACK
+        this.persistIntervalNs = rto.rtoNs();
+    }
+
+    // ------------------------------------------------------------------ owner's commands
+
+    /**
+     * Queues a whole message for sending (the array is kept, not copied, until sent).
+     *
+     * @throws IllegalArgumentException if it is longer than {@link DrConfig#maxMessageBytes()}
+     * @throws IllegalStateException    after {@link #finish()}
+     */
+    public void offer(byte[] message) {
+        if (message.length > config.maxMessageBytes()) {
+            throw new IllegalArgumentException("message of " + message.length + " bytes exceeds maxMessageBytes="
+                + config.maxMessageBytes() + "; split it or raise DrConfig.maxMessageBytes");
+        }
+        send.enqueue(message);
+    }
+
+    /** Ends the outbound stream after every queued message: the peer's receiver sees the end once all arrived. */
+    public void finish() {
+        send.finish();
+    }
+
+    /** Whether the endpoint still waits for inbound messages (keepalive probes run while it does); default true. */
+    public void expectingInbound(boolean expecting) {
+        this.expectingInbound = expecting;
+    }
+
+    /**
+     * Sets how many VFRAGs of credit the peer may hold (its grant from a receive pool shared with other peers),
+     * clamped to [1, {@link DrConfig#receiveBufferVfrags()}]; a smaller grant takes effect as held VFRAGs are
+     * consumed, a credit already advertised is never taken back.
+     */
+    public void receiveBudget(int vfrags) {
+        receive.budget(vfrags);
+    }
+
+    /** The peer's current credit grant, VFRAGs. */
+    public int receiveBudget() {
+        return receive.budget();
+    }
+
+    /** The credit limit last advertised to the peer: it may send PSNs below it. */
+    public int advertisedCreditLimit() {
+        return advertisedLimit;
+    }
+
+    /** The next whole message in order, or null; taking it frees credit for the peer. */
+    public byte @Nullable [] poll() {
+        byte[] m = receive.poll();
+        if (m != null) {
+            messagesDelivered++;
+        }
+        return m;
+    }
+
+    /** The sink reported the local completion of DATA VFRAG {@code psn} it had answered {@link DatagramSink#POSTED} for. */
+    public void onLocalCompletion(int psn) {
+        send.markLocalDone(psn);
+    }
+
+    // ------------------------------------------------------------------ state
+
+    /** Messages queued and not yet fully fragmented. */
+    public int queuedMessages() {
+        return send.queuedMessages();
+    }
+
+    /** Bytes of the messages queued and not yet fully fragmented. */
+    public long queuedBytes() {
+        return send.queuedBytes();
+    }
+
+    /** Messages whose every VFRAG the peer acknowledged, counted in the order {@link #offer} took them. */
+    public long messagesAcknowledged() {
+        return send.messagesAcknowledged();
+    }
+
+    /** VFRAGs sent and not acknowledged. */
+    public int inFlight() {
+        return send.inFlight();
+    }
+
+    /** Whole messages received and not yet taken by {@link #poll()}. */
+    public int readyMessages() {
+        return receive.readyMessages();
+    }
+
+    /** Whether every queued message and the FIN were sent and acknowledged. */
+    public boolean outboundFinished() {
+        return send.finAcknowledged();
+    }
+
+    /** Whether every queued message was acknowledged (the FIN aside). */
+    public boolean outboundIdle() {
+        return send.queuedMessages() == 0 && send.inFlight() == 0;
+    }
+
+    /** Whether the peer's FIN arrived and every message before it was taken. */
+    public boolean inboundFinished() {
+        return receive.finished();
+    }
+
+    /** The failure that ended this endpoint, or null. */
+    public @Nullable RdmaException failure() {
+        return failure;
+    }
+
+    /** The rail the peer's traffic goes on now. */
+    public int currentRail() {
+        return rails.current();
+    }
+
+    public boolean railFailed(int rail) {
+        return rails.isFailed(rail);
+    }
+
+    public String peerName() {
+        return peerName;
+    }
+
+    public DrStats stats() {
+        return new DrStats(vfragsSent, vfragsRetransmitted, timeouts, acksSent, acksReceived, vfragsReceived, duplicatesDropped,
+            outOfWindowDropped, corruptedDropped, malformedDropped, messagesDelivered, rttSamples, failovers, railsRevived,
+            rto.srttNs(), rto.rtoNs());
+    }
+
+    // ------------------------------------------------------------------ inbound
+
+    /**
+     * A datagram arrived on {@code rail}: checked (length, CRC32C, type, source), then handled.
+     *
+     * @return {@link DrDatagram#OK} or why it was dropped ({@link DrDatagram#TRUNCATED}, {@link DrDatagram#BAD_CRC},
+     *     {@link DrDatagram#FOREIGN}: unknown type or another source)
+     */
+    public int onDatagram(int rail, DirectBuffer buffer, int offset, int length, long nowNs) {
+        if (failure != null) {
+            return DrDatagram.OK;
+        }
+        int r = decoder.decode(buffer, offset, length);
+        if (r == DrDatagram.BAD_CRC) {
+            corruptedDropped++;
+            return r;
+        }
+        if (r != DrDatagram.OK) {
+            malformedDropped++;
+            return r;
+        }
+        if (decoder.sourceId != peerId || rail < 0 || rail >= rails.rails()) {
+            malformedDropped++;
+            return DrDatagram.FOREIGN;
+        }
+        lastHeardNs = nowNs;
+        switch (decoder.type) {
+            case DrDatagram.DATA -> onData(rail, buffer, nowNs);
+            case DrDatagram.ACK -> onAck(rail, nowNs);
+            default -> { // PROBE: answer on the rail it came on
+                probeReplyRail = rail;
+                probeEchoNs = decoder.wordB;
+            }
+        }
+        return DrDatagram.OK;
+    }
+
+    private void onData(int rail, DirectBuffer buffer, long nowNs) {
+        int result;
+        try {
+            result = receive.accept(decoder.psn, decoder.flags, decoder.wordA, buffer, decoder.payloadOffset, decoder.payloadLength);
+        } catch (DrProtocolException e) {
+            fail(e);
+            return;
+        }
+        ackRail = rail;
+        switch (result) {
+            case ReceiveWindow.NEW_IN_ORDER -> {
+                vfragsReceived++;
+                if (ackPending++ == 0) {
+                    ackDeadlineNs = nowNs + config.ackDelayNs();
+                }
+                if (ackPending >= config.ackEveryVfrags() || receive.heldOutOfOrder() > 0 || receive.finReceived()) {
+                    ackNow = true;
+                }
+            }
+            case ReceiveWindow.NEW_OUT_OF_ORDER -> {
+                vfragsReceived++;
+                ackNow = true;
+            }
+            case ReceiveWindow.DUPLICATE -> {
+                duplicatesDropped++;
+                ackNow = true;
+            }
+            default -> {
+                outOfWindowDropped++;
+                ackNow = true;
+            }
+        }
+    }
+
+    private void onAck(int rail, long nowNs) {
+        acksReceived++;
+        int oldLimit = send.creditLimit();
+        int oldUna = send.una();
+        boolean progress = send.onAck(decoder.psn, decoder.wordB, decoder.wordA, nowNs, rttListener);
+        boolean probeReply = (decoder.flags & DrDatagram.FLAG_PROBE_REPLY) != 0;
+        if (probeReply) {
+            if (rails.revive(rail)) {
+                railsRevived++;
+            }
+            if (rail == rails.current()) {
+                probeOutstanding = false;
+                rails.progress();
+            }
+        }
+        if (send.creditLimit() != oldLimit) {
+            persistIntervalNs = rto.rtoNs();
+        }
+        if (progress) {
+            rails.progress();
+            dupAcks = 0;
+            retxDeadlineNs = send.inFlight() > 0 ? nowNs + rto.rtoNs() : Long.MAX_VALUE;
+        } else if (send.una() == oldUna && send.inFlight() > 0 && !probeReply) {
+            dupAcks++;
+        }
+        if (send.inFlight() == 0 && !probeOutstanding) {
+            retxDeadlineNs = Long.MAX_VALUE;
+        }
+        if (config.mode() == RetransmitMode.SELECTIVE) {
+            retransmitSackHoles(nowNs);
+        } else if (dupAcks >= DUP_ACK_THRESHOLD && nowNs - send.lastSentNs(send.una()) >= recentNs()) {
+            dupAcks = 0;
+            retransmitFrom(send.una(), nowNs, Long.MAX_VALUE);
+        }
+    }
+
+    private void onRttSample(long rttNs) {
+        rttSamples++;
+        rto.sample(rttNs);
+    }
+
+    /** How long after sending a VFRAG its ACK may reasonably still come: the SRTT, or the RTO before a sample. */
+    private long recentNs() {
+        long s = rto.srttNs();
+        return s < 0 ? rto.rtoNs() : Math.max(s, RtoEstimator.GRANULARITY_NS);
+    }
+
+    private void retransmitSackHoles(long nowNs) {
+        if (send.inFlight() == 0) {
+            return;
+        }
+        long recent = recentNs();
+        int above = 0; // VFRAGs SACKed above the one looked at: counted from the top down, one pass
+        int holes = 0;
+        int[] due = holeScratch;
+        for (int psn = send.nextPsn() - 1; psn - send.una() >= 0; psn--) {
+            if (send.isSacked(psn)) {
+                above++;
+            } else if (above >= FAST_RETRANSMIT_SACKS && nowNs - send.lastSentNs(psn) >= recent) {
+                if (holes == due.length) {
+                    due = holeScratch = java.util.Arrays.copyOf(due, due.length * 2);
+                }
+                due[holes++] = psn;
+            }
+        }
+        for (int h = holes - 1; h >= 0; h--) { // oldest first
+            if (!retransmit(due[h], nowNs)) {
+                return;
+            }
+        }
+    }
+
+    /** Retransmits the unacknowledged VFRAGs from {@code from} last sent at or before {@code sentBeforeNs}. */
+    private void retransmitFrom(int from, long nowNs, long sentBeforeNs) {
+        boolean gbn = config.mode() == RetransmitMode.GO_BACK_N;
+        for (int psn = from; psn - send.nextPsn() < 0; psn++) {
+            if ((gbn || !send.isSacked(psn)) && (psn == from || send.lastSentNs(psn) - sentBeforeNs <= 0)) {
+                if (!retransmit(psn, nowNs)) {
+                    return;
+                }
+            }
+        }
+    }
+
+    private boolean retransmit(int psn, long nowNs) {
+        byte[] d = send.datagram(psn);
+        int r = sink.send(rails.current(), d, send.length(psn), psn);
+        if (r == DatagramSink.BACK_PRESSURED) {
+            return false;
+        }
+        vfragsRetransmitted++;
+        send.markRetransmitted(psn, nowNs);
+        if (r == DatagramSink.SENT) {
+            send.markLocalDone(psn);
+        }
+        return true;
+    }
+
+    // ------------------------------------------------------------------ duty cycle
+
+    /**
+     * Runs the timers that are due, sends the VFRAGs the window and credit allow and the ACK that is due.
+     *
+     * @return work done (datagrams sent, timers fired)
+     */
+    public int doWork(long nowNs) {
+        if (failure != null) {
+            return 0;
+        }
+        int work = timers(nowNs);
+        if (failure != null) {
+            return work;
+        }
+        if (send.unsent() > 0 && !sendUnsent(nowNs)) {
+            return work + acknowledge(nowNs);
+        }
+        while (send.canFragment()) {
+            int psn = send.nextPsn();
+            boolean wasIdle = send.inFlight() == 0;
+            send.fragmentNext(nowNs);
+            if (wasIdle && !probeOutstanding) {
+                retxDeadlineNs = nowNs + rto.rtoNs();
+            }
+            int r = sink.send(rails.current(), send.datagram(psn), send.length(psn), psn);
+            if (r == DatagramSink.BACK_PRESSURED) {
+                send.markUnsent(psn); // fragmented, not out: it goes first on a later duty cycle
+                break;
+            }
+            if (r == DatagramSink.SENT) {
+                send.markLocalDone(psn);
+            }
+            vfragsSent++;
+            work++;
+        }
+        work += acknowledge(nowNs);
+        return work;
+    }
+
+    /** Sends the VFRAGs a back-pressured sink refused. @return false if the sink refuses again */
+    private boolean sendUnsent(long nowNs) {
+        for (int psn = send.una(); psn - send.nextPsn() < 0 && send.unsent() > 0; psn++) {
+            if (send.transmissions(psn) == 0) {
+                int r = sink.send(rails.current(), send.datagram(psn), send.length(psn), psn);
+                if (r == DatagramSink.BACK_PRESSURED) {
+                    return false;
+                }
+                send.markFirstSent(psn, nowNs, r == DatagramSink.SENT);
+                vfragsSent++;
+            }
+        }
+        return true;
+    }
+
+    private int timers(long nowNs) {
+        int work = 0;
+        if (nowNs - retxDeadlineNs >= 0) {
+            work++;
+            timeouts++;
+            rails.countRetry();
+            if (rails.retries() > config.maxRetriesPerRail()) {
+                if (!failover(nowNs)) {
+                    return work;
+                }
+            } else {
+                long before = nowNs - rto.rtoNs();
+                rto.backoff();
+                if (send.inFlight() > 0) {
+                    retransmitFrom(send.una(), nowNs, before);
+                }
+                if (probeOutstanding) {
+                    sendProbe(rails.current(), nowNs);
+                }
+            }
+            retxDeadlineNs = send.inFlight() > 0 || probeOutstanding ? nowNs + rto.rtoNs() : Long.MAX_VALUE;
+        }
+        if (send.inFlight() > 0) {
+            work += localCompletionTimers(nowNs);
+            if (failure != null) {
+                return work;
+            }
+        }
+        if (send.inFlight() == 0 && !probeOutstanding && wantsPeer() && nowNs - keepaliveDeadlineNs() >= 0) {
+            if (send.blockedOnCredit()) {
+                persistIntervalNs = Math.min(config.maxRtoNs(), persistIntervalNs * 2);
+            }
+            sendProbe(rails.current(), nowNs);
+            probeOutstanding = true;
+            retxDeadlineNs = nowNs + rto.rtoNs();
+            work++;
+        }
+        int rail;
+        while ((rail = rails.dueProbe(nowNs, config.deadRailProbeIntervalNs())) >= 0) {
+            sendProbe(rail, nowNs);
+            work++;
+        }
+        return work;
+    }
+
+    private int localCompletionTimers(long nowNs) {
+        int work = 0;
+        for (int psn = send.una(); psn - send.nextPsn() < 0; psn++) {
+            if (!send.isLocalDone(psn) && !send.isSacked(psn) && nowNs - send.lastSentNs(psn) >= config.localCompletionTimeoutNs()) {
+                work++;
+                rails.countRetry();
+                if (rails.retries() > config.maxRetriesPerRail()) {
+                    failover(nowNs);
+                    return work;
+                }
+                if (!retransmit(psn, nowNs)) {
+                    return work;
+                }
+            }
+        }
+        return work;
+    }
+
+    private boolean wantsPeer() {
+        return send.inFlight() > 0 || send.hasPending() || (expectingInbound && !receive.finReceived());
+    }
+
+    private long keepaliveDeadlineNs() {
+        return lastHeardNs + (send.blockedOnCredit() ? persistIntervalNs : config.keepaliveNs());
+    }
+
+    /** Moves the peer's traffic off the current rail. @return false when no rail is left (the endpoint failed) */
+    private boolean failover(long nowNs) {
+        int failedRail = rails.current();
+        int retries = rails.retries();
+        if (rails.failCurrent(nowNs, config.deadRailProbeIntervalNs()) < 0) {
+            fail(new RdmaTransportException("peer " + peerName + " is unreachable: every rail failed after "
+                + (config.maxRetriesPerRail() + 1) + " retransmission timeouts in a row without progress: "
+                + rails.describeFailed() + "; " + send.inFlight() + " VFRAGs in flight from PSN "
+                + Integer.toUnsignedString(send.una()) + ", " + vfragsRetransmitted + " retransmissions, " + timeouts
+                + " timeouts (last rail " + failedRail + " after " + retries + " retries)", WcStatus.RETRY_EXC_ERR, null));
+            return false;
+        }
+        failovers++;
+        rto.reset();
+        if (send.inFlight() > 0) {
+            retransmitFrom(send.una(), nowNs, Long.MAX_VALUE);
+        }
+        if (probeOutstanding) {
+            sendProbe(rails.current(), nowNs);
+        }
+        return true;
+    }
+
+    private void sendProbe(int rail, long nowNs) {
+        int len = DrDatagram.encode(controlView, 0, DrDatagram.PROBE, 0, 0, localId, 0, rail, nowNs, crc);
+        sink.send(rail, control, len, 0);
+    }
+
+    private int acknowledge(long nowNs) {
+        int work = 0;
+        if (probeReplyRail >= 0) {
+            if (sendAck(probeReplyRail, DrDatagram.FLAG_PROBE_REPLY, probeEchoNs)) {
+                probeReplyRail = -1;
+                work++;
+            }
+        }
+        int limit = receive.creditLimit();
+        boolean windowUpdate = limit - advertisedLimit >= Math.max(1, config.receiveBufferVfrags() / 4);
+        boolean timerDue = ackPending > 0 && nowNs - ackDeadlineNs >= 0;
+        if (ackNow || timerDue || windowUpdate) {
+            if (sendAck(ackRail, 0, 0)) {
+                work++;
+            }
+        }
+        return work;
+    }
+
+    private boolean sendAck(int rail, int flags, long echo) {
+        int limit = receive.creditLimit();
+        int len = DrDatagram.encode(controlView, 0, DrDatagram.ACK, flags, 0, localId, receive.esn(), limit, receive.sack(), crc);
+        if (sink.send(rail, control, len, 0) == DatagramSink.BACK_PRESSURED) {
+            return false;
+        }
+        acksSent++;
+        advertisedLimit = limit;
+        ackPending = 0;
+        ackNow = false;
+        ackDeadlineNs = Long.MAX_VALUE;
+        return true;
+    }
+
+    /**
+     * When {@link #doWork} has to run next at the latest (a timer), ns; {@code Long.MAX_VALUE} when only a new
+     * datagram, message or completion can give it work. Call it after {@code doWork}.
+     */
+    public long nextDeadlineNs() {
+        if (failure != null) {
+            return Long.MAX_VALUE;
+        }
+        long d = retxDeadlineNs;
+        if (ackPending > 0) {
+            d = Math.min(d, ackDeadlineNs);
+        }
+        if (send.inFlight() == 0 && !probeOutstanding && wantsPeer()) {
+            d = Math.min(d, keepaliveDeadlineNs());
+        }
+        d = Math.min(d, rails.nextProbeDeadlineNs());
+        for (int psn = send.una(); psn - send.nextPsn() < 0; psn++) {
+            if (!send.isLocalDone(psn) && !send.isSacked(psn)) {
+                d = Math.min(d, send.lastSentNs(psn) + config.localCompletionTimeoutNs());
+            }
+        }
+        return d;
+    }
+
+    /** Whether something is due now without a timer (a new VFRAG may go, an ACK is owed). */
+    public boolean hasImmediateWork() {
+        return failure == null && (send.canFragment() || ackNow || probeReplyRail >= 0
+            || receive.creditLimit() - advertisedLimit >= Math.max(1, config.receiveBufferVfrags() / 4));
+    }
+
+    /** Fails the endpoint (both directions) with {@code error}; the first failure wins. */
+    public void fail(RdmaException error) {
+        if (failure == null) {
+            failure = error;
+        }
+    }
+}

@@ -1,0 +1,215 @@
+package io.rdmaflux.ud.dr;
+
+import org.agrona.DirectBuffer;
+
+import java.util.ArrayDeque;
+
+/**
+ * The receiving half of one peer's DR state (seed 003 &sect;4.2; the ESN and out-of-order queue of seed 000
+ * &sect;5.2): the ESN, the VFRAGs held ahead of it, the reassembly of in-order VFRAGs into messages, the
+ * messages waiting for the consumer, and the credit limit advertised to the sender.
+ *
+ * <p><b>Credit</b> (the receive pool this peer may use): the sender may send PSNs below {@link #creditLimit()} =
+ * (start PSN of the oldest message the consumer has not taken, or the ESN when none waits) +
+ * {@link DrConfig#receiveBufferVfrags()}, never lowered once advertised. A consumer that stops taking
+ * messages stops the limit, so its sender stops without a datagram lost; at most
+ * {@code 2 * receiveBufferVfrags} VFRAGs of payload are held for the peer.
+ *
+ * <p>Not thread-safe.
+ */
+final class ReceiveWindow {
+    /** {@link #accept} results. */
+    static final int NEW_IN_ORDER = 0;
+    static final int NEW_OUT_OF_ORDER = 1;
+    static final int DUPLICATE = 2;
+    static final int OUT_OF_WINDOW = 3;
+
+    private record Message(byte[] bytes, int startPsn, int endPsn) {
+    }
+
+    private final DrConfig config;
+    private final int mask;
+    private final byte[][] held;
+    private final byte[] heldFlags;
+    private final int[] heldMessageLength;
+    private final boolean[] present;
+    private final ArrayDeque<Message> ready = new ArrayDeque<>();
+    private int esn;
+    private int limit;
+    private int budget;
+    private int heldCount;
+    private byte[] assembling;
+    private int assemblingOffset;
+    private int assemblingStart;
+    private boolean finReceived;
+    private int finEndPsn;
+
+    ReceiveWindow(DrConfig config) {
+        this.config = config;
+        int cap = Integer.highestOneBit(Math.max(1, config.receiveBufferVfrags() - 1)) << 1;
+        this.mask = cap - 1;
+        this.held = new byte[cap][];
+        this.heldFlags = new byte[cap];
+        this.heldMessageLength = new int[cap];
+        this.present = new boolean[cap];
+        this.esn = config.firstPsn();
+        this.budget = config.receiveBufferVfrags();
+        this.limit = esn + config.initialCreditVfrags();
+    }
+
+    /**
+     * A DATA VFRAG arrived (CRC already checked).
+     *
+     * @return {@link #NEW_IN_ORDER}, {@link #NEW_OUT_OF_ORDER}, {@link #DUPLICATE} or {@link #OUT_OF_WINDOW}
+     * @throws DrProtocolException if the VFRAGs do not form a message (a length that disagrees, too large)
+     */
+    int accept(int psn, int flags, int messageLength, DirectBuffer src, int offset, int length) {
+        if (psn - esn < 0) {
+            return DUPLICATE;
+        }
+        if (psn - limit >= 0) {
+            return OUT_OF_WINDOW;
+        }
+        if (psn != esn) {
+            if (config.mode() == RetransmitMode.GO_BACK_N) {
+                return OUT_OF_WINDOW;
+            }
+            int i = psn & mask;
+            if (present[i]) {
+                return DUPLICATE;
+            }
+            byte[] copy = new byte[length];
+            src.getBytes(offset, copy, 0, length);
+            held[i] = copy;
+            heldFlags[i] = (byte) flags;
+            heldMessageLength[i] = messageLength;
+            present[i] = true;
+            heldCount++;
+            return NEW_OUT_OF_ORDER;
+        }
+        take(psn, flags, messageLength, src, offset, length, null);
+        for (int i = esn & mask; present[i]; i = esn & mask) {
+            byte[] b = held[i];
+            held[i] = null;
+            present[i] = false;
+            heldCount--;
+            take(esn, heldFlags[i], heldMessageLength[i], null, 0, b.length, b);
+        }
+        return NEW_IN_ORDER;
+    }
+
+    private void take(int psn, int flags, int messageLength, DirectBuffer src, int offset, int length, byte[] copy) {
+        if ((flags & DrDatagram.FLAG_FIN) != 0) {
+            if (assembling != null) {
+                throw new DrProtocolException("FIN at PSN " + Integer.toUnsignedString(psn) + " inside the message that started at PSN "
+                    + Integer.toUnsignedString(assemblingStart));
+            }
+            finReceived = true;
+            finEndPsn = psn + 1;
+            esn = psn + 1;
+            return;
+        }
+        if ((flags & DrDatagram.FLAG_FIRST) != 0) {
+            if (assembling != null) {
+                throw new DrProtocolException("a message starts at PSN " + Integer.toUnsignedString(psn)
+                    + " before the one from PSN " + Integer.toUnsignedString(assemblingStart) + " ended");
+            }
+            if (messageLength < 0 || messageLength > config.maxMessageBytes()) {
+                throw new DrProtocolException("message length " + messageLength + " at PSN " + Integer.toUnsignedString(psn)
+                    + " is outside [0, maxMessageBytes=" + config.maxMessageBytes() + "]");
+            }
+            assembling = new byte[messageLength];
+            assemblingOffset = 0;
+            assemblingStart = psn;
+        } else if (assembling == null) {
+            throw new DrProtocolException("VFRAG at PSN " + Integer.toUnsignedString(psn) + " continues no message");
+        }
+        if (length > assembling.length - assemblingOffset) {
+            throw new DrProtocolException("VFRAG at PSN " + Integer.toUnsignedString(psn) + " overruns its message of "
+                + assembling.length + " bytes");
+        }
+        if (copy != null) {
+            System.arraycopy(copy, 0, assembling, assemblingOffset, length);
+        } else {
+            src.getBytes(offset, assembling, assemblingOffset, length);
+        }
+        assemblingOffset += length;
+        esn = psn + 1;
+        if ((flags & DrDatagram.FLAG_LAST) != 0) {
+            if (assemblingOffset != assembling.length) {
+                throw new DrProtocolException("message from PSN " + Integer.toUnsignedString(assemblingStart) + " ended after "
+                    + assemblingOffset + " of its " + assembling.length + " bytes");
+            }
+            ready.add(new Message(assembling, assemblingStart, esn));
+            assembling = null;
+        }
+    }
+
+    /** The next whole message in PSN order, or null; taking it frees its VFRAGs' credit. */
+    byte[] poll() {
+        Message m = ready.poll();
+        return m == null ? null : m.bytes;
+    }
+
+    /** Whole messages waiting for the consumer. */
+    int readyMessages() {
+        return ready.size();
+    }
+
+    /** Whether the FIN arrived and every message before it was taken. */
+    boolean finished() {
+        return finReceived && ready.isEmpty();
+    }
+
+    boolean finReceived() {
+        return finReceived;
+    }
+
+    int esn() {
+        return esn;
+    }
+
+    /** VFRAGs held ahead of the ESN. */
+    int heldOutOfOrder() {
+        return heldCount;
+    }
+
+    /** The credit limit now (monotonic): the sender may send PSNs below it. */
+    int creditLimit() {
+        int base = ready.isEmpty() ? esn : ready.peek().startPsn;
+        if (base + budget - limit > 0) {
+            limit = base + budget;
+        }
+        return limit;
+    }
+
+    /**
+     * The VFRAGs of credit this peer may hold from now on, clamped to [1, receiveBufferVfrags]. A smaller budget
+     * takes effect as the peer's held VFRAGs are consumed: a limit already advertised is never taken back.
+     */
+    void budget(int vfrags) {
+        budget = Math.max(1, Math.min(config.receiveBufferVfrags(), vfrags));
+    }
+
+    int budget() {
+        return budget;
+    }
+
+    /** The SACK bitmap: bit i set when PSN {@code esn + 1 + i} is held. */
+    long sack() {
+        if (heldCount == 0) {
+            return 0;
+        }
+        long bits = 0;
+        for (int b = 0; b < 64; b++) {
+            int psn = esn + 1 + b;
+            if (psn - limit >= 0) {
+                break;
+            }
+            if (present[psn & mask]) {
+                bits |= 1L << b;
+            }
+        }
+        return bits;
+    }
+}
