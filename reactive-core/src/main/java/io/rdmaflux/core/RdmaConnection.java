@@ -148,6 +148,11 @@ public interface RdmaConnection {
         return oneSided().expose(region, access);
     }
 
+    /** {@link OneSided#expose(MemoryRegion, long, long, RemoteAccess)}: exposes {@code [offset, +lengthBytes)} of {@code region}. */
+    default Mono<RemoteRegion> expose(MemoryRegion region, long offset, long lengthBytes, RemoteAccess access) {
+        return oneSided().expose(region, offset, lengthBytes, access);
+    }
+
     /** {@link OneSided#remoteRegions()}: the regions the peer exposed. */
     default Flux<RemoteRegion> remoteRegions() {
         return oneSided().remoteRegions();

@@ -141,9 +141,7 @@ public final class OneSidedEngine implements OneSided {
             submit(new Command() {
                 @Override
                 public void run() {
-                    accessEpochs.opStarted(op);
-                    op.remote.opStarted();
-                    (put ? puts : gets).add(op);
+                    start(op);
                 }
 
                 @Override
@@ -152,6 +150,13 @@ public final class OneSidedEngine implements OneSided {
                 }
             });
         });
+    }
+
+    /** Progress thread: {@code op} (checked) joins the current access epoch and its direction's queue. */
+    void start(OneSidedOp op) {
+        accessEpochs.opStarted(op);
+        op.remote.opStarted();
+        (op.put ? puts : gets).add(op);
     }
 
     @Override
