@@ -420,6 +420,32 @@ class OneSidedTest {
     }
 
     @Test
+    void aGetIsNotStuckBehindAQueueOfPuts() {
+        // seed 002 §4.3: put and get queues take turns, so a get uses the inbound direction while puts fill the outbound one
+        try (InvokerPair p = pair(1)) {
+            MemoryRegion target = region(p.serverNode, REGION);
+            MemoryRegion source = region(p.clientNode, REGION);
+            MemoryRegion back = region(p.clientNode, 4096);
+            fill(target, 0, RendezvousTest.pattern(4096, 11));
+            RemoteRegion user = exposeToClient(p, target, RemoteAccess.READ_WRITE)[1];
+            int puts = 32;
+            int[] putsDone = {0};
+            for (int i = 0; i < puts; i++) {
+                p.client.put(source, 4096 + i * 4096, user, 4096 + i * 4096, 4096).subscribe(v -> { }, e -> { }, () -> putsDone[0]++);
+            }
+            AtomicBoolean got = new AtomicBoolean();
+            int[] putsDoneWhenGot = {-1};
+            p.client.get(back, 0, user, 0, 4096).subscribe(v -> { }, e -> { }, () -> {
+                got.set(true);
+                putsDoneWhenGot[0] = putsDone[0];
+            });
+            p.runUntil(() -> got.get() && putsDone[0] == puts);
+            assertTrue(putsDoneWhenGot[0] < puts / 2, "the get completed after " + putsDoneWhenGot[0] + " of " + puts + " puts");
+            assertArrayEquals(RendezvousTest.pattern(4096, 11), read(back, 0, 4096));
+        }
+    }
+
+    @Test
     void theStreamingFormBoundsTheBytesInFlightAndEmitsEveryTransfer() {
         try (InvokerPair p = pair(2)) {
             MemoryRegion target = region(p.serverNode, REGION);

@@ -42,6 +42,8 @@ final class LoadBalancedFragmenter {
         this.railCount = railCount;
         this.switchoverBytes = switchoverBytes;
         this.granuleBytes = granuleBytes;
+        // the first pick on idle rails is rail 0
+        this.cursor = railCount - 1;
     }
 
     /**
