@@ -223,15 +223,32 @@ public final class OneSidedEngine implements OneSided {
                 work++;
             }
         }
-        putsFirst = !putsFirst;
-        if (putsFirst) {
-            work += puts.post(alive, this) + gets.post(alive, this);
-        } else {
-            work += gets.post(alive, this) + puts.post(alive, this);
-        }
+        work += interleave(alive);
         work += accessEpochs.progress(alive);
         work += control.flush();
         return work;
+    }
+
+    /**
+     * Posts fragments of the put and the get queue in turn, one at a time, while either can post (seed 002
+     * &sect;4.3: reordering puts and gets so both link directions carry data); the queue that went second
+     * in the last turn that posted goes first next time, so neither wins every freed RDMA slot.
+     */
+    private int interleave(long alive) {
+        int work = 0;
+        while (true) {
+            TransferQueue first = putsFirst ? puts : gets;
+            TransferQueue second = putsFirst ? gets : puts;
+            int a = first.post(alive, this, 1);
+            int b = second.post(alive, this, 1);
+            if (a + b == 0) {
+                return work;
+            }
+            work += a + b;
+            if (a > 0) {
+                putsFirst = !putsFirst;
+            }
+        }
     }
 
     /** A bare RDMA WRITE of a put's fragment completed. */

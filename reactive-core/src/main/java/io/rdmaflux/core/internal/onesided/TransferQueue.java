@@ -45,13 +45,13 @@ final class TransferQueue {
     /**
      * Plans and posts what the rails take now.
      *
-     * @param alive   the rails that may carry one-sided work (bit r for rail r)
-     * @param refused told of an operation that cannot go (its region became invalid, or no rail is left)
-     * @return fragments posted
+     * @param alive the rails that may carry one-sided work (bit r for rail r)
+     * @param limit the most fragments to post in this call
+     * @return fragments posted (operations refused count as one each)
      */
-    int post(long alive, OneSidedEngine engine) {
+    int post(long alive, OneSidedEngine engine, int limit) {
         int work = 0;
-        while (true) {
+        while (work < limit) {
             if (ready.isEmpty()) {
                 OneSidedOp op = waiting.poll();
                 if (op == null) {
@@ -63,20 +63,22 @@ final class TransferQueue {
                 String invalid = op.remote.invalidReason();
                 if (invalid != null) {
                     engine.refuse(op, OneSidedChecks.revoked(op.remote, invalid));
+                    work++;
                     continue;
                 }
                 if (alive == 0) {
                     engine.refuse(op, engine.noRailError());
+                    work++;
                     continue;
                 }
                 planFragments(op, alive);
             }
-            int posted = postReady(alive, engine);
-            work += posted;
+            work += postReady(alive, engine, limit - work);
             if (!ready.isEmpty()) {
                 return work;
             }
         }
+        return work;
     }
 
     private void planFragments(OneSidedOp op, long alive) {
@@ -93,9 +95,9 @@ final class TransferQueue {
         op.fragmentsLeft = count;
     }
 
-    private int postReady(long alive, OneSidedEngine engine) {
+    private int postReady(long alive, OneSidedEngine engine, int limit) {
         int posted = 0;
-        for (Iterator<Fragment> it = ready.iterator(); it.hasNext(); ) {
+        for (Iterator<Fragment> it = ready.iterator(); it.hasNext() && posted < limit; ) {
             Fragment f = it.next();
             if (f.op.isDone()) {
                 it.remove();
