@@ -135,6 +135,11 @@ final class NetRails implements AutoCloseable {
         }
     }
 
+    /** This side's node. */
+    RdmaNode node() {
+        return node;
+    }
+
     private static RdmaServer bind(RdmaNode node, HostPort at) {
         try {
             return node.bind(new PortAddress("net", at.host(), at.port()));
