@@ -473,6 +473,51 @@ class OneSidedTest {
     }
 
     @Test
+    void theStreamingFormErrorsOnTheFirstRefusedTransferAndCancelsItsSource() {
+        try (InvokerPair p = pair(1)) {
+            MemoryRegion target = region(p.serverNode, 64 * 1024);
+            MemoryRegion source = region(p.clientNode, 64 * 1024);
+            RemoteRegion user = exposeToClient(p, target, RemoteAccess.WRITE)[1];
+            AtomicBoolean cancelled = new AtomicBoolean();
+            List<Transfer> done = new ArrayList<>();
+            AtomicReference<Throwable> error = new AtomicReference<>();
+            Flux<Transfer> transfers = Flux.range(0, 100)
+                .map(i -> Transfer.put(source, 0, user, i == 3 ? 64 * 1024 : 0, 1024))
+                .doOnCancel(() -> cancelled.set(true));
+            p.client.transfers(transfers, 8 * 1024).subscribe(done::add, error::set);
+            p.runUntil(() -> error.get() != null);
+            assertEquals(RemoteAccessException.Reason.BOUNDS, ((RemoteAccessException) error.get()).reason());
+            assertTrue(cancelled.get(), "the source was cancelled");
+            assertTrue(done.size() <= 3, "only transfers before the refused one completed: " + done.size());
+            p.drive();
+            assertEquals(0, engine(p.client).fragmentsPosted());
+        }
+    }
+
+    @Test
+    void theStreamingFormHonoursDemand() {
+        try (InvokerPair p = pair(1)) {
+            MemoryRegion target = region(p.serverNode, 64 * 1024);
+            MemoryRegion source = region(p.clientNode, 64 * 1024);
+            RemoteRegion user = exposeToClient(p, target, RemoteAccess.WRITE)[1];
+            int[] pulled = {0};
+            Flux<Transfer> transfers = Flux.range(0, 10).map(i -> Transfer.put(source, 0, user, i * 1024L, 1024))
+                .doOnNext(t -> pulled[0]++);
+            reactor.test.StepVerifier.create(p.client.transfers(transfers, 1 << 20), 0)
+                .then(p::drive)
+                .then(() -> assertEquals(0, pulled[0], "no demand, no transfer taken"))
+                .thenRequest(2)
+                .then(p::drive)
+                .expectNextCount(2)
+                .then(() -> assertEquals(2, pulled[0], "two requested, two taken"))
+                .thenRequest(Long.MAX_VALUE)
+                .then(p::drive)
+                .expectNextCount(8)
+                .verifyComplete();
+        }
+    }
+
+    @Test
     void closingWithExposuresAndPeerRegionsLeavesNoRegistration() {
         OneSidedEngine server;
         OneSidedEngine client;

@@ -41,7 +41,7 @@ final class ExposureEpochs {
     }
 
     /** An EPOCH_SYNC arrived on {@code rail}. @return a protocol violation to report, or null */
-    String onSync(int rail, int epoch, long mask, int generation, int puts, long bytesPut) {
+    @org.jspecify.annotations.Nullable String onSync(int rail, int epoch, long mask, int generation, int puts, long bytesPut) {
         if ((mask & (1L << rail)) == 0) {
             return "EPOCH_SYNC of epoch " + epoch + " arrived on rail " + rail + ", which its rail mask 0x" + Long.toHexString(mask)
                 + " does not name";

@@ -277,7 +277,7 @@ public final class OneSidedEngine implements OneSided {
         if (closed != null) {
             return;
         }
-        String violation = null;
+        @Nullable String violation = null;
         switch (type) {
             case REGION_EXPOSE -> violation = peerRegions.onExpose(b, off);
             case REGION_REVOKE -> {
@@ -327,7 +327,14 @@ public final class OneSidedEngine implements OneSided {
     }
 
     RdmaTransportException noRailError() {
-        return new RdmaTransportException(name + ": no rail is left that carries one-sided operations", null, null);
+        for (Channel ch : channels) {
+            if (ch.carriesOneSided()) {
+                return new RdmaTransportException(name + ": every rail that carries one-sided operations failed", null, null);
+            }
+        }
+        return new RdmaTransportException(name + ": none of its " + channels.length + " rails carries one-sided operations (their "
+            + "channel kind is " + channels[0].kind() + "; the RC send/receive kind does: open the connection with the eager ring off)",
+            null, null);
     }
 
     /**
