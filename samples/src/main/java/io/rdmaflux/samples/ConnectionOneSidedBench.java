@@ -68,7 +68,10 @@ final class ConnectionOneSidedBench {
         if (remote == null) {
             throw new UserError("the receiver's exposed region did not arrive");
         }
-        BenchCommand.header(out, s, " (RdmaConnection put/get, load-balanced fragmentation, eager off)");
+        // the connection's one-sided engine always fragments load-balanced (seed 002 §3.2): say so, not the --policy
+        BenchCommand.Settings shown = new BenchCommand.Settings(s.test(), s.fabric(), s.rails(), s.addresses(), s.sizes(), s.schedule(),
+            s.window(), s.railBytesPerSec(), s.shaped(), "load-balanced", s.peer(), s.json(), false);
+        BenchCommand.header(out, shown, " (RdmaConnection put/get, eager off)");
         BenchReport report = BenchReport.of(s, "");
         int maxSize = s.maxSize();
         int slots = Math.max(1, regionBytes / maxSize);

@@ -51,7 +51,7 @@ class BenchTest {
         Sides.Run put = Sides.run("bench", "put-bw", "--rails", "2", "--sizes", "1k,64k,256k", "--iterations", "3", "--window", "8");
         assertTable(put, "# Size      Bandwidth (MB/s)", 1024, 65536, 262144);
         assertTrue(put.out().contains("# rdmaflux put-bw: provider soft, fabric mem, 2 rail(s)"), put.out());
-        assertTrue(put.out().contains("(RdmaConnection put/get, load-balanced fragmentation"), put.out());
+        assertTrue(put.out().contains("2 rail(s), policy load-balanced") && put.out().contains("(RdmaConnection put/get, eager off)"), put.out());
         assertTrue(put.out().contains("# verified: the 2097152 bytes put into the target match the pattern"), put.out());
         Sides.Run get = Sides.run("bench", "get-bw", "--sizes", "3,4k", "--iterations", "2", "--window", "4", "--policy", "rr");
         assertTable(get, "# Size      Bandwidth (MB/s)", 3, 4096);
