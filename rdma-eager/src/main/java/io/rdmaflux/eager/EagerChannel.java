@@ -93,7 +93,7 @@ public final class EagerChannel implements Channel {
     private long fallbackFramesSent;
     private long fallbackFramesReceived;
     private long deferrals;
-    private final long[] ringFramesReceivedByType = new long[FrameType.values().length + 1];
+    private final long[] ringFramesReceivedByType = new long[FrameType.MAX_CODE + 1];
 
     EagerChannel(Channel rc, EagerChannelProvider provider, RingReceiver ring, RingSender sender, PollingSet set, EagerPolicy policy,
                  int receiveBuffers) {

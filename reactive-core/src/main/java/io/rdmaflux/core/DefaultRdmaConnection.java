@@ -4,12 +4,15 @@ import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.ChannelEvents;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.channel.SubchannelSnapshot;
+import io.rdmaflux.core.channel.WorkRequestTokens;
 import io.rdmaflux.core.frame.DataFrameCodec;
 import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.internal.buffer.MessageBufferPool;
 import io.rdmaflux.core.internal.credit.MessageCredits;
 import io.rdmaflux.core.internal.credit.SendCredits;
+import io.rdmaflux.core.internal.onesided.OneSidedEngine;
 import io.rdmaflux.core.internal.rc.RcSubchannel;
+import io.rdmaflux.core.onesided.OneSided;
 import io.rdmaflux.verbs.ProgressAgent;
 import org.agrona.DirectBuffer;
 import org.jspecify.annotations.Nullable;
@@ -76,6 +79,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     private final Failover failover;
     private final CreditProbe probe;
     private final ConnectionResources resources;
+    private final OneSidedEngine oneSided;
 
     // inputs from other threads
     private final AtomicInteger closeRequest = new AtomicInteger(CLOSE_NONE);
@@ -129,6 +133,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         this.close = new CloseHandshake(this, channels);
         this.failover = new Failover(this, channels, scheduler);
         this.resources = new ConnectionResources(this, node, channels);
+        this.oneSided = new OneSidedEngine(name, channels, node.protectionDomain(), this::wakeUp, this::protocolFailure);
         this.probe = new CreditProbe(channels, sendCredits, ops, pipeline, node.creditProbeIntervalNs(), node.clock().nanoTime());
     }
 
@@ -209,6 +214,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     }
 
     @Override
+    public OneSided oneSided() {
+        return oneSided;
+    }
+
+    @Override
     public ConnectionMetrics metrics() {
         EnumMap<FrameType, Long> sent = new EnumMap<>(FrameType.class);
         EnumMap<FrameType, Long> received = new EnumMap<>(FrameType.class);
@@ -277,6 +287,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
             work += ch.doWork(nowNs);
         }
         if (!terminated) {
+            work += oneSided.doWork(nowNs);
             work += rvSender.post(nowNs, pipeline.nextPsn());
             work += pipeline.transmit(nowNs);
             for (Channel ch : channels) {
@@ -401,6 +412,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
             delivery.endUnsubscribed();
         }
         ops.failNew(sendError);
+        oneSided.terminate(sendError);
         node.onConnectionTerminated(this);
         onClose.tryEmitEmpty();
     }
@@ -476,7 +488,21 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
 
     @Override
     public void onReadCompleted(Channel ch, long token) {
-        rvReceiver.onReadCompleted(token, cycleNs);
+        if (WorkRequestTokens.isOneSided(token)) {
+            oneSided.onReadCompleted(ch, token);
+        } else {
+            rvReceiver.onReadCompleted(token, cycleNs);
+        }
+    }
+
+    @Override
+    public void onWriteCompleted(Channel ch, int tag) {
+        oneSided.onWriteCompleted(ch, tag);
+    }
+
+    @Override
+    public void onOneSidedControl(Channel ch, FrameType type, DirectBuffer buffer, int frameOffset) {
+        oneSided.onControl(ch, type, buffer, frameOffset);
     }
 
     @Override
@@ -581,6 +607,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     /** Message credits the peer granted and this side has not used. */
     long sendCreditsHeld() {
         return sendCredits.credits();
+    }
+
+    /** The one-sided engine, for diagnostics. */
+    OneSidedEngine oneSidedEngine() {
+        return oneSided;
     }
 
     /** Rails that failed while the connection went on over the others. */

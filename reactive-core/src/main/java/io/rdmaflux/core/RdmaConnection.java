@@ -1,6 +1,12 @@
 package io.rdmaflux.core;
 
 import io.rdmaflux.core.channel.SubchannelSnapshot;
+import io.rdmaflux.core.onesided.Epoch;
+import io.rdmaflux.core.onesided.OneSided;
+import io.rdmaflux.core.onesided.RemoteAccess;
+import io.rdmaflux.core.onesided.RemoteRegion;
+import io.rdmaflux.core.onesided.Transfer;
+import io.rdmaflux.verbs.MemoryRegion;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -124,4 +130,56 @@ public interface RdmaConnection {
 
     /** A snapshot of the connection's counters, for tests and tools. */
     ConnectionMetrics metrics();
+
+    // ---------------------------------------------------------------- one-sided RDMA (seed 002)
+
+    /**
+     * One-sided RDMA on this connection: exposing memory, put, get, epochs (see {@link OneSided}). The
+     * methods below delegate to it.
+     *
+     * @throws UnsupportedOperationException for an implementation without one-sided support (the default)
+     */
+    default OneSided oneSided() {
+        throw new UnsupportedOperationException(getClass().getName() + " has no one-sided RDMA");
+    }
+
+    /** {@link OneSided#expose(MemoryRegion, RemoteAccess)}: exposes all of {@code region} to the peer. */
+    default Mono<RemoteRegion> expose(MemoryRegion region, RemoteAccess access) {
+        return oneSided().expose(region, access);
+    }
+
+    /** {@link OneSided#expose(MemoryRegion, long, long, RemoteAccess)}: exposes {@code [offset, +lengthBytes)} of {@code region}. */
+    default Mono<RemoteRegion> expose(MemoryRegion region, long offset, long lengthBytes, RemoteAccess access) {
+        return oneSided().expose(region, offset, lengthBytes, access);
+    }
+
+    /** {@link OneSided#remoteRegions()}: the regions the peer exposed. */
+    default Flux<RemoteRegion> remoteRegions() {
+        return oneSided().remoteRegions();
+    }
+
+    /** {@link OneSided#put}: RDMA WRITE of {@code lengthBytes} from {@code local} into {@code remote}, striped over the rails. */
+    default Mono<Void> put(MemoryRegion local, long localOffset, RemoteRegion remote, long remoteOffset, int lengthBytes) {
+        return oneSided().put(local, localOffset, remote, remoteOffset, lengthBytes);
+    }
+
+    /** {@link OneSided#get}: RDMA READ of {@code lengthBytes} from {@code remote} into {@code local}, striped over the rails. */
+    default Mono<Void> get(MemoryRegion local, long localOffset, RemoteRegion remote, long remoteOffset, int lengthBytes) {
+        return oneSided().get(local, localOffset, remote, remoteOffset, lengthBytes);
+    }
+
+    /** {@link OneSided#transfers}: puts and gets as a stream, at most {@code maxOutstandingBytes} in flight. */
+    default Flux<Transfer> transfers(Publisher<Transfer> transfers, long maxOutstandingBytes) {
+        return oneSided().transfers(transfers, maxOutstandingBytes);
+    }
+
+    /** {@link OneSided#fence()}: ends the access epoch; completes once the target holds every put of it. */
+    default Mono<Epoch> fence() {
+        return oneSided().fence();
+    }
+
+    /** {@link OneSided#epochs()}: the peer's completed access epochs. */
+    default Flux<Epoch> epochs() {
+        return oneSided().epochs();
+    }
 }

@@ -33,7 +33,12 @@ public class RdmaException extends RuntimeException {
         /** A reference count was used wrongly (double release, use after release). */
         REFERENCE_COUNT,
         /** A reorder window overflowed. */
-        REORDER
+        REORDER,
+        /**
+         * A one-sided operation named remote memory it may not touch: past the end of an exposed region,
+         * without the access right, or after the region was revoked ({@code onesided.RemoteAccessException}).
+         */
+        REMOTE_ACCESS
     }
 
     private final Category category;

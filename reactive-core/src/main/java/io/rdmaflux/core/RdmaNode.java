@@ -295,6 +295,11 @@ public final class RdmaNode implements AutoCloseable {
         return registrationCache;
     }
 
+    /** The node's protection domain: one-sided exposures register in it. */
+    ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
     /** Whether {@code region} is registered in this node's protection domain. */
     boolean owns(io.rdmaflux.verbs.MemoryRegion region) {
         return region.protectionDomain() == pd && region.isValid();

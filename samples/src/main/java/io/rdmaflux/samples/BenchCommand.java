@@ -29,22 +29,22 @@ import java.util.Locale;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = {"OSU-style benchmarks: latency (ping-pong, one-way = RTT/2), bw (windowed streaming), "
-        + "bibw (both directions at once), msg-rate (messages/s), put-bw (RDMA WRITE), get-bw (RDMA READ).",
+        + "bibw (both directions at once), msg-rate (messages/s), put-bw (RDMA WRITE), get-bw (RDMA READ), put-latency and get-latency (one put or get until it completed).",
         "Both ends run in this JVM, or in two processes: 'bench TEST --listen HOST:PORT' on one side serves one run and exits, "
             + "'bench TEST --connect HOST:PORT' on the other measures and prints the table."})
 public final class BenchCommand implements java.util.concurrent.Callable<Integer> {
-    enum Test { latency, bw, bibw, msg_rate, put_bw, get_bw }
+    enum Test { latency, bw, bibw, msg_rate, put_bw, get_bw, put_latency, get_latency }
 
     /** What each in-JVM size may take before the run gives up. */
     private static final Duration IN_JVM_SIZE_TIMEOUT = Duration.ofMinutes(5);
     /** The smallest largest-message of a two-process end: one receive buffer. */
     private static final int PEER_MIN_MESSAGE_BYTES = 64 << 10;
-    static final String TESTS = "latency, bw, bibw, msg-rate, put-bw or get-bw";
+    static final String TESTS = "latency, bw, bibw, msg-rate, put-bw, get-bw, put-latency or get-latency";
 
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "TEST", description = "latency, bw, bibw, msg-rate, put-bw or get-bw.")
+    @Parameters(index = "0", paramLabel = "TEST", description = "latency, bw, bibw, msg-rate, put-bw, get-bw, put-latency or get-latency.")
     String test;
 
     @Option(names = "--provider", description = "RDMA provider: soft (default) or ucx (UCX via JUCX: both ends in this JVM, or two "
@@ -110,8 +110,9 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     public Integer call() {
         Settings s = settings();
         PrintWriter out = spec.commandLine().getOut();
-        if (s.test == Test.put_bw || s.test == Test.get_bw) {
-            return OneSidedBench.run(s, out);
+        if (oneSided(s.test)) {
+            // in this JVM, through the connection's one-sided API; between two processes, the verbs-level bench
+            return s.peer.peerMode() ? OneSidedBench.run(s, out) : ConnectionOneSidedBench.run(s, out);
         }
         if (s.peer.listen() != null) {
             return serve(s, s.peer.listen(), out);
@@ -181,8 +182,10 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         if (json != null && (json.getParent() != null && !java.nio.file.Files.isDirectory(json.getParent()))) {
             throw new UserError("--json " + json + ": the directory " + json.getParent() + " does not exist; create it or write elsewhere");
         }
-        boolean oneSided = t == Test.put_bw || t == Test.get_bw;
-        if (oneSided) {
+        if ((t == Test.put_latency || t == Test.get_latency) && peer.peerMode()) {
+            throw new UserError(name(t) + " runs both ends in this JVM (--fabric mem or net); drop --listen/--connect");
+        }
+        if (oneSided(t)) {
             Policies.oneSided(policy, railCount);
         } else {
             Policies.parse(policy, railCount);
@@ -215,8 +218,9 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
      * ({@link NetRails} with {@code ucxTls}); the options that need the soft provider are refused by name.
      */
     private void checkUcx(Test t) {
-        if (t == Test.put_bw || t == Test.get_bw) {
-            throw new UserError("put-bw/get-bw build their queue pairs on the soft provider; drop --provider ucx");
+        if (oneSided(t) && (net.listen != null || net.connect != null)) {
+            throw new UserError(name(t) + " between two processes builds its queue pairs on the soft provider; drop --provider ucx "
+                + "(in one JVM it runs on ucx through the connection's put/get)");
         }
         if (net.addresses != null) {
             throw new UserError("--provider ucx takes no --addresses: UCX picks its interfaces itself (UCX_NET_DEVICES narrows them); "
@@ -231,9 +235,9 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     /** The table's first lines: what runs where, and the column heads. */
     static void header(PrintWriter out, Settings s, String where) {
         out.printf(Locale.ROOT, "# rdmaflux %s: provider %s, fabric %s, %d rail(s), policy %s, %s%s%s%n", name(s.test), s.provider, s.fabric,
-            s.rails, s.policy, s.schedule.describe(), s.test == Test.latency ? "" : ", window " + s.window, where);
+            s.rails, s.policy, s.schedule.describe(), isLatency(s.test) ? "" : ", window " + s.window, where);
         switch (s.test) {
-            case latency -> out.println("# Size          Latency (us)    p50 (us)    p99 (us)");
+            case latency, put_latency, get_latency -> out.println("# Size          Latency (us)    p50 (us)    p99 (us)");
             case bw, bibw, put_bw, get_bw -> out.println("# Size      Bandwidth (MB/s)");
             case msg_rate -> out.println("# Size                  MB/s        Messages/s");
         }
@@ -427,6 +431,16 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             : counts.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining("/")) + " (by size)";
     }
 
+    /** Whether {@code t} measures latency (one operation at a time). */
+    static boolean isLatency(Test t) {
+        return t == Test.latency || t == Test.put_latency || t == Test.get_latency;
+    }
+
+    /** Whether {@code t} is a one-sided test (put/get bandwidth or latency). */
+    static boolean oneSided(Test t) {
+        return t == Test.put_bw || t == Test.get_bw || t == Test.put_latency || t == Test.get_latency;
+    }
+
     /** The test's name on the command line. */
     static String name(Test t) {
         return t.name().replace('_', '-');
@@ -440,6 +454,8 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             case "msg-rate", "msg_rate" -> Test.msg_rate;
             case "put-bw", "put_bw" -> Test.put_bw;
             case "get-bw", "get_bw" -> Test.get_bw;
+            case "put-latency", "put_latency" -> Test.put_latency;
+            case "get-latency", "get_latency" -> Test.get_latency;
             default -> throw new UserError("unknown test '" + text + "'; choose " + TESTS);
         };
     }

@@ -10,6 +10,12 @@ interface BenchLink extends AutoCloseable {
     /** The accepting side. */
     RdmaConnection receiver();
 
+    /** The connecting side's node (one-sided benchmarks register their regions with it). */
+    io.rdmaflux.core.RdmaNode senderNode();
+
+    /** The accepting side's node. */
+    io.rdmaflux.core.RdmaNode receiverNode();
+
     /** Closes both ends and everything under them. */
     @Override
     void close();

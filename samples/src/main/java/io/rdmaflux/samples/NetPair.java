@@ -76,6 +76,16 @@ final class NetPair implements BenchLink {
     }
 
     @Override
+    public io.rdmaflux.core.RdmaNode senderNode() {
+        return connector.node();
+    }
+
+    @Override
+    public io.rdmaflux.core.RdmaNode receiverNode() {
+        return listener.node();
+    }
+
+    @Override
     public RdmaConnection receiver() {
         return listener.connection();
     }

@@ -155,6 +155,11 @@ final class NetRails implements AutoCloseable {
         }
     }
 
+    /** This side's node. */
+    RdmaNode node() {
+        return node;
+    }
+
     private static RdmaServer bind(RdmaNode node, String fabric, HostPort at) {
         try {
             return node.bind(new PortAddress(fabric, at.host(), at.port()));

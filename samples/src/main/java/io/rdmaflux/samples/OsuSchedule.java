@@ -73,7 +73,7 @@ final class OsuSchedule {
     /** OMB's timed iterations at {@code sizeBytes} for {@code test}. */
     static int defaultIterations(BenchCommand.Test test, int sizeBytes) {
         boolean large = sizeBytes > LARGE_MESSAGE_BYTES;
-        if (test == BenchCommand.Test.latency) {
+        if (BenchCommand.isLatency(test)) {
             return large ? LAT_LOOP_LARGE : LAT_LOOP_SMALL;
         }
         return large ? BW_LOOP_LARGE : BW_LOOP_SMALL;
@@ -82,7 +82,7 @@ final class OsuSchedule {
     /** OMB's skipped iterations at {@code sizeBytes} for {@code test}. */
     static int defaultWarmup(BenchCommand.Test test, int sizeBytes) {
         boolean large = sizeBytes > LARGE_MESSAGE_BYTES;
-        if (test == BenchCommand.Test.latency) {
+        if (BenchCommand.isLatency(test)) {
             return large ? LAT_SKIP_LARGE : LAT_SKIP_SMALL;
         }
         return large ? BW_SKIP_LARGE : BW_SKIP_SMALL;

@@ -51,10 +51,29 @@ class BenchTest {
         Sides.Run put = Sides.run("bench", "put-bw", "--rails", "2", "--sizes", "1k,64k,256k", "--iterations", "3", "--window", "8");
         assertTable(put, "# Size      Bandwidth (MB/s)", 1024, 65536, 262144);
         assertTrue(put.out().contains("# rdmaflux put-bw: provider soft, fabric mem, 2 rail(s)"), put.out());
-        assertTrue(put.out().contains("# verified: 2097152 bytes read back from the target equal what was put"), put.out());
+        assertTrue(put.out().contains("2 rail(s), policy load-balanced") && put.out().contains("(RdmaConnection put/get, eager off)"), put.out());
+        assertTrue(put.out().contains("# verified: the 2097152 bytes put into the target match the pattern"), put.out());
         Sides.Run get = Sides.run("bench", "get-bw", "--sizes", "3,4k", "--iterations", "2", "--window", "4", "--policy", "rr");
         assertTable(get, "# Size      Bandwidth (MB/s)", 3, 4096);
-        assertTrue(get.out().contains("# verified: 16384 bytes read equal the target's"), get.out());
+        assertTrue(get.out().contains("# verified: the 16384 bytes got from the target match the pattern"), get.out());
+    }
+
+    @Test
+    void putLatencyAndGetLatencyGoThroughTheConnection() {
+        for (String t : List.of("put-latency", "get-latency")) {
+            Sides.Run r = Sides.run("bench", t, "--rails", "2", "--sizes", "64,4k,64k", "--iterations", "20", "--warmup", "2",
+                "--jit-warmup", "0");
+            assertTable(r, "# Size          Latency (us)    p50 (us)    p99 (us)", 64, 4096, 65536);
+            assertTrue(r.out().contains("# rdmaflux " + t + ": provider soft, fabric mem, 2 rail(s)"), r.out());
+            assertTrue(r.out().contains("# verified:"), r.out());
+        }
+    }
+
+    @Test
+    void putLatencyRefusesTwoProcesses() {
+        Sides.Run r = Sides.run("bench", "put-latency", "--connect", "127.0.0.1:9");
+        assertEquals(1, r.code(), r.err() + r.out());
+        assertTrue(r.err().contains("put-latency runs both ends in this JVM"), r.err());
     }
 
     @Test
@@ -247,7 +266,7 @@ class BenchTest {
             {"put-bw --fabric net --addresses 203.0.113.7", "cannot bind the rails to --addresses 203.0.113.7"},
             {"bw --listen 203.0.113.7:0", "203.0.113.7"},
             {"get-bw --provider nosuch", "nosuch"},
-            {"put_bandwidth", "unknown test 'put_bandwidth'; choose latency, bw, bibw, msg-rate, put-bw or get-bw"},
+            {"put_bandwidth", "unknown test 'put_bandwidth'; choose latency, bw, bibw, msg-rate, put-bw, get-bw, put-latency or get-latency"},
         };
         for (String[] c : cases) {
             List<String> args = new ArrayList<>(List.of("bench"));

@@ -58,6 +58,10 @@ class UcxSamplesTest {
         assertEquals(0, tcp.code(), tcp.err() + tcp.out());
         assertTrue(tcp.out().contains("# rdmaflux bw: provider ucx, fabric tcp, 2 rail(s)"), tcp.out());
         assertTrue(tcp.out().lines().anyMatch(l -> l.matches("65536 +[0-9.]+")), tcp.out());
+        Sides.Run put = Sides.run("bench", "put-bw", "--provider", "ucx", "--rails", "2", "--sizes", "4k,256k", "-i", "3", "-x", "1", "-W", "4");
+        assertEquals(0, put.code(), put.err() + put.out());
+        assertTrue(put.out().contains("# rdmaflux put-bw: provider ucx, fabric sm, 2 rail(s)"), put.out());
+        assertTrue(put.out().lines().anyMatch(l -> l.matches("262144 +[0-9.]+")), put.out());
     }
 
     @Test
@@ -115,7 +119,7 @@ class UcxSamplesTest {
     @Test
     void optionsUcxCannotHonourAreRefusedByName() {
         String[][] cases = {
-            {"bench put-bw --provider ucx", "put-bw/get-bw build their queue pairs on the soft provider; drop --provider ucx"},
+            {"bench put-bw --provider ucx --listen 127.0.0.1:0", "put-bw between two processes builds its queue pairs on the soft provider"},
             {"bench latency --provider ucx --fabric mem", "--fabric mem is not a fabric of the ucx provider; use --fabric sm"},
             {"bench bw --provider ucx --rail-rates 100", "the ucx provider's rails cannot be shaped"},
             {"bench bw --provider ucx --listen 127.0.0.1:0 --addresses 127.0.0.1", "--provider ucx takes no --addresses: UCX picks its interfaces"},

@@ -196,6 +196,33 @@ public interface Channel extends Subchannel, AutoCloseable {
         return false;
     }
 
+    // ---------------------------------------------------------------- one-sided communication (seed 002)
+
+    /**
+     * Whether this channel carries one-sided operations: bare RDMA WRITEs ({@link #postWrite}) and READs
+     * ({@link #readStripe}) whose completions reach the connection ({@link ChannelEvents#onWriteCompleted},
+     * {@link ChannelEvents#onReadCompleted}), and the one-sided control frames
+     * ({@link #sendOneSidedControl}). False by default; a kind that decorates another and intercepts its
+     * WRITE completions (the eager ring) leaves it false, and the connection then uses none of its rail
+     * for one-sided work.
+     */
+    default boolean carriesOneSided() {
+        return false;
+    }
+
+    /**
+     * Sends one of the one-sided control frames ({@link FrameType#REGION_EXPOSE},
+     * {@link FrameType#REGION_REVOKE}, {@link FrameType#EPOCH_SYNC}, {@link FrameType#EPOCH_ACK}) that
+     * {@code encoder} writes into a send slot; no credit. RC orders it after every WRITE posted before it
+     * on this channel, which the epoch's synchronization message relies on (seed 002 &sect;3.2). The peer's
+     * channel hands it to {@link ChannelEvents#onOneSidedControl}.
+     *
+     * @return false if it cannot go now (no send buffer: call again later) or this kind carries none
+     */
+    default boolean sendOneSidedControl(FrameType type, io.rdmaflux.core.frame.ControlFrameEncoder encoder) {
+        return false;
+    }
+
     // ---------------------------------------------------------------- control frames (no credit)
 
     /** Answers an RTS: the peer may write message {@code psn} to {@code [remoteAddress, +messageLength)}. */

@@ -117,6 +117,15 @@ public interface ChannelEvents {
     default void onWriteCompleted(Channel channel, int tag) {
     }
 
+    /**
+     * A one-sided control frame arrived ({@link io.rdmaflux.core.frame.FrameType#REGION_EXPOSE},
+     * {@code REGION_REVOKE}, {@code EPOCH_SYNC} or {@code EPOCH_ACK}), its payload already validated by its
+     * codec: the frame starts at {@code frameOffset} of {@code buffer}, valid during the call only. The
+     * default ignores it (a listener without one-sided support).
+     */
+    default void onOneSidedControl(Channel channel, io.rdmaflux.core.frame.FrameType type, DirectBuffer buffer, int frameOffset) {
+    }
+
     /** The subchannel failed (error completion, protocol violation); it is in ERROR and sends nothing more. */
     void onFailure(Channel channel, RdmaException error);
 }

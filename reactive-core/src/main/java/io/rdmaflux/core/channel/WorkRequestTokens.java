@@ -20,6 +20,7 @@ package io.rdmaflux.core.channel;
  *   0 .. 2^32-1              MESSAGE: the last fragment of the message with this PSN
  *   1&lt;&lt;62 | count&lt;&lt;32 | psn  PACKED: a packed DATA frame of count (1..2^16-1) messages from psn
  *   1&lt;&lt;40 | entry&lt;&lt;8 | index  STRIPE: the FIN of stripe index (0..255) of rendezvous send entry
+ *   1&lt;&lt;50 | fragment          ONE_SIDED: an RDMA READ of a one-sided get's fragment (0..2^28-1)
  * </pre>
  *
  * <p><b>Concurrency:</b> static pure functions.
@@ -32,6 +33,9 @@ public final class WorkRequestTokens {
 
     private static final long PACKED = 1L << 62;
     private static final long STRIPE = 1L << 40;
+    private static final long ONE_SIDED = 1L << 50;
+    /** Fragment numbers of one-sided tokens (and bare-WRITE tags) are below this. */
+    public static final int MAX_FRAGMENT = 1 << 28;
 
     /** Work-request kind: a posted receive. */
     public static final long WR_RECV = 1L << 60;
@@ -73,7 +77,29 @@ public final class WorkRequestTokens {
     }
 
     public static boolean isStripe(long token) {
-        return token >= 0 && (token & PACKED) == 0 && (token & STRIPE) != 0;
+        return token >= 0 && (token & PACKED) == 0 && (token & ONE_SIDED) == 0 && (token & STRIPE) != 0;
+    }
+
+    /**
+     * The token of an RDMA READ of one-sided fragment {@code fragment} (a get, seed 002 &sect;3.2).
+     *
+     * @throws IllegalArgumentException if {@code fragment} is outside [0, {@link #MAX_FRAGMENT})
+     */
+    public static long oneSided(int fragment) {
+        if (fragment < 0 || fragment >= MAX_FRAGMENT) {
+            throw new IllegalArgumentException("fragment in [0, 2^28) required but it was " + fragment);
+        }
+        return ONE_SIDED | fragment;
+    }
+
+    /** Whether the token is a one-sided fragment's ({@link #oneSided}). */
+    public static boolean isOneSided(long token) {
+        return token >= 0 && (token & PACKED) == 0 && (token & ONE_SIDED) != 0;
+    }
+
+    /** The fragment number of a {@link #oneSided} token. */
+    public static int oneSidedFragment(long token) {
+        return (int) (token & (MAX_FRAGMENT - 1));
     }
 
     /** The PSN of a message token, or the first PSN of a packed one. */

@@ -30,6 +30,11 @@ package io.rdmaflux.core.frame;
  *       ({@link ChannelControlFrameCodec}): a kind built over the RC send/receive channel (the eager RDMA
  *       ring of seed 001 &sect;4.1&ndash;4.6 offers, revokes and credits its ring with it) gets the payload
  *       through {@code ChannelEvents.onChannelControl}; no credit, a control receive buffer.</li>
+ *   <li>{@link #REGION_EXPOSE}, {@link #REGION_REVOKE}, {@link #EPOCH_SYNC}, {@link #EPOCH_ACK}: one-sided
+ *       communication (seed 002 &sect;3.2): a region exposed to the peer with its rkey on every rail, its
+ *       revocation (by the owner) or release (by the user), the synchronization message that ends an
+ *       access epoch on every subchannel it used, and the target's acknowledgement of a whole epoch. No
+ *       credit; control receive buffers. Codes 11..14 are reserved for the reliable-UD frames.</li>
  * </ul>
  */
 public enum FrameType {
@@ -42,9 +47,22 @@ public enum FrameType {
     RAIL_DOWN(7),
     RTS_READ(8),
     READ_FIN(9),
-    CHANNEL_CONTROL(10);
+    CHANNEL_CONTROL(10),
+    REGION_EXPOSE(15),
+    REGION_REVOKE(16),
+    EPOCH_SYNC(17),
+    EPOCH_ACK(18);
 
-    private static final FrameType[] BY_CODE = {null, DATA, CREDIT, CLOSE, RTS, CTS, FIN, RAIL_DOWN, RTS_READ, READ_FIN, CHANNEL_CONTROL};
+    /** The highest wire code of any type: arrays indexed by {@link #code()} have this length plus one. */
+    public static final int MAX_CODE = 18;
+
+    private static final FrameType[] BY_CODE = new FrameType[MAX_CODE + 1];
+
+    static {
+        for (FrameType t : values()) {
+            BY_CODE[t.code] = t;
+        }
+    }
 
     private final int code;
 
@@ -69,7 +87,7 @@ public enum FrameType {
      */
     public static FrameType fromCode(int code) {
         if (code <= 0 || code >= BY_CODE.length) {
-            throw new FrameFormatException("unknown frame type code " + code + "; known codes are 1 (DATA), 2 (CREDIT), 3 (CLOSE), 4 (RTS), 5 (CTS), 6 (FIN), 7 (RAIL_DOWN), 8 (RTS_READ), 9 (READ_FIN), 10 (CHANNEL_CONTROL)");
+            throw new FrameFormatException("unknown frame type code " + code + "; known codes are 1 (DATA), 2 (CREDIT), 3 (CLOSE), 4 (RTS), 5 (CTS), 6 (FIN), 7 (RAIL_DOWN), 8 (RTS_READ), 9 (READ_FIN), 10 (CHANNEL_CONTROL), 15 (REGION_EXPOSE), 16 (REGION_REVOKE), 17 (EPOCH_SYNC), 18 (EPOCH_ACK)");
         }
         FrameType t = BY_CODE[code];
         if (t == null) {

@@ -7,11 +7,15 @@ import io.rdmaflux.core.frame.CloseFrameCodec;
 import io.rdmaflux.core.frame.CreditFrameCodec;
 import io.rdmaflux.core.frame.CtsFrameCodec;
 import io.rdmaflux.core.frame.DataFrameCodec;
+import io.rdmaflux.core.frame.EpochAckFrameCodec;
+import io.rdmaflux.core.frame.EpochSyncFrameCodec;
 import io.rdmaflux.core.frame.FinFrameCodec;
 import io.rdmaflux.core.frame.FrameFormatException;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.frame.RailDownFrameCodec;
+import io.rdmaflux.core.frame.RegionExposeFrameCodec;
+import io.rdmaflux.core.frame.RegionRevokeFrameCodec;
 import io.rdmaflux.core.frame.ReadFinFrameCodec;
 import io.rdmaflux.core.frame.RtsFrameCodec;
 import io.rdmaflux.core.frame.RtsReadFrameCodec;
@@ -173,6 +177,25 @@ final class RcFrameDispatch {
                 if (l != null) {
                     // the payload is read during the call; the buffer is posted again right after
                     l.onChannelControl(ch, memory, ChannelControlFrameCodec.payloadOffset(off), FrameHeader.payloadLength(memory, off));
+                }
+                ch.repost(slot);
+            }
+            case REGION_EXPOSE, REGION_REVOKE, EPOCH_SYNC, EPOCH_ACK -> {
+                try {
+                    switch (type) {
+                        case REGION_EXPOSE -> RegionExposeFrameCodec.validatePayload(memory, off);
+                        case REGION_REVOKE -> RegionRevokeFrameCodec.validatePayload(memory, off);
+                        case EPOCH_SYNC -> EpochSyncFrameCodec.validatePayload(memory, off);
+                        default -> EpochAckFrameCodec.validatePayload(memory, off);
+                    }
+                } catch (FrameFormatException e) {
+                    ch.dropReceiveBuffer(slot);
+                    ch.fail(e);
+                    return;
+                }
+                if (l != null) {
+                    // read during the call; the buffer is posted again right after
+                    l.onOneSidedControl(ch, type, memory, off);
                 }
                 ch.repost(slot);
             }

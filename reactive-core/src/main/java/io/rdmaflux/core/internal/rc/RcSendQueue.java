@@ -56,7 +56,7 @@ final class RcSendQueue {
     private long sendsPosted;
     private long sendCompletions;
     /** Frames posted, by {@link FrameType#code()}: plain counters of the progress thread. */
-    private final long[] sentByType = new long[FrameType.values().length + 1];
+    private final long[] sentByType = new long[FrameType.MAX_CODE + 1];
 
     RcSendQueue(RcSubchannel channel, QueuePair qp, SlotPool slots, int rail, int maxWrites) {
         this.channel = channel;

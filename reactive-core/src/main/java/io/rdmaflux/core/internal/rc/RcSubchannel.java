@@ -90,7 +90,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
     private long messagesCompleted;
     private long packedFramesSent;
     /** Frames received, by {@link FrameType#code()}: plain counters of the progress thread. */
-    private final long[] framesReceivedByType = new long[FrameType.values().length + 1];
+    private final long[] framesReceivedByType = new long[FrameType.MAX_CODE + 1];
     private boolean established;
     private boolean failed;
     private boolean closed;
@@ -605,6 +605,22 @@ public final class RcSubchannel implements Channel, CompletionSink {
         if (l != null && !failed) {
             l.onWriteCompleted(this, tag);
         }
+    }
+
+    @Override
+    public boolean carriesOneSided() {
+        return true;
+    }
+
+    @Override
+    public boolean sendOneSidedControl(FrameType type, io.rdmaflux.core.frame.ControlFrameEncoder encoder) {
+        if (!established || failed || finalSent || sendPool.available() == 0) {
+            return false;
+        }
+        int slot = sendPool.acquire();
+        int len = encoder.encode(sendMemory, sendPool.offset(slot), takeCreditWord());
+        sendQueue.post(slot, len, NO_TOKEN, type);
+        return !failed;
     }
 
     @Override
