@@ -1,5 +1,6 @@
 package io.rdmaflux.verbs.soft.net;
 
+import io.rdmaflux.verbs.CmException;
 import io.rdmaflux.verbs.CmParams;
 import io.rdmaflux.verbs.ConnectionManager;
 import io.rdmaflux.verbs.PortAddress;
@@ -122,14 +123,17 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
             throw new VerbsException("timeoutNs > 0 required but it was " + timeoutNs);
         }
         if (closed) {
-            return CompletableFuture.failedFuture(new VerbsException("connection manager of provider '"
+            return CompletableFuture.failedFuture(new CmException(CmException.Reason.CLOSED, "connection manager of provider '"
                 + provider.instanceName() + "' is closed"));
         }
         InetSocketAddress to;
         try {
             to = NetTransport.socketAddress(address);
         } catch (VerbsException e) {
-            return CompletableFuture.failedFuture(new VerbsException("cannot connect to " + address + ": " + e.getMessage(), e));
+            // an unknown host name may resolve later (a host restarting under its DNS name); anything else is a bad address
+            CmException.Reason why = e.getCause() instanceof java.net.UnknownHostException
+                ? CmException.Reason.UNREACHABLE : CmException.Reason.BAD_ADDRESS;
+            return CompletableFuture.failedFuture(new CmException(why, "cannot connect to " + address + ": " + e.getMessage(), e));
         }
         CompletableFuture<CmParams> result = new CompletableFuture<>();
         ByteBuffer out = CmCodec.encodeParams(CmCodec.REQUEST, request);
@@ -154,8 +158,19 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
             x.key = ch.register(selector, done ? SelectionKey.OP_WRITE : SelectionKey.OP_CONNECT, x);
             exchanges.add(x);
         } catch (IOException e) {
-            x.fail(describe(address, e));
+            x.fail(reason(e), describe(address, e));
         }
+    }
+
+    /** The {@link CmException.Reason} of an I/O failure of a connect exchange. */
+    static CmException.Reason reason(IOException e) {
+        if (e instanceof ConnectException) {
+            return CmException.Reason.REFUSED;
+        }
+        if (e instanceof NoRouteToHostException) {
+            return CmException.Reason.UNREACHABLE;
+        }
+        return CmException.Reason.RESET;
     }
 
     static String describe(PortAddress address, IOException e) {
@@ -194,7 +209,7 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
                 it.remove();
                 work++;
             } else if (nowNs - x.deadlineNs >= 0) {
-                x.fail(x.result != null
+                x.fail(CmException.Reason.TIMED_OUT, x.result != null
                     ? "connect to " + x.address + " timed out after " + x.timeoutNs / 1_000_000 + " ms: no reply from the listener"
                     : "no complete request within " + REQUEST_TIMEOUT_NS / 1_000_000 + " ms");
                 it.remove();
@@ -230,7 +245,7 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
             c.run();
         }
         for (Exchange x : exchanges) {
-            x.fail("connect to " + x.address + " abandoned: the connection manager closed");
+            x.fail(CmException.Reason.CLOSED, "connect to " + x.address + " abandoned: the connection manager closed");
         }
         exchanges.clear();
         for (NetListener l : listeners) {
@@ -337,7 +352,7 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
                     read();
                 }
             } catch (IOException e) {
-                fail(describe(address, e));
+                fail(reason(e), describe(address, e));
             }
         }
 
@@ -345,7 +360,7 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
             SocketChannel ch = channel;
             if (header.hasRemaining()) {
                 if (ch.read(header) < 0) {
-                    fail(result != null ? "the listener at " + address + " closed the connection without a reply" : "peer closed before its request");
+                    fail(CmException.Reason.RESET, result != null ? "the listener at " + address + " closed the connection without a reply" : "peer closed before its request");
                     return;
                 }
                 if (header.hasRemaining()) {
@@ -360,7 +375,7 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
             }
             ByteBuffer b = body;
             if (b.hasRemaining() && ch.read(b) < 0) {
-                fail("the peer at " + address + " closed the connection in the middle of a message");
+                fail(CmException.Reason.RESET, "the peer at " + address + " closed the connection in the middle of a message");
                 return;
             }
             if (b.hasRemaining()) {
@@ -377,7 +392,7 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
 
         private void onReply(byte type, ByteBuffer b) {
             if (type == CmCodec.REJECT) {
-                fail("connection to " + address + " rejected: " + CmCodec.decodeReject(b));
+                fail(CmException.Reason.REJECTED, "connection to " + address + " rejected: " + CmCodec.decodeReject(b));
                 return;
             }
             if (type != CmCodec.ACCEPT) {
@@ -442,14 +457,14 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
                 replyFuture = CompletableFuture.completedFuture(null);
                 return;
             }
-            fail("malformed message from " + address + ": " + what);
+            fail(CmException.Reason.MALFORMED_REPLY, "malformed message from " + address + ": " + what);
         }
 
-        void fail(String message) {
+        void fail(CmException.Reason reason, String message) {
             CompletableFuture<CmParams> r = result;
             finish();
             if (r != null) {
-                r.completeExceptionally(new VerbsException(message));
+                r.completeExceptionally(new CmException(reason, message));
             }
         }
 
