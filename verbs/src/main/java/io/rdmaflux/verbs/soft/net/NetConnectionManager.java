@@ -61,15 +61,26 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
     private final Consumer<SelectionKey> onReady = this::onReady;
     private long nowNs;
     private volatile boolean closed;
+    private final NetPeerFilter filter;
+    private final java.util.concurrent.atomic.AtomicLong requestsRefused = new java.util.concurrent.atomic.AtomicLong();
 
     /** A connection manager for {@code provider} (pass {@code NetConnectionManager::new} to the provider builder). */
     public NetConnectionManager(SoftProvider provider) {
         this.provider = provider;
+        this.filter = provider.fabric().transport() instanceof NetTransport t ? t.config.peerFilter() : NetPeerFilter.any();
         try {
             this.selector = Selector.open();
         } catch (IOException e) {
             throw new VerbsException("cannot open a selector for the net connection manager: " + e, e);
         }
+    }
+
+    /**
+     * Connections to this manager's listeners refused because their source IP is not admitted by the
+     * transport's {@link NetTransportConfig#peerFilter()} (closed before the request was read).
+     */
+    public long requestsRefused() {
+        return requestsRefused.get();
     }
 
     @Override
@@ -152,6 +163,12 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
         try {
             SocketChannel ch = SocketChannel.open();
             x.channel = ch;
+            java.net.InetAddress source = sourceFor(to);
+            if (source != null) {
+                // the request leaves from this node's own rail address, as its QPs' traffic does, so a
+                // listener's peer filter sees the node and not whatever address the kernel would pick
+                ch.bind(new InetSocketAddress(source, 0));
+            }
             ch.configureBlocking(false);
             ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
             boolean done = ch.connect(to);
@@ -160,6 +177,19 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
         } catch (IOException e) {
             x.fail(reason(e), describe(address, e));
         }
+    }
+
+    /** The first rail address of this node of {@code to}'s family, or null (not a net transport, or none). */
+    private java.net.@Nullable InetAddress sourceFor(InetSocketAddress to) {
+        if (!(provider.fabric().transport() instanceof NetTransport t)) {
+            return null;
+        }
+        for (java.net.InetAddress a : t.config.addresses()) {
+            if (a.getClass() == to.getAddress().getClass() && a.isLoopbackAddress() == to.getAddress().isLoopbackAddress()) {
+                return a;
+            }
+        }
+        return null;
     }
 
     /** The {@link CmException.Reason} of an I/O failure of a connect exchange. */
@@ -278,6 +308,13 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
             try {
                 SocketChannel ch;
                 while ((ch = channel.accept()) != null) {
+                    InetSocketAddress from = (InetSocketAddress) ch.getRemoteAddress();
+                    if (!owner.filter.admits(from.getAddress())) {
+                        // refused before a byte of the request is read: nothing of it is parsed or allocated
+                        owner.requestsRefused.incrementAndGet();
+                        NetAttachment.closeQuietly(ch);
+                        continue;
+                    }
                     ch.configureBlocking(false);
                     ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
                     InetSocketAddress peer = (InetSocketAddress) ch.getRemoteAddress();
