@@ -76,7 +76,8 @@ public abstract class FaultMatrix {
             if (!s.completed()) {
                 assertTrue(profile.retriesMayRunOut(), "only a profile whose retries may run out fails: " + s);
             }
-            record(profile.name().toLowerCase().replace('_', ' ') + " (" + profile.faults() + ")", seen, r, s, start, fx.railFaultCounters().toString());
+            record(profile.name().toLowerCase().replace("_percent", " %").replace('_', ' '), seen, r, s, start,
+                profile.faults() + "; " + fx.railFaultCounters());
         }
     }
 

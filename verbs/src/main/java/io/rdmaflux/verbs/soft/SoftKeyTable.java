@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * goes up by one each time the slot is reused; a slot is reused only after every other free slot
  * (first in, first out) and is retired for good after 128 uses, before its 7-bit generation could come
  * round to a value a deregistered region had. (Before this class, slots were reused last in, first out
- * and the generation wrapped: the 128th registration in a row on one slot got back the key of the first,
+ * and the generation wrapped: after 128 re-registrations of one slot the next got back the key of the first,
  * so a peer's stale rkey could write the new region.) Retired slots are counted
  * ({@link #retiredSlots()}); a device runs out of keys after about 2^31 registrations, not 16 M live ones.
  *
