@@ -179,9 +179,26 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
         }
     }
 
-    /** The first rail address of this node of {@code to}'s family, or null (not a net transport, or none). */
+    /**
+     * The address a connect request leaves from: none (the kernel's choice) when the kernel would pick one
+     * of this node's rail addresses anyway, which keeps the path the routing table gives (strict reverse
+     * path filters drop a rail-1 source on rail 2); otherwise this node's first rail address of
+     * {@code to}'s family and scope, so the listener sees the node and not another address of the host
+     * (e.g. 127.0.0.1 for a node on 127.0.0.2). Null too when this is not a net transport.
+     */
     private java.net.@Nullable InetAddress sourceFor(InetSocketAddress to) {
         if (!(provider.fabric().transport() instanceof NetTransport t)) {
+            return null;
+        }
+        java.net.InetAddress kernel = null;
+        try (java.nio.channels.DatagramChannel probe = java.nio.channels.DatagramChannel.open()) {
+            // a connected UDP socket learns its route's source address without sending anything
+            probe.connect(to);
+            kernel = ((InetSocketAddress) probe.getLocalAddress()).getAddress();
+        } catch (IOException | RuntimeException e) {
+            kernel = null;
+        }
+        if (kernel != null && t.config.addresses().contains(kernel)) {
             return null;
         }
         for (java.net.InetAddress a : t.config.addresses()) {
@@ -194,6 +211,10 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
 
     /** The {@link CmException.Reason} of an I/O failure of a connect exchange. */
     static CmException.Reason reason(IOException e) {
+        if (e instanceof BindException) {
+            // this node's own address cannot be bound: configuration, which no retry fixes
+            return CmException.Reason.BAD_ADDRESS;
+        }
         if (e instanceof ConnectException) {
             return CmException.Reason.REFUSED;
         }
