@@ -18,14 +18,14 @@ public class FaultMatrixTable {
     static final String END = "<!-- fault-matrix:end -->";
     /** Faults in table order, with what a missing cell means. */
     static final String[][] FAULTS = {
-        {"loss 1 %", "wire faults are injected by the soft rail model on mem only"},
-        {"loss 5 %", "wire faults are injected by the soft rail model on mem only"},
-        {"loss 20 %", "wire faults are injected by the soft rail model on mem only"},
-        {"duplication", "wire faults are injected by the soft rail model on mem only"},
-        {"reordering", "wire faults are injected by the soft rail model on mem only"},
-        {"mixed", "wire faults are injected by the soft rail model on mem only"},
-        {"one of 2 rails down mid-stream (failover)", "the net loopback pair cannot take a port down"},
-        {"all rails down mid-stream", "the net loopback pair cannot take a port down"},
+        {"loss 1 %", "the net loopback test pair (RealTimePair.net) sets no RC fault model on its rails"},
+        {"loss 5 %", "the net loopback test pair (RealTimePair.net) sets no RC fault model on its rails"},
+        {"loss 20 %", "the net loopback test pair (RealTimePair.net) sets no RC fault model on its rails"},
+        {"duplication", "the net loopback test pair (RealTimePair.net) sets no RC fault model on its rails"},
+        {"reordering", "the net loopback test pair (RealTimePair.net) sets no RC fault model on its rails"},
+        {"mixed", "the net loopback test pair (RealTimePair.net) sets no RC fault model on its rails"},
+        {"one of 2 rails down mid-stream (failover)", "the net loopback test pair (RealTimePair.net) takes no port down"},
+        {"all rails down mid-stream", "the net loopback test pair (RealTimePair.net) takes no port down"},
         {"publisher error mid-send", "not run"},
         {"subscriber cancel mid-stream", "not run"},
         {"slow consumer stalls (holds 8, asks no more)", "not run"},
