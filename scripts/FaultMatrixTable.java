@@ -25,6 +25,7 @@ public class FaultMatrixTable {
         {"reordering", "the net loopback test pair (RealTimePair.net) sets no RC fault model on its rails"},
         {"mixed", "the net loopback test pair (RealTimePair.net) sets no RC fault model on its rails"},
         {"one of 2 rails down mid-stream (failover)", "the net loopback test pair (RealTimePair.net) takes no port down"},
+        {"one of 2 rails down, back up mid-stream", "the net loopback test pair (RealTimePair.net) takes no port down"},
         {"all rails down mid-stream", "the net loopback test pair (RealTimePair.net) takes no port down"},
         {"publisher error mid-send", "not run"},
         {"subscriber cancel mid-stream", "not run"},

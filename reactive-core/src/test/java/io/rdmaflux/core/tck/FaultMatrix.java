@@ -101,6 +101,24 @@ public abstract class FaultMatrix {
     }
 
     @Test
+    void oneRailDownAndBackUpMidStream() {
+        try (ConnectionTckFixture fx = openPair(options(2).fastRailFailureDetection())) {
+            Assumptions.assumeTrue(fx.supportsRailFailure(), "this pair cannot take a port down");
+            long start = System.nanoTime();
+            TckReceiver r = TckReceiver.builder(fx, ConnectionTck::faultSize).demand(Demand.UNBOUNDED).subscribe(fx.server());
+            TckSend s = TckSend.start(fx, fx.client(), 0, MESSAGES, ConnectionTck::faultSize);
+            fx.await("a third arrives", () -> r.received() >= MESSAGES / 3 || s.terminated());
+            fx.failRail(Side.SERVER, 0);
+            fx.await("two thirds arrive", () -> r.received() >= 2 * MESSAGES / 3 || s.terminated());
+            fx.restoreRail(Side.SERVER, 0);
+            fx.await("the send ends after the rail came back; " + r + ", " + s, () -> s.terminated() && (r.received() == MESSAGES || r.terminated()));
+            fx.settle();
+            assertTrue(s.completed(), "the other rail carries the rest: " + s);
+            record("one of 2 rails down, back up mid-stream", "send completes (the connection stays on the other rail)", r, s, start, "");
+        }
+    }
+
+    @Test
     void allRailsDownMidStream() {
         try (ConnectionTckFixture fx = openPair(options(2).fastRailFailureDetection())) {
             Assumptions.assumeTrue(fx.supportsRailFailure(), "this pair cannot take a port down");
