@@ -1,6 +1,5 @@
 package io.rdmaflux.core.tck;
 
-import io.rdmaflux.core.RdmaConnection;
 import io.rdmaflux.core.tck.ConnectionTckFixture.Side;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
@@ -17,7 +16,6 @@ import java.nio.file.StandardOpenOption;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -87,11 +85,9 @@ public abstract class FaultMatrix {
             Assumptions.assumeTrue(fx.supportsRailFailure(), "this pair cannot take a port down");
             long start = System.nanoTime();
             TckReceiver r = TckReceiver.builder(fx, ConnectionTck::faultSize).demand(Demand.UNBOUNDED).subscribe(fx.server());
-            AtomicReference<Boolean> failed = new AtomicReference<>();
             TckSend s = TckSend.start(fx, fx.client(), 0, MESSAGES, ConnectionTck::faultSize);
             fx.await("a third arrives", () -> r.received() >= MESSAGES / 3 || s.terminated());
             fx.failRail(Side.CLIENT, 1);
-            failed.set(true);
             fx.await("the send ends after the rail failed; " + r + ", " + s, () -> s.terminated() && (r.received() == MESSAGES || r.terminated()));
             fx.settle();
             assertTrue(s.completed(), "the other rail carries the rest: " + s);
@@ -236,10 +232,5 @@ public abstract class FaultMatrix {
 
     private static String simpleName(Throwable t) {
         return t == null ? "-" : t.getClass().getSimpleName();
-    }
-
-    /** Unused by the cells; the connection a side's rails belong to (for subclasses' extra cells). */
-    protected static RdmaConnection of(ConnectionTckFixture fx, Side side) {
-        return fx.connection(side);
     }
 }

@@ -9,9 +9,7 @@ import io.rdmaflux.verbs.VerbsException;
 import io.rdmaflux.verbs.soft.SoftProvider;
 import java.io.IOException;
 import java.net.BindException;
-import java.net.ConnectException;
 import java.net.InetSocketAddress;
-import java.net.NoRouteToHostException;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -163,7 +161,7 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
         try {
             SocketChannel ch = SocketChannel.open();
             x.channel = ch;
-            java.net.InetAddress source = sourceFor(to);
+            java.net.InetAddress source = CmExchangeSupport.sourceFor(provider, to);
             if (source != null) {
                 // the request leaves from this node's own rail address, as its QPs' traffic does, so a
                 // listener's peer filter sees the node and not whatever address the kernel would pick
@@ -175,63 +173,8 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
             x.key = ch.register(selector, done ? SelectionKey.OP_WRITE : SelectionKey.OP_CONNECT, x);
             exchanges.add(x);
         } catch (IOException e) {
-            x.fail(reason(e), describe(address, e));
+            x.fail(CmExchangeSupport.reason(e), CmExchangeSupport.describe(address, e));
         }
-    }
-
-    /**
-     * The address a connect request leaves from: none (the kernel's choice) when the kernel would pick one
-     * of this node's rail addresses anyway, which keeps the path the routing table gives (strict reverse
-     * path filters drop a rail-1 source on rail 2); otherwise this node's first rail address of
-     * {@code to}'s family and scope, so the listener sees the node and not another address of the host
-     * (e.g. 127.0.0.1 for a node on 127.0.0.2). Null too when this is not a net transport.
-     */
-    private java.net.@Nullable InetAddress sourceFor(InetSocketAddress to) {
-        if (!(provider.fabric().transport() instanceof NetTransport t)) {
-            return null;
-        }
-        java.net.InetAddress kernel = null;
-        try (java.nio.channels.DatagramChannel probe = java.nio.channels.DatagramChannel.open()) {
-            // a connected UDP socket learns its route's source address without sending anything
-            probe.connect(to);
-            kernel = ((InetSocketAddress) probe.getLocalAddress()).getAddress();
-        } catch (IOException | RuntimeException e) {
-            kernel = null;
-        }
-        if (kernel != null && t.config.addresses().contains(kernel)) {
-            return null;
-        }
-        for (java.net.InetAddress a : t.config.addresses()) {
-            if (a.getClass() == to.getAddress().getClass() && a.isLoopbackAddress() == to.getAddress().isLoopbackAddress()) {
-                return a;
-            }
-        }
-        return null;
-    }
-
-    /** The {@link CmException.Reason} of an I/O failure of a connect exchange. */
-    static CmException.Reason reason(IOException e) {
-        if (e instanceof BindException) {
-            // this node's own address cannot be bound: configuration, which no retry fixes
-            return CmException.Reason.BAD_ADDRESS;
-        }
-        if (e instanceof ConnectException) {
-            return CmException.Reason.REFUSED;
-        }
-        if (e instanceof NoRouteToHostException) {
-            return CmException.Reason.UNREACHABLE;
-        }
-        return CmException.Reason.RESET;
-    }
-
-    static String describe(PortAddress address, IOException e) {
-        if (e instanceof ConnectException) {
-            return "connection refused: nothing listens at " + address + " (" + e.getMessage() + ")";
-        }
-        if (e instanceof NoRouteToHostException) {
-            return "host unreachable: no route to " + address + " (" + e.getMessage() + ")";
-        }
-        return "cannot reach " + address + ": " + e;
     }
 
     @Override
@@ -410,7 +353,7 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
                     read();
                 }
             } catch (IOException e) {
-                fail(reason(e), describe(address, e));
+                fail(CmExchangeSupport.reason(e), CmExchangeSupport.describe(address, e));
             }
         }
 
