@@ -112,10 +112,10 @@ final class ResourceSampler implements AutoCloseable {
 
     /**
      * The leak test of every series ({@link TrendTest}, 10 % of the mean relative bound) with these
-     * floors: heap 8 MiB, registered 1 MiB, buffers held 64, threads 2, fds 4.
+     * floors: heap 1 MiB, registered 1 MiB, buffers held 64, threads 2, fds 4.
      */
     static List<TrendTest.Result> trends(List<Sample> samples) {
-        double[] floors = {8 << 20, 1 << 20, 64, 2, 4};
+        double[] floors = {1 << 20, 1 << 20, 64, 2, 4};
         double[] t = new double[samples.size()];
         List<TrendTest.Result> out = new ArrayList<>();
         for (int i = 0; i < t.length; i++) {
