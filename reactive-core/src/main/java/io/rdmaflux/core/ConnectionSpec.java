@@ -25,7 +25,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class ConnectionSpec {
     private static final ConnectionSpec DEFAULTS = new ConnectionSpec(1, ChannelFactory.roundRobin(), 5_000_000_000L,
-        List.of(ChannelKind.RC_SEND_RECV), false, false, null, RendezvousMode.WRITE);
+        List.of(ChannelKind.RC_SEND_RECV), false, false, null, RendezvousMode.WRITE, ConnectRetry.none());
 
     private final int rails;
     private final ChannelFactory channelFactory;
@@ -37,9 +37,11 @@ public final class ConnectionSpec {
     private final boolean kindsExplicit;
     private final @Nullable EagerSpec eager;
     private final RendezvousMode rendezvousMode;
+    private final ConnectRetry connectRetry;
 
     private ConnectionSpec(int rails, ChannelFactory channelFactory, long connectTimeoutNs, List<ChannelKind> kinds,
-                           boolean perRail, boolean kindsExplicit, @Nullable EagerSpec eager, RendezvousMode rendezvousMode) {
+                           boolean perRail, boolean kindsExplicit, @Nullable EagerSpec eager, RendezvousMode rendezvousMode,
+                           ConnectRetry connectRetry) {
         this.rails = rails;
         this.channelFactory = channelFactory;
         this.connectTimeoutNs = connectTimeoutNs;
@@ -48,6 +50,22 @@ public final class ConnectionSpec {
         this.kindsExplicit = kindsExplicit;
         this.eager = eager;
         this.rendezvousMode = rendezvousMode;
+        this.connectRetry = connectRetry;
+    }
+
+    /**
+     * This spec retrying a connect that failed for a retryable reason (nothing listens yet, unreachable,
+     * the exchange broke, timed out) as {@code retry} says: a client reaches a server that restarts on
+     * the same address (default {@link ConnectRetry#none()}). Each attempt has {@link #connectTimeoutNs()}.
+     */
+    public ConnectionSpec connectRetry(ConnectRetry retry) {
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode,
+            Objects.requireNonNull(retry, "retry"));
+    }
+
+    /** The connect retry ({@link ConnectRetry#none()} unless set). */
+    public ConnectRetry connectRetry() {
+        return connectRetry;
     }
 
     /**
@@ -57,7 +75,7 @@ public final class ConnectionSpec {
      */
     public ConnectionSpec rendezvous(RendezvousMode mode) {
         return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager,
-            Objects.requireNonNull(mode, "mode"));
+            Objects.requireNonNull(mode, "mode"), connectRetry);
     }
 
     /** The rendezvous mode asked for. */
@@ -90,12 +108,12 @@ public final class ConnectionSpec {
             throw new IllegalArgumentException("rails(" + n + ") but this spec names the channel kinds of " + kinds.size()
                 + " rails " + kinds + "; set the rails first, or give channelKind(kind) for every rail");
         }
-        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode);
+        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry);
     }
 
     /** This spec with the scheduling policy {@code factory} builds per connection. */
     public ConnectionSpec striping(ChannelFactory factory) {
-        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode);
+        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry);
     }
 
     /** This spec with a connect timeout in ns. @throws IllegalArgumentException unless &gt; 0 */
@@ -103,7 +121,7 @@ public final class ConnectionSpec {
         if (timeoutNs <= 0) {
             throw new IllegalArgumentException("connectTimeoutNs > 0 required but it was " + timeoutNs);
         }
-        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode);
+        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry);
     }
 
     /**
@@ -113,7 +131,7 @@ public final class ConnectionSpec {
      */
     public ConnectionSpec channelKind(ChannelKind kind) {
         return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.of(Objects.requireNonNull(kind, "kind")), false,
-            true, eager, rendezvousMode);
+            true, eager, rendezvousMode, connectRetry);
     }
 
     /**
@@ -122,7 +140,7 @@ public final class ConnectionSpec {
      * without this call the node's ({@code RdmaNode.Builder.eager}) apply.
      */
     public ConnectionSpec eager(EagerSpec spec) {
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, Objects.requireNonNull(spec, "spec"), rendezvousMode);
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, Objects.requireNonNull(spec, "spec"), rendezvousMode, connectRetry);
     }
 
     /** The eager settings given with {@link #eager(EagerSpec)}, or null for the node's. */
@@ -145,7 +163,7 @@ public final class ConnectionSpec {
             throw new IllegalArgumentException(kindsPerRail.size() + " channel kinds " + kindsPerRail + " for " + rails
                 + " rails; give one kind per rail, or channelKind(kind) for every rail");
         }
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(kindsPerRail), true, true, eager, rendezvousMode);
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(kindsPerRail), true, true, eager, rendezvousMode, connectRetry);
     }
 
     /** The channel kind of rail {@code rail}. @throws IndexOutOfBoundsException unless 0 &lt;= rail &lt; rails() */
@@ -169,6 +187,7 @@ public final class ConnectionSpec {
     @Override
     public String toString() {
         return "ConnectionSpec{rails=" + rails + ", kinds=" + kinds + (kindsExplicit ? "" : " (default)") + ", eager=" + eager
-            + ", connectTimeoutNs=" + connectTimeoutNs + ", rendezvous=" + rendezvousMode + "}";
+            + ", connectTimeoutNs=" + connectTimeoutNs + ", rendezvous=" + rendezvousMode
+            + (connectRetry.maxAttempts() > 1 ? ", " + connectRetry : "") + "}";
     }
 }

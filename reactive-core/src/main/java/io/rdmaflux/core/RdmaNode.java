@@ -100,6 +100,8 @@ public final class RdmaNode implements AutoCloseable {
     private final QpTimeouts qpTimeouts;
     /** Opens this node's connections: channels per rail, the handshake (channel kind per rail). */
     private final ConnectionEstablishment establishment;
+    /** Connects waiting for their next attempt ({@link ConnectRetry}), timed by the engine. */
+    private final ConnectRetries connectRetries;
     private final Set<DefaultRdmaConnection> connections = ConcurrentHashMap.newKeySet();
     private final java.util.concurrent.CopyOnWriteArrayList<ConnectionListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final List<RdmaServer> servers = new ArrayList<>();
@@ -137,6 +139,8 @@ public final class RdmaNode implements AutoCloseable {
             acceptChannelFactory);
         boolean drive = b.driveProvider != null ? b.driveProvider : provider.threadingMode() == ThreadingMode.INVOKER;
         this.engine = new ProgressEngine(name, b.threadingMode, clock, idleStrategy(b.idleStrategy, drive), Throwable::printStackTrace);
+        this.connectRetries = new ConnectRetries(name, clock);
+        engine.add(connectRetries);
         if (drive) {
             engine.add(new ProgressAgent() {
                 @Override
@@ -243,12 +247,14 @@ public final class RdmaNode implements AutoCloseable {
      * Connects to the server at {@code address}.
      *
      * @return the connection once the peer accepted; errors with the connection manager's
-     *     {@link VerbsException} (refused, unreachable, rejected, timed out) or
+     *     {@link VerbsException} (refused, unreachable, rejected, timed out: a {@link io.rdmaflux.verbs.CmException}
+     *     with the reason where the provider classifies it), with a {@link ConnectFailedException} when
+     *     {@link ConnectionSpec#connectRetry} retries ran out, or
      *     {@link IllegalArgumentException} if {@code spec.rails()} exceeds this node's ports, or
      *     {@link IllegalStateException} naming the node if it is closed (when subscribed)
      */
     public Mono<RdmaConnection> connect(PortAddress address, ConnectionSpec spec) {
-        return establishment.connect(address, spec);
+        return connectRetries.connect(address, spec.connectRetry(), () -> establishment.connect(address, spec));
     }
 
     /**
@@ -489,10 +495,12 @@ public final class RdmaNode implements AutoCloseable {
             return;
         }
         closed = true;
+        connectRetries.close();
         synchronized (servers) {
             servers.forEach(RdmaServer::close);
             servers.clear();
         }
+        PeerAbortNotice.abortAndLinger(engine, List.copyOf(connections));
         engine.close();
         List<RdmaLeakReporter.Leak> leaks = new ArrayList<>();
         for (DefaultRdmaConnection c : List.copyOf(connections)) {

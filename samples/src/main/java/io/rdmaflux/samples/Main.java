@@ -9,7 +9,7 @@ import java.util.Arrays;
 
 /**
  * {@code rdmaflux} — the samples' command line: {@code pipeline} (the main job), {@code records-kt}
- * (the record pipeline on the Kotlin coroutine façade), {@code bench} (OSU-style benchmarks) and
+ * (the record pipeline on the Kotlin coroutine façade), {@code bench} (OSU-style benchmarks), {@code soak} (a long verified run with rail flaps and a leak test) and
  * {@code rsocket-stream} (an RSocket request-stream service over rdmaflux rails).
  *
  * <p>Exit codes: 0 success, 1 error (one line on stderr; {@code --verbose} adds the stack trace),
@@ -17,7 +17,7 @@ import java.util.Arrays;
  */
 @Command(name = "rdmaflux", mixinStandardHelpOptions = true, version = "rdmaflux 0.1.0-SNAPSHOT",
     description = "Reactive Streams over RDMA: samples and benchmarks.",
-    subcommands = {PipelineCommand.class, KotlinRecordsCommand.class, BenchCommand.class, RSocketStreamCommand.class,
+    subcommands = {PipelineCommand.class, KotlinRecordsCommand.class, BenchCommand.class, RSocketStreamCommand.class, SoakCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @picocli.CommandLine.Spec

@@ -189,8 +189,8 @@ final class NetRails implements AutoCloseable {
     }
 
     /** As above; {@code threading} is the soft provider's option: {@code dedicated} (its own thread) or {@code invoker} (a node drives it). */
-    private static RdmaProvider openProvider(List<String> addresses, @Nullable List<Long> railBytesPerSec, int burstBufferBytes, String role,
-                                             String threading) {
+    static RdmaProvider openProvider(List<String> addresses, @Nullable List<Long> railBytesPerSec, int burstBufferBytes, String role,
+                                     String threading) {
         RdmaProvider p;
         try {
             p = RdmaProviders.open("soft", Map.of("fabric", "net", "addresses", String.join(",", addresses), "name", "samples-" + role,
@@ -223,7 +223,8 @@ final class NetRails implements AutoCloseable {
         }
     }
 
-    private static RdmaNode node(RdmaProvider provider, Settings s, String name, RailProbe probe) {
+    /** The node each end builds over {@code provider}: one port per address, {@code probe} schedules what it accepts. */
+    static RdmaNode node(RdmaProvider provider, Settings s, String name, RailProbe probe) {
         int[] ports = new int[s.addresses.size()];
         for (int i = 0; i < ports.length; i++) {
             ports[i] = i + 1;

@@ -81,6 +81,16 @@ public interface ConnectionTckFixture extends AutoCloseable {
     void failRail(Side side, int rail);
 
     /**
+     * Brings the port of {@code rail} on {@code side} back up after {@link #failRail} (the cable plugged in
+     * again). A connection does not take back a rail it failed over from. Any thread.
+     *
+     * @throws UnsupportedOperationException unless {@link #supportsRailFailure()}
+     */
+    default void restoreRail(Side side, int rail) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot take a port down or up");
+    }
+
+    /**
      * What the RC wire faults asked for by {@link PairOptions#railFaults()} did so far, over both sides
      * and every rail.
      *

@@ -275,6 +275,14 @@ public final class RealTimePair extends AbstractPair {
     }
 
     @Override
+    public void restoreRail(Side side, int rail) {
+        if (!portsCanFail) {
+            throw new UnsupportedOperationException("ports of the IP fabric pair cannot be taken down or up");
+        }
+        SoftRails.port((SoftProvider) (side == Side.CLIENT ? pa : pb), rail).setState(PortState.ACTIVE);
+    }
+
+    @Override
     public RailFaultCounters railFaultCounters() {
         if (!portsCanFail) {
             throw new UnsupportedOperationException("the IP fabric pair injects no RC wire faults");

@@ -132,6 +132,11 @@ public final class VirtualTimeMemPair extends AbstractPair {
     }
 
     @Override
+    public void restoreRail(Side side, int rail) {
+        SoftRails.port(side == Side.CLIENT ? soft.a() : soft.b(), rail).setState(PortState.ACTIVE);
+    }
+
+    @Override
     public RailFaultCounters railFaultCounters() {
         return SoftRails.counters(soft.a(), soft.b());
     }

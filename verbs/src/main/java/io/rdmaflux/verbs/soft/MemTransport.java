@@ -96,6 +96,8 @@ public final class MemTransport implements FrameTransport {
                 frame.release();
                 return;
             }
+            // the receiving NIC checks it against the QP's peer: a frame cannot claim another sender
+            frame.sourceHost = nic.name();
             MemAttachment target = r.target;
             if (target != pendingTarget) {
                 flush();

@@ -1,5 +1,6 @@
 package io.rdmaflux.verbs.soft;
 
+import io.rdmaflux.verbs.CmException;
 import io.rdmaflux.verbs.CmParams;
 import io.rdmaflux.verbs.ConnectionManager;
 import io.rdmaflux.verbs.Device;
@@ -103,12 +104,12 @@ final class SoftConnectionManager implements ConnectionManager {
             throw new VerbsException("timeoutNs > 0 required but it was " + timeoutNs);
         }
         if (closed) {
-            return CompletableFuture.failedFuture(new VerbsException("connection manager of provider '"
+            return CompletableFuture.failedFuture(new CmException(CmException.Reason.CLOSED, "connection manager of provider '"
                 + provider.instanceName() + "' is closed"));
         }
         ListenerEntry entry = fabric.listeners.get(address);
         if (entry == null) {
-            return CompletableFuture.failedFuture(new VerbsException("connection refused: nothing listens at " + address
+            return CompletableFuture.failedFuture(new CmException(CmException.Reason.REFUSED, "connection refused: nothing listens at " + address
                 + " on fabric '" + fabric.name() + "'"));
         }
         PortAddress from = request.endpoints().get(0).address();
@@ -116,16 +117,16 @@ final class SoftConnectionManager implements ConnectionManager {
         try {
             reply = entry.handler.onRequest(from, request);
         } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(new VerbsException("the listener at " + address + " failed: " + e, e));
+            return CompletableFuture.failedFuture(new CmException(CmException.Reason.REJECTED, "the listener at " + address + " failed: " + e, e));
         }
         if (reply == null) {
-            return CompletableFuture.failedFuture(new VerbsException("the listener at " + address + " returned no reply future"));
+            return CompletableFuture.failedFuture(new CmException(CmException.Reason.REJECTED, "the listener at " + address + " returned no reply future"));
         }
         CompletableFuture<CmParams> result = new CompletableFuture<>();
         reply.whenComplete((params, error) -> {
             if (error != null) {
                 Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-                result.completeExceptionally(new VerbsException("connection to " + address + " rejected: " + cause.getMessage(), cause));
+                result.completeExceptionally(new CmException(CmException.Reason.REJECTED, "connection to " + address + " rejected: " + cause.getMessage(), cause));
             } else {
                 result.complete(params);
             }
@@ -148,7 +149,7 @@ final class SoftConnectionManager implements ConnectionManager {
                 it.remove();
             } else if (nowNs - p.deadlineNs >= 0) {
                 it.remove();
-                p.future.completeExceptionally(new VerbsException("connect to " + p.address + " timed out: no reply from the listener"));
+                p.future.completeExceptionally(new CmException(CmException.Reason.TIMED_OUT, "connect to " + p.address + " timed out: no reply from the listener"));
                 n++;
             }
         }
@@ -164,7 +165,7 @@ final class SoftConnectionManager implements ConnectionManager {
         fabric.listeners.values().removeIf(e -> e.owner == this);
         Pending p;
         while ((p = pending.poll()) != null) {
-            p.future.completeExceptionally(new VerbsException("connect to " + p.address + " abandoned: the connection manager closed"));
+            p.future.completeExceptionally(new CmException(CmException.Reason.CLOSED, "connect to " + p.address + " abandoned: the connection manager closed"));
         }
     }
 }

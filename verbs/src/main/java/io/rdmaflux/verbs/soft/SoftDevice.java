@@ -49,13 +49,12 @@ public final class SoftDevice implements Device, ProgressAgent {
     long rcNakRetransmits;
     long rcDuplicateRequests;
     long rcSequenceNaks;
+    long rcForeignFrames;
+    long remoteAccessRefused;
     private long arrivalSeq;
 
     private final Object setupLock = new Object();
-    private volatile SoftMemoryRegion @Nullable [] regions = new SoftMemoryRegion[64];
-    private byte[] generations = new byte[64];
-    private int nextRegionIndex = 1;
-    private final ArrayList<Integer> freeRegionIndexes = new ArrayList<>();
+    private final SoftKeyTable keys;
     private volatile SoftQueuePair[] qpList = new SoftQueuePair[0];
     private volatile int udQueuePairs;
     private volatile @Nullable SoftQueuePair[] qpTable = new SoftQueuePair[16];
@@ -70,6 +69,7 @@ public final class SoftDevice implements Device, ProgressAgent {
                SoftFabric fabric) {
         this.provider = provider;
         this.name = name;
+        this.keys = new SoftKeyTable(name);
         this.attachment = fabric.transport().attach(this);
         List<Port> list = new ArrayList<>();
         for (int i = 1; i <= portCount; i++) {
@@ -165,6 +165,24 @@ public final class SoftDevice implements Device, ProgressAgent {
         return rcToUnknownQp;
     }
 
+    /**
+     * RC frames this NIC dropped because they came from another host than the one their queue pair is
+     * connected to (a forged or misrouted frame naming a real QPN; {@link SoftPeerCheck}). Written by
+     * the engine thread; a read from another thread may lag.
+     */
+    public long rcForeignFramesDropped() {
+        return rcForeignFrames;
+    }
+
+    /**
+     * RDMA WRITE and READ requests this NIC's responders refused with REM_ACCESS_ERR: an rkey that
+     * names no region (stale, guessed), another protection domain, out of bounds, or without the
+     * access right. Written by the engine thread; a read from another thread may lag.
+     */
+    public long remoteAccessRefused() {
+        return remoteAccessRefused;
+    }
+
     void checkOpen(String what) {
         if (closed) {
             throw new VerbsException("cannot " + what + ": device '" + name + "' is closed");
@@ -209,43 +227,23 @@ public final class SoftDevice implements Device, ProgressAgent {
 
     SoftMemoryRegion addRegion(SoftProtectionDomain pd, ByteBuffer base, int access, boolean allocated) {
         synchronized (setupLock) {
-            int index;
-            if (!freeRegionIndexes.isEmpty()) {
-                index = freeRegionIndexes.remove(freeRegionIndexes.size() - 1);
-            } else {
-                index = nextRegionIndex++;
-                if (index > 0xFFFFFF) {
-                    throw new VerbsException("device '" + name + "' has no free memory keys (16M regions registered); deregister some");
-                }
-            }
-            SoftMemoryRegion[] table = regions;
-            if (index >= table.length) {
-                table = Arrays.copyOf(table, Math.max(index + 1, table.length * 2));
-                generations = Arrays.copyOf(generations, table.length);
-            }
-            SoftMemoryRegion mr = new SoftMemoryRegion(pd, base, access, allocated, index, generations[index]);
-            table[index] = mr;
-            regions = table;
-            return mr;
+            return keys.add(pd, base, access, allocated);
         }
     }
 
     void removeRegion(SoftMemoryRegion mr) {
         synchronized (setupLock) {
-            SoftMemoryRegion[] table = regions;
-            if (table[mr.keyIndex] == mr) {
-                table[mr.keyIndex] = null;
-                generations[mr.keyIndex]++;
-                freeRegionIndexes.add(mr.keyIndex);
-                regions = table;
-            }
+            keys.remove(mr);
         }
     }
 
     @Nullable SoftMemoryRegion lookupLocal(int lkey) {
-        SoftMemoryRegion[] table = regions;
-        int index = lkey >>> 8;
-        return index < table.length ? table[index] : null;
+        return keys.lookup(lkey);
+    }
+
+    /** Key-table slots retired after 128 uses, so that a stale key never names a later region ({@link SoftKeyTable}). */
+    public long memoryKeySlotsRetired() {
+        return keys.retiredSlots();
     }
 
     @Nullable SoftMemoryRegion lookupRemote(int rkey) {
@@ -326,6 +324,7 @@ public final class SoftDevice implements Device, ProgressAgent {
         SoftFrame f = framePool.claim();
         f.payloadCount = 0;
         f.hasImmediate = false;
+        f.sourceHost = null;
         return f;
     }
 
@@ -392,6 +391,8 @@ public final class SoftDevice implements Device, ProgressAgent {
             } else {
                 rcToUnknownQp++;
             }
+        } else if (f.type != FrameType.UD_SEND && !SoftPeerCheck.fromConnectedPeer(qp, f)) {
+            rcForeignFrames++;
         } else if (qp.portUp()) {
             // identity tests rather than an enum switch (no ordinal-map load per frame)
             FrameType t = f.type;

@@ -35,6 +35,13 @@ public final class SoftFrame {
     /** Route back to the sender (responses use it). */
     public @Nullable Route sourceRoute;
     public int sourceQpn;
+    /**
+     * The sending NIC's host as the receiving transport saw it ({@code mem}: the device name;
+     * {@code net}: the IP the TCP stream or datagram came from, as {@code InetAddress.getHostAddress()}),
+     * or null where the transport cannot tell. An RC frame whose host is not its QP's connected peer's
+     * is dropped ({@link SoftPeerCheck}).
+     */
+    public @Nullable String sourceHost;
     public int destinationQpn;
     /** 24-bit packet sequence number (one per RC work request). */
     public int psn;
@@ -142,6 +149,7 @@ public final class SoftFrame {
         route = other.route;
         sourceRoute = other.sourceRoute;
         sourceQpn = other.sourceQpn;
+        sourceHost = other.sourceHost;
         destinationQpn = other.destinationQpn;
         psn = other.psn;
         hasImmediate = other.hasImmediate;

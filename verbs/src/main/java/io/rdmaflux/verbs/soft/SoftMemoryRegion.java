@@ -12,8 +12,9 @@ import org.jspecify.annotations.Nullable;
  * A soft memory region: a direct buffer plus keys in the device's key table.
  *
  * <p>Keys: {@code lkey = index << 8 | generation << 1}, {@code rkey = lkey | 1}, where
- * {@code index} is the region's slot in the device's key table and the 7-bit generation changes
- * each time a slot is reused, so a stale key names no region.
+ * {@code index} is the region's slot in the device's key table and the 7-bit generation starts at a
+ * random value and changes each time a slot is reused; a slot is retired before its generation comes
+ * round ({@link SoftKeyTable}), so a stale key names no region.
  *
  * <p>Deregistration invalidates both keys at once (the NIC checks validity on every access). Memory
  * from {@code allocateMemory} is counted as freed at deregistration ({@link SoftResources}); the

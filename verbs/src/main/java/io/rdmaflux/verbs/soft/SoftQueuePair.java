@@ -130,6 +130,8 @@ final class SoftQueuePair implements QueuePair {
     private String errorDetail = "";
     /** Set by {@link #routeBroken} (engine thread); applied at the start of the next pass. */
     private @Nullable String routeBrokenReason;
+    /** Why the QP went to ERROR, for the detail of the completions it flushes; null: the plain detail. */
+    private @Nullable String flushDetail;
 
     /** The receiving side of this QP (RC responder, UD receiver). */
     final SoftResponder responder;
@@ -720,6 +722,7 @@ final class SoftQueuePair implements QueuePair {
         errorIndex = index;
         errorStatus = status;
         errorDetail = detail == null ? status.name() : detail;
+        flushDetail = "flushed: QP " + qpn + " is in ERROR after " + status + ": " + errorDetail;
         state = QpState.ERROR;
     }
 
@@ -739,7 +742,7 @@ final class SoftQueuePair implements QueuePair {
                 detail = errorDetail;
             } else {
                 st = WcStatus.WR_FLUSH_ERR;
-                detail = "flushed: QP " + qpn + " is in ERROR";
+                detail = flushDetail != null ? flushDetail : "flushed: QP " + qpn + " is in ERROR";
             }
             if (st != WcStatus.SUCCESS || sq.signaled[slot]) {
                 if (!sendCq.hasRoom()) {
@@ -763,7 +766,7 @@ final class SoftQueuePair implements QueuePair {
             int slot;
             while ((slot = ring.peek()) >= 0 && receiveCq.hasRoom()) {
                 receiveCq.add(ring.wrIds[slot], WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, qpn, 0,
-                    "flushed: QP " + qpn + " is in ERROR");
+                    flushDetail != null ? flushDetail : "flushed: QP " + qpn + " is in ERROR");
                 ring.consume();
                 n++;
             }
@@ -1034,6 +1037,8 @@ final class SoftQueuePair implements QueuePair {
         if (sq.tail.get() > ackedIndex) {
             failAt(ackedIndex, WcStatus.RETRY_EXC_ERR, reason + "; no retry can reach " + destination());
         } else {
+            // no send to carry the reason: the flushed receives say it, else an idle QP's user sees a bare flush
+            flushDetail = "flushed: QP " + qpn + " is in ERROR: " + reason + "; no retry can reach " + destination();
             state = QpState.ERROR;
         }
     }

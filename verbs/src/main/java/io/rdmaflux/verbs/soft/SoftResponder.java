@@ -113,6 +113,7 @@ final class SoftResponder {
                 SoftMemoryRegion mr = device.lookupRemote(f.rkey);
                 String problem = qp.checkRemote(mr, f.rkey, f.remoteAddress, f.length, Access.REMOTE_WRITE);
                 if (problem != null) {
+                    device.remoteAccessRefused++;
                     responderError(f, nowNs, WcStatus.REM_ACCESS_ERR);
                     return;
                 }
@@ -126,6 +127,7 @@ final class SoftResponder {
             case RDMA_READ_REQUEST -> {
                 SoftMemoryRegion mr = device.lookupRemote(f.rkey);
                 if (qp.checkRemote(mr, f.rkey, f.remoteAddress, f.length, Access.REMOTE_READ) != null) {
+                    device.remoteAccessRefused++;
                     responderError(f, nowNs, WcStatus.REM_ACCESS_ERR);
                     return;
                 }

@@ -36,6 +36,9 @@ final class InboundStream {
     /** The send half on this connection, once a local route uses it. */
     @Nullable RcStream writer;
     private @Nullable InetAddress remoteIp;
+    /** The peer's IP as text, stamped on each frame for the NIC's peer check; null if the socket cannot say. */
+    private @Nullable String remoteHost;
+    private boolean remoteHostKnown;
     private boolean sawFrame;
     private int firstSourceQpn;
     private int firstDestinationQpn;
@@ -158,6 +161,7 @@ final class InboundStream {
     private void handOver(int at, int frameLength, long nowNs) {
         SoftFrame f = nic.claimFrame();
         long delay = NetFrameCodec.decodeHeader(buf, at, f);
+        f.sourceHost = remoteHost();
         if (!sawFrame) {
             sawFrame = true;
             firstSourceQpn = f.sourceQpn;
@@ -182,6 +186,18 @@ final class InboundStream {
         if (nic.onFrameArrived(f, nowNs)) {
             f.release();
         }
+    }
+
+    private @Nullable String remoteHost() {
+        if (!remoteHostKnown) {
+            remoteHostKnown = true;
+            try {
+                remoteHost = ((InetSocketAddress) channel.getRemoteAddress()).getAddress().getHostAddress();
+            } catch (IOException | RuntimeException e) {
+                remoteHost = null;
+            }
+        }
+        return remoteHost;
     }
 
     /** Makes room for a frame of {@code frameLength} bytes starting at {@code readPos}; false if closed. */

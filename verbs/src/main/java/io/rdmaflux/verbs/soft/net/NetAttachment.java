@@ -56,9 +56,11 @@ final class NetAttachment implements FrameTransport.Attachment {
     /** ... or this often, ns, whichever comes first. */
     static final long SELECT_EVERY_NS = 100_000;
     private volatile boolean closed;
+    private final NetPeerFilter filter;
 
     NetAttachment(NetTransport transport, SoftDevice nic) {
         this.transport = transport;
+        this.filter = transport.config.peerFilter();
         this.nic = nic;
         try {
             this.selector = Selector.open();
@@ -403,6 +405,11 @@ final class NetAttachment implements FrameTransport.Attachment {
         try {
             SocketChannel ch;
             while ((ch = p.tcp.accept()) != null) {
+                if (!admitted(ch)) {
+                    transport.peersRefused.incrementAndGet();
+                    closeQuietly(ch);
+                    continue;
+                }
                 ch.configureBlocking(false);
                 ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 if (transport.config.tcpBufferBytes() > 0) {
@@ -418,6 +425,17 @@ final class NetAttachment implements FrameTransport.Attachment {
         }
     }
 
+    private boolean admitted(SocketChannel ch) {
+        if (filter.admitsAny()) {
+            return true;
+        }
+        try {
+            return filter.admits(((InetSocketAddress) ch.getRemoteAddress()).getAddress());
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
     void forget(InboundStream s) {
         inbound.remove(s);
         backlogged.remove(s);
@@ -428,8 +446,13 @@ final class NetAttachment implements FrameTransport.Attachment {
         while (budget > 0) {
             b.clear();
             try {
-                if (p.udp.receive(b) == null) {
+                java.net.SocketAddress from = p.udp.receive(b);
+                if (from == null) {
                     return;
+                }
+                if (!filter.admitsAny() && !filter.admits(((InetSocketAddress) from).getAddress())) {
+                    transport.peersRefused.incrementAndGet();
+                    continue;
                 }
             } catch (IOException e) {
                 return;

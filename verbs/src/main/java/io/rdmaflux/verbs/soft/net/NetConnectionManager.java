@@ -1,5 +1,6 @@
 package io.rdmaflux.verbs.soft.net;
 
+import io.rdmaflux.verbs.CmException;
 import io.rdmaflux.verbs.CmParams;
 import io.rdmaflux.verbs.ConnectionManager;
 import io.rdmaflux.verbs.PortAddress;
@@ -8,9 +9,7 @@ import io.rdmaflux.verbs.VerbsException;
 import io.rdmaflux.verbs.soft.SoftProvider;
 import java.io.IOException;
 import java.net.BindException;
-import java.net.ConnectException;
 import java.net.InetSocketAddress;
-import java.net.NoRouteToHostException;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -60,15 +59,26 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
     private final Consumer<SelectionKey> onReady = this::onReady;
     private long nowNs;
     private volatile boolean closed;
+    private final NetPeerFilter filter;
+    private final java.util.concurrent.atomic.AtomicLong requestsRefused = new java.util.concurrent.atomic.AtomicLong();
 
     /** A connection manager for {@code provider} (pass {@code NetConnectionManager::new} to the provider builder). */
     public NetConnectionManager(SoftProvider provider) {
         this.provider = provider;
+        this.filter = provider.fabric().transport() instanceof NetTransport t ? t.config.peerFilter() : NetPeerFilter.any();
         try {
             this.selector = Selector.open();
         } catch (IOException e) {
             throw new VerbsException("cannot open a selector for the net connection manager: " + e, e);
         }
+    }
+
+    /**
+     * Connections to this manager's listeners refused because their source IP is not admitted by the
+     * transport's {@link NetTransportConfig#peerFilter()} (closed before the request was read).
+     */
+    public long requestsRefused() {
+        return requestsRefused.get();
     }
 
     @Override
@@ -122,14 +132,17 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
             throw new VerbsException("timeoutNs > 0 required but it was " + timeoutNs);
         }
         if (closed) {
-            return CompletableFuture.failedFuture(new VerbsException("connection manager of provider '"
+            return CompletableFuture.failedFuture(new CmException(CmException.Reason.CLOSED, "connection manager of provider '"
                 + provider.instanceName() + "' is closed"));
         }
         InetSocketAddress to;
         try {
             to = NetTransport.socketAddress(address);
         } catch (VerbsException e) {
-            return CompletableFuture.failedFuture(new VerbsException("cannot connect to " + address + ": " + e.getMessage(), e));
+            // an unknown host name may resolve later (a host restarting under its DNS name); anything else is a bad address
+            CmException.Reason why = e.getCause() instanceof java.net.UnknownHostException
+                ? CmException.Reason.UNREACHABLE : CmException.Reason.BAD_ADDRESS;
+            return CompletableFuture.failedFuture(new CmException(why, "cannot connect to " + address + ": " + e.getMessage(), e));
         }
         CompletableFuture<CmParams> result = new CompletableFuture<>();
         ByteBuffer out = CmCodec.encodeParams(CmCodec.REQUEST, request);
@@ -148,24 +161,20 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
         try {
             SocketChannel ch = SocketChannel.open();
             x.channel = ch;
+            java.net.InetAddress source = CmExchangeSupport.sourceFor(provider, to);
+            if (source != null) {
+                // the request leaves from this node's own rail address, as its QPs' traffic does, so a
+                // listener's peer filter sees the node and not whatever address the kernel would pick
+                ch.bind(new InetSocketAddress(source, 0));
+            }
             ch.configureBlocking(false);
             ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
             boolean done = ch.connect(to);
             x.key = ch.register(selector, done ? SelectionKey.OP_WRITE : SelectionKey.OP_CONNECT, x);
             exchanges.add(x);
         } catch (IOException e) {
-            x.fail(describe(address, e));
+            x.fail(CmExchangeSupport.reason(e), CmExchangeSupport.describe(address, e));
         }
-    }
-
-    static String describe(PortAddress address, IOException e) {
-        if (e instanceof ConnectException) {
-            return "connection refused: nothing listens at " + address + " (" + e.getMessage() + ")";
-        }
-        if (e instanceof NoRouteToHostException) {
-            return "host unreachable: no route to " + address + " (" + e.getMessage() + ")";
-        }
-        return "cannot reach " + address + ": " + e;
     }
 
     @Override
@@ -194,7 +203,7 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
                 it.remove();
                 work++;
             } else if (nowNs - x.deadlineNs >= 0) {
-                x.fail(x.result != null
+                x.fail(CmException.Reason.TIMED_OUT, x.result != null
                     ? "connect to " + x.address + " timed out after " + x.timeoutNs / 1_000_000 + " ms: no reply from the listener"
                     : "no complete request within " + REQUEST_TIMEOUT_NS / 1_000_000 + " ms");
                 it.remove();
@@ -230,7 +239,7 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
             c.run();
         }
         for (Exchange x : exchanges) {
-            x.fail("connect to " + x.address + " abandoned: the connection manager closed");
+            x.fail(CmException.Reason.CLOSED, "connect to " + x.address + " abandoned: the connection manager closed");
         }
         exchanges.clear();
         for (NetListener l : listeners) {
@@ -263,6 +272,13 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
             try {
                 SocketChannel ch;
                 while ((ch = channel.accept()) != null) {
+                    InetSocketAddress from = (InetSocketAddress) ch.getRemoteAddress();
+                    if (!owner.filter.admits(from.getAddress())) {
+                        // refused before a byte of the request is read: nothing of it is parsed or allocated
+                        owner.requestsRefused.incrementAndGet();
+                        NetAttachment.closeQuietly(ch);
+                        continue;
+                    }
                     ch.configureBlocking(false);
                     ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
                     InetSocketAddress peer = (InetSocketAddress) ch.getRemoteAddress();
@@ -337,7 +353,7 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
                     read();
                 }
             } catch (IOException e) {
-                fail(describe(address, e));
+                fail(CmExchangeSupport.reason(e), CmExchangeSupport.describe(address, e));
             }
         }
 
@@ -345,7 +361,7 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
             SocketChannel ch = channel;
             if (header.hasRemaining()) {
                 if (ch.read(header) < 0) {
-                    fail(result != null ? "the listener at " + address + " closed the connection without a reply" : "peer closed before its request");
+                    fail(CmException.Reason.RESET, result != null ? "the listener at " + address + " closed the connection without a reply" : "peer closed before its request");
                     return;
                 }
                 if (header.hasRemaining()) {
@@ -360,7 +376,7 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
             }
             ByteBuffer b = body;
             if (b.hasRemaining() && ch.read(b) < 0) {
-                fail("the peer at " + address + " closed the connection in the middle of a message");
+                fail(CmException.Reason.RESET, "the peer at " + address + " closed the connection in the middle of a message");
                 return;
             }
             if (b.hasRemaining()) {
@@ -377,7 +393,7 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
 
         private void onReply(byte type, ByteBuffer b) {
             if (type == CmCodec.REJECT) {
-                fail("connection to " + address + " rejected: " + CmCodec.decodeReject(b));
+                fail(CmException.Reason.REJECTED, "connection to " + address + " rejected: " + CmCodec.decodeReject(b));
                 return;
             }
             if (type != CmCodec.ACCEPT) {
@@ -442,14 +458,14 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
                 replyFuture = CompletableFuture.completedFuture(null);
                 return;
             }
-            fail("malformed message from " + address + ": " + what);
+            fail(CmException.Reason.MALFORMED_REPLY, "malformed message from " + address + ": " + what);
         }
 
-        void fail(String message) {
+        void fail(CmException.Reason reason, String message) {
             CompletableFuture<CmParams> r = result;
             finish();
             if (r != null) {
-                r.completeExceptionally(new VerbsException(message));
+                r.completeExceptionally(new CmException(reason, message));
             }
         }
 

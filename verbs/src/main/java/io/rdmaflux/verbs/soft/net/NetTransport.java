@@ -77,6 +77,7 @@ public final class NetTransport implements FrameTransport {
     final AtomicLong datagramsDroppedAtSend = new AtomicLong();
     final AtomicLong streamsBroken = new AtomicLong();
     final AtomicLong streamsOpened = new AtomicLong();
+    final AtomicLong peersRefused = new AtomicLong();
 
     /** A transport binding its ports as {@code config} says. */
     public NetTransport(NetTransportConfig config) {
@@ -106,6 +107,14 @@ public final class NetTransport implements FrameTransport {
     /** Frames and datagrams dropped because their header was malformed (magic, version, type, length). */
     public long framesRejected() {
         return framesRejected.get();
+    }
+
+    /**
+     * TCP connections (RC streams) and UDP datagrams this transport's NICs refused because their source
+     * IP is not admitted by {@link NetTransportConfig#peerFilter()}.
+     */
+    public long peersRefused() {
+        return peersRefused.get();
     }
 
     /** RC frames dropped because their stream had broken. */

@@ -25,6 +25,8 @@ import java.util.Objects;
  *       is a broken sender and closes the stream (default 64 MiB + header).</li>
  *   <li>{@code ackCoalescingNs}: how long a lone RC acknowledgement may wait for a frame to ride
  *       with (default 20 µs; 0 = never).</li>
+ *   <li>{@code allowPeers}: the hosts (CIDR blocks) whose streams, datagrams and connect requests
+ *       this node hears ({@link NetPeerFilter}); default every host.</li>
  * </ul>
  *
  * <p>Immutable, thread-safe.
@@ -42,9 +44,11 @@ public final class NetTransportConfig {
     private final int tcpBufferBytes;
     private final int maxFrameBytes;
     private final long ackCoalescingNs;
+    private final NetPeerFilter peerFilter;
 
     private NetTransportConfig(Builder b) {
         this.ackCoalescingNs = b.ackCoalescingNs;
+        this.peerFilter = b.peerFilter;
         this.addresses = List.copyOf(b.addresses.isEmpty() ? List.of(InetAddress.getLoopbackAddress()) : b.addresses);
         this.basePort = b.basePort;
         this.udpReceiveBufferBytes = b.udpReceiveBufferBytes;
@@ -91,6 +95,11 @@ public final class NetTransportConfig {
         return ackCoalescingNs;
     }
 
+    /** The hosts this node hears ({@link NetPeerFilter#any()} unless {@link Builder#allowPeers} was given). */
+    public NetPeerFilter peerFilter() {
+        return peerFilter;
+    }
+
     /** Local address of port {@code number} (1-based). */
     InetAddress addressOfPort(int number) {
         return addresses.get((number - 1) % addresses.size());
@@ -99,7 +108,8 @@ public final class NetTransportConfig {
     @Override
     public String toString() {
         return "NetTransportConfig{addresses=" + addresses.stream().map(InetAddress::getHostAddress).toList() + ", basePort=" + basePort
-            + ", udpReceiveBufferBytes=" + udpReceiveBufferBytes + ", maxFrameBytes=" + maxFrameBytes + "}";
+            + ", udpReceiveBufferBytes=" + udpReceiveBufferBytes + ", maxFrameBytes=" + maxFrameBytes
+            + (peerFilter.admitsAny() ? "" : ", allowPeers=" + peerFilter) + "}";
     }
 
     /** Builder of a {@link NetTransportConfig}. */
@@ -111,8 +121,25 @@ public final class NetTransportConfig {
         private int tcpBufferBytes;
         private int maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
         private long ackCoalescingNs = DEFAULT_ACK_COALESCING_NS;
+        private NetPeerFilter peerFilter = NetPeerFilter.any();
 
         private Builder() {
+        }
+
+        /**
+         * Hears only the hosts in {@code cidrs} (IP literals with an optional {@code /prefix}); others'
+         * RC streams, UD datagrams and connect requests are refused and counted. The node's own
+         * addresses are not added: list them if its ports talk to each other.
+         *
+         * @throws VerbsException naming an entry that is not an IP literal or has a bad prefix, or if the list is empty
+         */
+        public Builder allowPeers(List<String> cidrs) {
+            if (cidrs.isEmpty()) {
+                throw new VerbsException("allowPeers needs at least one CIDR block (an empty list would refuse every host);"
+                    + " leave it unset to hear every host");
+            }
+            this.peerFilter = NetPeerFilter.of(cidrs);
+            return this;
         }
 
         /** Adds the local IP of the next port (a literal IP or a host name resolved now). */

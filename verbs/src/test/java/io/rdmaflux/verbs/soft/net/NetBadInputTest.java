@@ -220,6 +220,8 @@ class NetBadInputTest {
         assertEquals(QpState.ERROR, receiver.state());
         assertEquals(List.of(101L, 102L, 103L), flushed.stream().map(WorkCompletion::wrId).toList());
         assertTrue(flushed.stream().allMatch(w -> w.status() == WcStatus.WR_FLUSH_ERR), flushed::toString);
+        // with no send to carry it, the flushed receives say why (the user saw a bare "QP is in ERROR" before)
+        assertTrue(flushed.stream().allMatch(w -> w.detail().contains("the peer closed the stream")), flushed::toString);
         assertTrue(hosts.transportOf(a.provider).streamsBroken() >= 1);
     }
 

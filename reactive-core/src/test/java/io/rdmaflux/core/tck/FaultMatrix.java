@@ -1,0 +1,236 @@
+package io.rdmaflux.core.tck;
+
+import io.rdmaflux.core.tck.ConnectionTckFixture.Side;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The fault matrix of issue 20, one channel kind on one fabric per concrete class: every fault the pair
+ * can inject, one cell each, with what the user sees (the send's and the receive stream's outcome) and
+ * the counts that must hold (delivered; lost = sent by a send that completed but not delivered;
+ * duplicated; misordered: both 0 in the delivered prefix). Every cell also asserts them, so a cell that
+ * breaks fails the build; leaks (buffers, soft-provider resources, threads) are the module's
+ * {@code RdmaLeakCheckExtension}'s, after each cell.
+ *
+ * <p>Each cell appends one tab-separated row to {@code target/fault-matrix/cells.tsv};
+ * {@code scripts/fault-matrix.sh} runs the suites and turns the rows into the README table.
+ * {@code -Dfaultmatrix.full=true} sends 10x the messages (the script's full run); the default is the
+ * CI-sized run (about a second a cell).
+ */
+@Tag("fault-matrix")
+public abstract class FaultMatrix {
+    private static final boolean FULL = Boolean.getBoolean("faultmatrix.full");
+    /** Messages per direction of a cell. */
+    protected static final int MESSAGES = FULL ? 2_000 : 200;
+
+    /** The channel kind's column name, e.g. "RC send/recv". */
+    protected abstract String kind();
+
+    /** The fabric's row name, e.g. "mem (virtual time)". */
+    protected abstract String fabric();
+
+    protected abstract ConnectionTckFixture openPair(PairOptions options);
+
+    /** Whether {@link #openPair} injects {@link PairOptions#railFaults()}. */
+    protected abstract boolean supportsRailFaults();
+
+    protected PairOptions options(int rails) {
+        return PairOptions.rails(rails).node(b -> b.bufferBytes(ConnectionTck.BUFFER_BYTES).receiveBuffers(ConnectionTck.RECEIVE_BUFFERS)
+            .sendQueue(ConnectionTck.SEND_QUEUE).maxMessageBytes(ConnectionTck.MAX_MESSAGE_BYTES)
+            .rendezvousBuffers(ConnectionTck.RENDEZVOUS_BUFFERS));
+    }
+
+    // ------------------------------------------------------------------ cells
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(RailFaultProfile.class)
+    void wireFault(RailFaultProfile profile) {
+        Assumptions.assumeTrue(supportsRailFaults(), "this pair injects no RC wire faults");
+        try (ConnectionTckFixture fx = openPair(options(2).railFaults(profile.faults()))) {
+            Assumptions.assumeTrue(fx.virtualTime() || !profile.retriesMayRunOut(), "fixed outcome in virtual time only");
+            long start = System.nanoTime();
+            TckReceiver r = TckReceiver.builder(fx, ConnectionTck::faultSize).demand(Demand.LIMIT_RATE).subscribe(fx.server());
+            TckSend s = TckSend.start(fx, fx.client(), 0, MESSAGES, ConnectionTck::faultSize);
+            fx.await("the send ends under " + profile + "; " + r + ", " + s, () -> s.terminated() && (r.received() == MESSAGES || r.terminated()));
+            fx.settle();
+            String seen = s.completed() ? "send completes" : "send fails: " + simpleName(s.error());
+            if (!s.completed()) {
+                assertTrue(profile.retriesMayRunOut(), "only a profile whose retries may run out fails: " + s);
+            }
+            record(profile.name().toLowerCase().replace("_percent", " %").replace('_', ' '), seen, r, s, start,
+                profile.faults() + "; " + fx.railFaultCounters());
+        }
+    }
+
+    @Test
+    void oneRailDownMidStream() {
+        try (ConnectionTckFixture fx = openPair(options(2).fastRailFailureDetection())) {
+            Assumptions.assumeTrue(fx.supportsRailFailure(), "this pair cannot take a port down");
+            long start = System.nanoTime();
+            TckReceiver r = TckReceiver.builder(fx, ConnectionTck::faultSize).demand(Demand.UNBOUNDED).subscribe(fx.server());
+            TckSend s = TckSend.start(fx, fx.client(), 0, MESSAGES, ConnectionTck::faultSize);
+            fx.await("a third arrives", () -> r.received() >= MESSAGES / 3 || s.terminated());
+            fx.failRail(Side.CLIENT, 1);
+            fx.await("the send ends after the rail failed; " + r + ", " + s, () -> s.terminated() && (r.received() == MESSAGES || r.terminated()));
+            fx.settle();
+            assertTrue(s.completed(), "the other rail carries the rest: " + s);
+            assertEquals(MESSAGES, r.received());
+            record("one of 2 rails down mid-stream (failover)", "send completes on the surviving rail", r, s, start, "");
+        }
+    }
+
+    @Test
+    void oneRailDownAndBackUpMidStream() {
+        try (ConnectionTckFixture fx = openPair(options(2).fastRailFailureDetection())) {
+            Assumptions.assumeTrue(fx.supportsRailFailure(), "this pair cannot take a port down");
+            long start = System.nanoTime();
+            TckReceiver r = TckReceiver.builder(fx, ConnectionTck::faultSize).demand(Demand.UNBOUNDED).subscribe(fx.server());
+            TckSend s = TckSend.start(fx, fx.client(), 0, MESSAGES, ConnectionTck::faultSize);
+            fx.await("a third arrives", () -> r.received() >= MESSAGES / 3 || s.terminated());
+            fx.failRail(Side.SERVER, 0);
+            fx.await("two thirds arrive", () -> r.received() >= 2 * MESSAGES / 3 || s.terminated());
+            fx.restoreRail(Side.SERVER, 0);
+            fx.await("the send ends after the rail came back; " + r + ", " + s, () -> s.terminated() && (r.received() == MESSAGES || r.terminated()));
+            fx.settle();
+            assertTrue(s.completed(), "the other rail carries the rest: " + s);
+            record("one of 2 rails down, back up mid-stream", "send completes (the connection stays on the other rail)", r, s, start, "");
+        }
+    }
+
+    @Test
+    void allRailsDownMidStream() {
+        try (ConnectionTckFixture fx = openPair(options(2).fastRailFailureDetection())) {
+            Assumptions.assumeTrue(fx.supportsRailFailure(), "this pair cannot take a port down");
+            long start = System.nanoTime();
+            TckReceiver r = TckReceiver.builder(fx, ConnectionTck::faultSize).demand(Demand.UNBOUNDED).subscribe(fx.server());
+            TckSend s = TckSend.start(fx, fx.client(), 0, MESSAGES, ConnectionTck::faultSize);
+            fx.await("a third arrives", () -> r.received() >= MESSAGES / 3 || s.terminated());
+            fx.failRail(Side.CLIENT, 0);
+            fx.failRail(Side.CLIENT, 1);
+            fx.await("send and receive end after every rail failed; " + r + ", " + s, () -> s.terminated() && r.terminated());
+            assertTrue(s.error() != null, "the send fails: " + s);
+            record("all rails down mid-stream", "send fails: " + simpleName(s.error()) + "; receive fails: " + simpleName(r.error()),
+                r, s, start, "");
+        }
+    }
+
+    @Test
+    void publisherErrorMidSend() {
+        try (ConnectionTckFixture fx = openPair(options(2))) {
+            long start = System.nanoTime();
+            int before = MESSAGES / 2;
+            IllegalStateException boom = new IllegalStateException("publisher failed");
+            TckReceiver r = TckReceiver.builder(fx, ConnectionTck::faultSize).demand(Demand.UNBOUNDED).subscribe(fx.server());
+            TckSend s = TckSend.startFailing(fx, fx.client(), 0, before, ConnectionTck::faultSize, boom, () -> Long.MAX_VALUE);
+            fx.await("the send fails after its messages arrived; " + r + ", " + s, () -> s.terminated() && r.received() == before);
+            fx.settle();
+            assertSame(boom, s.error());
+            // the connection stays usable: the next send continues the PSNs
+            TckSend after = TckSend.start(fx, fx.client(), before, 10, ConnectionTck::faultSize);
+            fx.await("a later send delivers", () -> after.terminated() && r.received() == before + 10);
+            after.assertCompleted();
+            record("publisher error mid-send", "that send fails with the publisher's error; the connection goes on", r, s, start, "",
+                before + 10);
+        }
+    }
+
+    @Test
+    void subscriberCancelMidStream() {
+        try (ConnectionTckFixture fx = openPair(options(2))) {
+            long start = System.nanoTime();
+            int cancelAt = MESSAGES / 4;
+            TckReceiver r = TckReceiver.builder(fx, ConnectionTck::faultSize).demand(Demand.UNBOUNDED).cancelAfter(cancelAt).subscribe(fx.server());
+            TckSend s = TckSend.start(fx, fx.client(), 0, MESSAGES, ConnectionTck::faultSize);
+            fx.await("the send ends after the receiver cancelled; " + r + ", " + s, () -> s.terminated());
+            fx.settle();
+            assertEquals(cancelAt, r.received(), "nothing is delivered after the cancel");
+            record("subscriber cancel mid-stream", s.completed() ? "send completes" : "send fails: " + simpleName(s.error()),
+                r, s, start, "", -1);
+        }
+    }
+
+    @Test
+    void slowConsumerStalls() {
+        try (ConnectionTckFixture fx = openPair(options(2))) {
+            long start = System.nanoTime();
+            int held = ConnectionTck.RECEIVE_BUFFERS;
+            TckReceiver r = TckReceiver.builder(fx, ConnectionTck::faultSize).holding(held).subscribe(fx.server());
+            TckSend s = TckSend.start(fx, fx.client(), 0, MESSAGES, ConnectionTck::faultSize);
+            fx.await("the held messages arrive", () -> r.received() == held);
+            // the consumer stalls: in virtual time for 10 s of the pair's clock; in real time for what settle takes
+            for (int i = 0; i < (fx.virtualTime() ? 100 : 3); i++) {
+                fx.settle();
+            }
+            long emittedWhileStalled = s.emitted();
+            assertTrue(emittedWhileStalled <= held * 2L + ConnectionTck.RENDEZVOUS_BUFFERS + ConnectionTck.SEND_QUEUE + 2L * ConnectionTck.RECEIVE_BUFFERS,
+                "the sender takes no more than credits allow while the consumer stalls: " + s);
+            assertTrue(!s.terminated(), "the send waits, no error and no drop: " + s);
+            r.stopHolding();
+            r.releaseHeld();
+            r.request(Long.MAX_VALUE);
+            fx.await("everything arrives once the consumer resumes; " + r + ", " + s, () -> s.terminated() && r.received() == MESSAGES);
+            s.assertCompleted();
+            record("slow consumer stalls (holds " + held + ", asks no more)", "send waits (took " + emittedWhileStalled
+                + " messages while stalled), completes after", r, s, start, "");
+        }
+    }
+
+    // ------------------------------------------------------------------ rows
+
+    private void record(String fault, String seen, TckReceiver r, TckSend s, long startNs, String note) {
+        record(fault, seen, r, s, startNs, note, s.completed() ? MESSAGES : -1);
+    }
+
+    /** {@code expected}: messages a completed send must have delivered, or -1 when only the prefix is checked. */
+    private void record(String fault, String seen, TckReceiver r, TckSend s, long startNs, String note, int expected) {
+        r.assertNoFailure();
+        List<Integer> psns = r.psns();
+        Set<Integer> distinct = new HashSet<>(psns);
+        int dup = psns.size() - distinct.size();
+        int misordered = 0;
+        for (int i = 1; i < psns.size(); i++) {
+            if (psns.get(i) < psns.get(i - 1)) {
+                misordered++;
+            }
+        }
+        int lost = expected >= 0 ? expected - r.received() : 0;
+        assertEquals(0, dup, "duplicates in " + fault);
+        assertEquals(0, misordered, "misordered in " + fault);
+        assertEquals(0, lost, "lost in " + fault + ": " + r + ", " + s);
+        for (int i = 0; i < psns.size(); i++) {
+            assertEquals(i, psns.get(i), "the delivered messages are a PSN prefix");
+        }
+        long ms = (System.nanoTime() - startNs) / 1_000_000;
+        String row = String.join("\t", kind(), fabric(), fault, seen.replace('\t', ' ').replace('\n', ' '),
+            Integer.toString(r.received()), Integer.toString(lost), Integer.toString(dup), Integer.toString(misordered),
+            Long.toString(ms), note) + "\n";
+        Path out = Path.of("target", "fault-matrix", "cells.tsv");
+        try {
+            Files.createDirectories(out.getParent());
+            Files.writeString(out, row, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String simpleName(Throwable t) {
+        return t == null ? "-" : t.getClass().getSimpleName();
+    }
+}
