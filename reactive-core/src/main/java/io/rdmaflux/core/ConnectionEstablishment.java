@@ -13,6 +13,7 @@ import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ProtectionDomain;
 import io.rdmaflux.verbs.QpEndpoint;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import java.util.ArrayList;
@@ -53,9 +54,12 @@ final class ConnectionEstablishment {
     /** The channel kinds the node offers, each with its provider. */
     private final Map<ChannelKind, ChannelProvider> providers;
     private final ChannelFactory acceptFactory;
+    private final io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers;
 
     ConnectionEstablishment(RdmaNode node, ConnectionManager cm, ProtectionDomain pd, Port[] ports, Settings settings,
-                            Map<ChannelKind, ChannelProvider> providers, ChannelFactory acceptFactory) {
+                            Map<ChannelKind, ChannelProvider> providers, ChannelFactory acceptFactory,
+                            io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers) {
+        this.sharedBuffers = sharedBuffers;
         this.node = node;
         this.cm = cm;
         this.pd = pd;
@@ -210,8 +214,14 @@ final class ConnectionEstablishment {
     private Channel newChannel(int rail, ChannelKind kind, EagerSpec eager) {
         // CTS and FIN frames take no credit: each rendezvous buffer can have one of each in flight per rail
         Settings s = settings;
-        return providers.get(kind).open(new ChannelSetup(rail, pd, ports[rail], s.bufferBytes(), s.receiveBuffers(),
+        ChannelSetup setup = new ChannelSetup(rail, pd, ports[rail], s.bufferBytes(), s.receiveBuffers(),
             s.controlBuffers() + 2 * s.rendezvousBuffers(), s.sendBuffers(), s.creditThreshold(), s.timeouts(), s.rendezvousBuffers(),
-            eager, s.eagerPollingSet()));
+            eager, s.eagerPollingSet());
+        ChannelProvider provider = providers.get(kind);
+        if (sharedBuffers != null && provider == io.rdmaflux.core.internal.rc.RcChannelProvider.INSTANCE) {
+            // the node's RC channels share one SRQ-backed receive pool and one send region per rail
+            return io.rdmaflux.core.internal.rc.RcChannelProvider.INSTANCE.open(setup, sharedBuffers.rail(rail, ports[rail]));
+        }
+        return provider.open(setup);
     }
 }

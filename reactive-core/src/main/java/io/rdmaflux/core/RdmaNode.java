@@ -100,6 +100,8 @@ public final class RdmaNode implements AutoCloseable {
     private final QpTimeouts qpTimeouts;
     /** Opens this node's connections: channels per rail, the handshake (channel kind per rail). */
     private final ConnectionEstablishment establishment;
+    /** The SRQ-backed receive pools and shared send regions of the rails (null: per-connection pools). */
+    private final io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers;
     private final Set<DefaultRdmaConnection> connections = ConcurrentHashMap.newKeySet();
     private final java.util.concurrent.CopyOnWriteArrayList<ConnectionListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final List<RdmaServer> servers = new ArrayList<>();
@@ -131,10 +133,15 @@ public final class RdmaNode implements AutoCloseable {
         this.pd = device.allocateProtectionDomain();
         // REMOTE_READ: a receiver pulls a message from it by the READ rendezvous
         this.registrationCache = new RegistrationCache(pd, b.registrationCacheBytes, Access.REMOTE_READ);
+        // seed 003 2.1: one receive pool per rail for every connection, where the device has SRQs
+        this.sharedBuffers = b.sharedReceiveBuffers > 0 && device.capabilities().sharedReceiveQueue()
+            ? new io.rdmaflux.core.internal.srq.NodeSharedBuffers(name, pd, ports.length, bufferBytes, b.sharedReceiveBuffers,
+                Math.max(controlBuffers, b.sharedReceiveBuffers / 16), b.sharedSendBuffers)
+            : null;
         this.establishment = new ConnectionEstablishment(this, provider.connectionManager(), pd, ports,
             new ConnectionEstablishment.Settings(bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold,
                 qpTimeouts, rendezvousBuffers, maxMessageBytes, b.eager, b.eagerPollingSet), b.offeredChannelProviders(),
-            acceptChannelFactory);
+            acceptChannelFactory, sharedBuffers);
         boolean drive = b.driveProvider != null ? b.driveProvider : provider.threadingMode() == ThreadingMode.INVOKER;
         this.engine = new ProgressEngine(name, b.threadingMode, clock, idleStrategy(b.idleStrategy, drive), Throwable::printStackTrace);
         if (drive) {
@@ -298,6 +305,25 @@ public final class RdmaNode implements AutoCloseable {
     /** Whether {@code region} is registered in this node's protection domain. */
     boolean owns(io.rdmaflux.verbs.MemoryRegion region) {
         return region.protectionDomain() == pd && region.isValid();
+    }
+
+    /**
+     * Whether this node's RC connections draw their receive buffers from one shared receive queue per rail
+     * and their send buffers from one shared region per rail ({@link Builder#sharedReceiveQueue(int)} on a
+     * device with SRQs), rather than from pools of their own.
+     */
+    public boolean usesSharedReceiveQueue() {
+        return sharedBuffers != null;
+    }
+
+    /** Registered bytes of the node's shared receive and send pools so far (0 without them). */
+    public long sharedRegisteredBytes() {
+        io.rdmaflux.core.internal.srq.NodeSharedBuffers sb = sharedBuffers;
+        return sb == null ? 0 : sb.registeredBytes();
+    }
+
+    io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers() {
+        return sharedBuffers;
     }
 
     /** Registered message buffers for rendezvous (0: rendezvous off, large messages are fragmented). */
@@ -512,6 +538,10 @@ public final class RdmaNode implements AutoCloseable {
                 p.close();
             }
         }
+        if (sharedBuffers != null) {
+            // every connection's QPs are gone: nothing consumes the SRQs or reads the send regions
+            sharedBuffers.close();
+        }
         // every connection is freed: no RDMA operation reads cached memory any more
         registrationCache.close();
         pd.close();
@@ -590,6 +620,8 @@ public final class RdmaNode implements AutoCloseable {
         private boolean discoverChannelProviders = true;
         private EagerSpec eager = EagerSpec.DEFAULTS;
         private int eagerPollingSet = 64;
+        private int sharedReceiveBuffers;
+        private int sharedSendBuffers = 256;
 
         private Builder() {
         }
@@ -673,6 +705,37 @@ public final class RdmaNode implements AutoCloseable {
         }
 
         /** Size of every send and receive buffer in bytes, frame header (24 bytes) included; in [64, 16 MiB]. */
+        /**
+         * Many peers (seed 003 &sect;2.1): RC connections of this node draw their receive buffers from one
+         * shared receive queue per rail holding {@code buffers} receive buffers of {@link #bufferBytes}, and
+         * their send buffers from one shared region per rail ({@link #sharedSendBuffers}), instead of
+         * registering {@code receiveBuffers + controlBuffers + sendBuffers} buffers each; a connection then
+         * costs no registered memory of its own. Buffer credits are lent to each connection by its
+         * subscriber's demand, at most an equal share of the pool among the connections that want or hold
+         * buffers (the fairness rule of {@code SrqCreditBudget}); {@code max(controlBuffers, buffers / 16)}
+         * of them are kept for control frames. A device without SRQs
+         * ({@code DeviceCapabilities.sharedReceiveQueue()} false) falls back to per-connection pools
+         * ({@link RdmaNode#usesSharedReceiveQueue()} says which). 0 (the default) is off.
+         *
+         * @param buffers receive buffers per rail, 0 (off) or more than the control reserve
+         * @throws IllegalArgumentException if negative (at build if not above the control reserve)
+         */
+        public Builder sharedReceiveQueue(int buffers) {
+            this.sharedReceiveBuffers = range("sharedReceiveQueue buffers", buffers, 0, 1 << 20, "use 0 (off) or e.g. 4096");
+            return this;
+        }
+
+        /**
+         * Send buffers per rail of the shared send region ({@link #sharedReceiveQueue(int)} on); each
+         * connection still uses at most {@link #sendBuffers} of them at once. Default 256.
+         *
+         * @throws IllegalArgumentException if below 2
+         */
+        public Builder sharedSendBuffers(int buffers) {
+            this.sharedSendBuffers = range("sharedSendBuffers", buffers, 2, 1 << 20, "use at least 2, e.g. 256");
+            return this;
+        }
+
         public Builder bufferBytes(int bytes) {
             this.bufferBytes = range("bufferBytes", bytes, 64, 16 << 20, "a buffer holds the 24-byte frame header and the payload of one frame");
             return this;

@@ -22,6 +22,12 @@ public final class RcChannelProvider implements ChannelProvider {
             s.sendBuffers(), s.creditThreshold(), s.timeouts(), s.maxWrites());
     }
 
+    /** Opens an RC channel over the rail's shared receive queue and send region (no pools of its own). */
+    public Channel open(ChannelSetup s, io.rdmaflux.core.internal.srq.RailSharedBuffers shared) {
+        return new RcSubchannel(s.rail(), s.pd(), s.port(), s.bufferBytes(), s.receiveBuffers(), s.controlBuffers(),
+            s.sendBuffers(), s.creditThreshold(), s.timeouts(), s.maxWrites(), shared);
+    }
+
     @Override
     public String toString() {
         return "ChannelProvider{" + kind() + "}";

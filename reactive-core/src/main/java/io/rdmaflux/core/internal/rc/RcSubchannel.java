@@ -23,6 +23,8 @@ import io.rdmaflux.core.frame.RtsFrameCodec;
 import io.rdmaflux.core.frame.RtsReadFrameCodec;
 import io.rdmaflux.core.internal.buffer.SlotPool;
 import io.rdmaflux.core.internal.credit.ReceiveCredits;
+import io.rdmaflux.core.internal.srq.RailSharedBuffers;
+import io.rdmaflux.core.internal.srq.SrqReceiveShare;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.CompletionQueue;
 import io.rdmaflux.verbs.CompletionSink;
@@ -67,7 +69,9 @@ public final class RcSubchannel implements Channel, CompletionSink {
     private final Port port;
     private final CompletionQueue cq;
     private final QueuePair qp;
-    private final SlotPool receivePool;
+    /** This channel's receive buffers: its own pool, or (null) its share of the rail's SRQ ({@link #srqShare}). */
+    private final @Nullable SlotPool receivePool;
+    private final @Nullable SrqReceiveShare srqShare;
     private final SlotPool sendPool;
     private final int receiveBuffers;
     private final ReceiveCredits receiveCredits;
@@ -114,6 +118,16 @@ public final class RcSubchannel implements Channel, CompletionSink {
      */
     public RcSubchannel(int rail, ProtectionDomain pd, Port port, int bufferBytes, int receiveBuffers, int controlBuffers,
                         int sendBuffers, int creditThreshold, QpTimeouts timeouts, int maxWrites) {
+        this(rail, pd, port, bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold, timeouts, maxWrites, null);
+    }
+
+    /**
+     * As above; with {@code shared} the channel registers nothing of its own: its QP consumes the rail's
+     * shared receive queue (buffer credits lent by its {@link io.rdmaflux.core.internal.srq.SrqCreditBudget}
+     * account as its subscriber's demand asks) and its send buffers come from the rail's shared send region.
+     */
+    public RcSubchannel(int rail, ProtectionDomain pd, Port port, int bufferBytes, int receiveBuffers, int controlBuffers,
+                        int sendBuffers, int creditThreshold, QpTimeouts timeouts, int maxWrites, @Nullable RailSharedBuffers shared) {
         if (sendBuffers < 2) {
             throw new IllegalArgumentException("sendBuffers >= 2 required but it was " + sendBuffers);
         }
@@ -132,10 +146,18 @@ public final class RcSubchannel implements Channel, CompletionSink {
         CompletionQueue c = null;
         QueuePair q = null;
         try {
-            rp = new SlotPool("recv rail " + rail, pd, bufferBytes, totalRecv, Access.LOCAL_WRITE);
-            sp = new SlotPool("send rail " + rail, pd, bufferBytes, sendBuffers, Access.LOCAL_WRITE);
+            if (shared == null) {
+                rp = new SlotPool("recv rail " + rail, pd, bufferBytes, totalRecv, Access.LOCAL_WRITE);
+                sp = new SlotPool("send rail " + rail, pd, bufferBytes, sendBuffers, Access.LOCAL_WRITE);
+            } else {
+                if (shared.send().slotBytes() != bufferBytes || shared.receive().region().slotBytes() != bufferBytes) {
+                    throw new IllegalArgumentException("shared buffers of " + shared.send().slotBytes() + " bytes but bufferBytes " + bufferBytes);
+                }
+                // two kept mapped: a control frame never waits for other connections' sends
+                sp = SlotPool.share("send rail " + rail, shared.send(), sendBuffers, 2);
+            }
             c = pd.device().createCompletionQueue(totalRecv + sendBuffers + RcSendQueue.HEADROOM + maxWrites + 8);
-            q = pd.createQueuePair(QpInitAttributes.builder(QpType.RC, port).cq(c)
+            q = pd.createQueuePair(QpInitAttributes.builder(QpType.RC, port).cq(c).srq(shared == null ? null : shared.receive().srq())
                 .maxSendWr(sendBuffers + RcSendQueue.HEADROOM + maxWrites).maxReceiveWr(totalRecv).maxInlineBytes(0)
                 .retryCount(timeouts.retryCount()).retryTimeoutNs(timeouts.retryTimeoutNs())
                 .rnrRetryCount(timeouts.rnrRetryCount()).rnrTimeoutNs(timeouts.rnrTimeoutNs()).build());
@@ -156,15 +178,18 @@ public final class RcSubchannel implements Channel, CompletionSink {
             throw e;
         }
         this.receivePool = rp;
+        this.srqShare = shared == null ? null : new SrqReceiveShare(shared.receive(), totalRecv);
         this.sendPool = sp;
         this.cq = c;
         this.qp = q;
-        this.recvMemory = rp.memory();
+        this.recvMemory = rp != null ? rp.memory() : srqShare.memory();
         this.sendMemory = sp.memory();
         this.sendQueue = new RcSendQueue(this, q, sp, rail, maxWrites);
         this.dispatch = new RcFrameDispatch(this, recvMemory);
-        for (int i = 0; i < totalRecv; i++) {
-            postReceive(receivePool.acquire());
+        if (rp != null) {
+            for (int i = 0; i < totalRecv; i++) {
+                postReceive(rp.acquire());
+            }
         }
     }
 
@@ -331,7 +356,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     /** Receive buffers of this subchannel (DATA and control), the range of slot numbers. */
     public int receiveSlots() {
-        return receivePool.capacity();
+        return receivePool != null ? receivePool.capacity() : srqShare.capacity();
     }
 
     /** Receive buffers holding DATA the application has not released. */
@@ -712,6 +737,10 @@ public final class RcSubchannel implements Channel, CompletionSink {
     }
 
     private void postReceive(int slot) {
+        if (srqShare != null) {
+            srqShare.repost(slot);
+            return;
+        }
         recvWr.wrId(KIND_RECV | slot).sge(receivePool.address(slot), receivePool.slotBytes(), receivePool.lkey());
         try {
             if (!qp.postReceive(recvWr)) {
@@ -727,8 +756,25 @@ public final class RcSubchannel implements Channel, CompletionSink {
     /** Gives a DATA receive buffer back: reposted, and it counts as free for credits again. */
     public void releaseReceiveBuffer(int slot) {
         receiveCredits.onBufferFreed();
-        if (!closed && !failed) {
+        if (srqShare != null) {
+            srqShare.released();
+            // the buffer is the rail's, not this channel's: back on the SRQ whatever this channel's state
+            if (!closed) {
+                srqShare.repost(slot);
+            }
+        } else if (!closed && !failed) {
             postReceive(slot);
+        } else {
+            receivePool.release(slot);
+        }
+    }
+
+    /** A receive buffer this channel will not repost on its own QP: back to its pool (or to the SRQ). */
+    private void dropSlot(int slot) {
+        if (srqShare != null) {
+            if (!closed) {
+                srqShare.repost(slot);
+            }
         } else {
             receivePool.release(slot);
         }
@@ -779,12 +825,36 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     /** Grants what demand and free buffers allow and sends a CREDIT frame if due; returns 1 if one was sent. */
     public int flushCredits() {
-        receiveCredits.grant();
+        if (srqShare == null) {
+            receiveCredits.grant();
+        } else if (!failed && !closed) {
+            grantFromSharedPool();
+        }
         if (established && !failed && !finalSent && receiveCredits.explicitCreditDue() && sendPool.available() > 0) {
             sendControl(FrameType.CREDIT, false, false, 0, "");
             return 1;
         }
         return 0;
+    }
+
+    /**
+     * SRQ mode: asks the rail's budget for the buffers the subscriber's demand wants beyond the credits the
+     * peer holds, at most this channel's free DATA buffers, and grants what it lends.
+     */
+    private void grantFromSharedPool() {
+        ChannelEvents l = listener;
+        long demand = l == null ? 0 : l.receiveDemand();
+        long uncovered = demand - receiveCredits.peerHolds();
+        int want = (int) Math.max(0, Math.min(receiveCredits.grantable(), uncovered));
+        int lent = srqShare.reserve(want);
+        if (lent > 0) {
+            receiveCredits.grant(lent);
+        }
+    }
+
+    /** SRQ mode: buffers of the rail's shared pool this channel holds (credits out plus messages held); 0 otherwise. */
+    public int sharedBuffersHeld() {
+        return srqShare == null ? 0 : srqShare.budgetHeld();
     }
 
     @Override
@@ -800,7 +870,20 @@ public final class RcSubchannel implements Channel, CompletionSink {
             return;
         }
         int slot = WorkRequestTokens.wrSlot(wrId);
-        if (!wc.isSuccess()) {
+        if (srqShare != null) {
+            if (!wc.isSuccess()) {
+                // a flushed or failed receive of the SRQ: its buffer is the rail's, posted again
+                srqShare.pool().repost(slot);
+                fail(transportError("receive", wc));
+                return;
+            }
+            slot = srqShare.adopt(slot);
+            if (slot < 0) {
+                fail(new RdmaTransportException("the peer sent more frames on rail " + rail + " than its credits and the "
+                    + receiveSlots() + " receive buffers of this channel allow", null, null));
+                return;
+            }
+        } else if (!wc.isSuccess()) {
             receivePool.release(slot);
             fail(transportError("receive", wc));
             return;
@@ -815,7 +898,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     /** A receive buffer whose frame failed the checks returns to the pool without being reposted. */
     void dropReceiveBuffer(int slot) {
-        receivePool.release(slot);
+        dropSlot(slot);
     }
 
     /** A control frame was read: its receive buffer is posted again at once. */
@@ -833,12 +916,12 @@ public final class RcSubchannel implements Channel, CompletionSink {
     }
 
     private void onFrame(int slot, int byteLength) {
-        int off = receivePool.offset(slot);
+        int off = receivePool != null ? receivePool.offset(slot) : srqShare.offset(slot);
         FrameType type;
         try {
             type = FrameHeader.validate(recvMemory, off, byteLength);
         } catch (FrameFormatException e) {
-            receivePool.release(slot);
+            dropSlot(slot);
             fail(e);
             return;
         }
@@ -903,12 +986,44 @@ public final class RcSubchannel implements Channel, CompletionSink {
         if (closed) {
             return;
         }
-        closed = true;
         sendQueue.dropDeferred();
+        if (srqShare != null) {
+            drainSharedReceives();
+        }
+        closed = true;
         qp.close();
         cq.close();
         sendPool.close();
-        receivePool.close();
+        if (receivePool != null) {
+            receivePool.close();
+        } else {
+            srqShare.close();
+        }
+    }
+
+    /**
+     * Before the QP and CQ go: receives this QP took from the SRQ and whose completions were not polled
+     * yet go back to the SRQ, so no buffer of the rail is lost with the CQ (and none reaches this closed
+     * connection's frames).
+     */
+    private void drainSharedReceives() {
+        try {
+            qp.toError();
+        } catch (VerbsException ignored) {
+            // already in ERROR or closed: what is in the CQ is drained either way
+        }
+        CompletionSink drain = wc -> {
+            if (WorkRequestTokens.wrKind(wc.wrId()) == KIND_RECV) {
+                srqShare.pool().repost(WorkRequestTokens.wrSlot(wc.wrId()));
+            }
+        };
+        try {
+            while (cq.poll(32, drain) > 0) {
+                // drained batch by batch
+            }
+        } catch (VerbsException ignored) {
+            // a closed CQ holds nothing more
+        }
     }
 
     public boolean isClosed() {
