@@ -914,6 +914,10 @@ public final class RdmaNode implements AutoCloseable {
                 throw new IllegalArgumentException("creditThreshold in [1, receiveBuffers=" + receiveBuffers + "] required but it was "
                     + creditThreshold + "; lower creditThreshold or raise receiveBuffers to at least " + creditThreshold);
             }
+            if (sharedReceiveBuffers > 0 && sharedReceiveBuffers <= Math.max(controlBuffers, sharedReceiveBuffers / 16)) {
+                throw new IllegalArgumentException("sharedReceiveQueue buffers > controlBuffers=" + controlBuffers
+                    + " (the control reserve) required but it was " + sharedReceiveBuffers + "; raise sharedReceiveQueue(..) to e.g. 4096");
+            }
             if (rendezvousBuffers > 0 && (long) rendezvousBuffers * Math.max(1, maxMessageBytes) > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException("rendezvousBuffers x maxMessageBytes = " + rendezvousBuffers + " x " + maxMessageBytes
                     + " exceeds 2 GiB of registered memory per pool; lower either, or use rendezvousBuffers(0) to fragment large messages");
