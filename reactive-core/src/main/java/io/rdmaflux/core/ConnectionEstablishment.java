@@ -111,6 +111,11 @@ final class ConnectionEstablishment {
                 return Mono.error(new IllegalArgumentException("spec asks for " + spec.rails() + " rails but node " + node.name()
                     + " has " + ports.length + " ports; add ports with RdmaNode.Builder.ports(..) or use fewer rails"));
             }
+            if (spec.isLazy()) {
+                // seed 003 3.2: nothing is made until the connection is used
+                return Mono.just(new io.rdmaflux.core.internal.lazy.LazyConnection(address.toString(), settings.maxMessageBytes(),
+                    () -> connect(address, spec.lazy(false))));
+            }
             List<Channel> created = new ArrayList<>();
             try {
                 List<QpEndpoint> endpoints = new ArrayList<>();

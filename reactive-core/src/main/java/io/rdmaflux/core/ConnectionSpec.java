@@ -25,7 +25,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class ConnectionSpec {
     private static final ConnectionSpec DEFAULTS = new ConnectionSpec(1, ChannelFactory.roundRobin(), 5_000_000_000L,
-        List.of(ChannelKind.RC_SEND_RECV), false, false, null, RendezvousMode.WRITE);
+        List.of(ChannelKind.RC_SEND_RECV), false, false, null, RendezvousMode.WRITE, false);
 
     private final int rails;
     private final ChannelFactory channelFactory;
@@ -37,9 +37,12 @@ public final class ConnectionSpec {
     private final boolean kindsExplicit;
     private final @Nullable EagerSpec eager;
     private final RendezvousMode rendezvousMode;
+    private final boolean lazy;
 
     private ConnectionSpec(int rails, ChannelFactory channelFactory, long connectTimeoutNs, List<ChannelKind> kinds,
-                           boolean perRail, boolean kindsExplicit, @Nullable EagerSpec eager, RendezvousMode rendezvousMode) {
+                           boolean perRail, boolean kindsExplicit, @Nullable EagerSpec eager, RendezvousMode rendezvousMode,
+                           boolean lazy) {
+        this.lazy = lazy;
         this.rails = rails;
         this.channelFactory = channelFactory;
         this.connectTimeoutNs = connectTimeoutNs;
@@ -57,7 +60,25 @@ public final class ConnectionSpec {
      */
     public ConnectionSpec rendezvous(RendezvousMode mode) {
         return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager,
-            Objects.requireNonNull(mode, "mode"));
+            Objects.requireNonNull(mode, "mode"), lazy);
+    }
+
+    /**
+     * This spec with lazy establishment (seed 003 &sect;3.2): {@code RdmaNode.connect} returns a connection
+     * at once, with no queue pair, buffer or handshake; they are made when the connection is first used &mdash;
+     * the first {@code send} subscribed or the first {@code receive()} subscribed (whose demand is the first
+     * receive credit) &mdash; so connecting to all of N peers costs nothing until they talk. If establishing
+     * then fails (nothing listens, the peer refuses, the connect times out), the send that started it and
+     * every later one, and the receive, error with an {@link RdmaException} of category CONNECT that names
+     * the address and carries the connection manager's error as its cause; the connection is then closed.
+     */
+    public ConnectionSpec lazy(boolean lazy) {
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, lazy);
+    }
+
+    /** Whether establishment waits for the first use ({@link #lazy(boolean)}). */
+    public boolean isLazy() {
+        return lazy;
     }
 
     /** The rendezvous mode asked for. */
@@ -90,12 +111,12 @@ public final class ConnectionSpec {
             throw new IllegalArgumentException("rails(" + n + ") but this spec names the channel kinds of " + kinds.size()
                 + " rails " + kinds + "; set the rails first, or give channelKind(kind) for every rail");
         }
-        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode);
+        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, lazy);
     }
 
     /** This spec with the scheduling policy {@code factory} builds per connection. */
     public ConnectionSpec striping(ChannelFactory factory) {
-        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode);
+        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, lazy);
     }
 
     /** This spec with a connect timeout in ns. @throws IllegalArgumentException unless &gt; 0 */
@@ -103,7 +124,7 @@ public final class ConnectionSpec {
         if (timeoutNs <= 0) {
             throw new IllegalArgumentException("connectTimeoutNs > 0 required but it was " + timeoutNs);
         }
-        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode);
+        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, lazy);
     }
 
     /**
@@ -113,7 +134,7 @@ public final class ConnectionSpec {
      */
     public ConnectionSpec channelKind(ChannelKind kind) {
         return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.of(Objects.requireNonNull(kind, "kind")), false,
-            true, eager, rendezvousMode);
+            true, eager, rendezvousMode, lazy);
     }
 
     /**
@@ -122,7 +143,7 @@ public final class ConnectionSpec {
      * without this call the node's ({@code RdmaNode.Builder.eager}) apply.
      */
     public ConnectionSpec eager(EagerSpec spec) {
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, Objects.requireNonNull(spec, "spec"), rendezvousMode);
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, Objects.requireNonNull(spec, "spec"), rendezvousMode, lazy);
     }
 
     /** The eager settings given with {@link #eager(EagerSpec)}, or null for the node's. */
@@ -145,7 +166,7 @@ public final class ConnectionSpec {
             throw new IllegalArgumentException(kindsPerRail.size() + " channel kinds " + kindsPerRail + " for " + rails
                 + " rails; give one kind per rail, or channelKind(kind) for every rail");
         }
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(kindsPerRail), true, true, eager, rendezvousMode);
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(kindsPerRail), true, true, eager, rendezvousMode, lazy);
     }
 
     /** The channel kind of rail {@code rail}. @throws IndexOutOfBoundsException unless 0 &lt;= rail &lt; rails() */
@@ -169,6 +190,6 @@ public final class ConnectionSpec {
     @Override
     public String toString() {
         return "ConnectionSpec{rails=" + rails + ", kinds=" + kinds + (kindsExplicit ? "" : " (default)") + ", eager=" + eager
-            + ", connectTimeoutNs=" + connectTimeoutNs + ", rendezvous=" + rendezvousMode + "}";
+            + ", connectTimeoutNs=" + connectTimeoutNs + ", rendezvous=" + rendezvousMode + (lazy ? ", lazy" : "") + "}";
     }
 }

@@ -33,7 +33,12 @@ public class RdmaException extends RuntimeException {
         /** A reference count was used wrongly (double release, use after release). */
         REFERENCE_COUNT,
         /** A reorder window overflowed. */
-        REORDER
+        REORDER,
+        /**
+         * A connection could not be established (a lazy connection's first use: nothing listens, the peer
+         * refused, the connect timed out); the connection manager's error is the cause.
+         */
+        CONNECT
     }
 
     private final Category category;
