@@ -136,7 +136,7 @@ public final class RdmaNode implements AutoCloseable {
         // seed 003 2.1: one receive pool per rail for every connection, where the device has SRQs
         this.sharedBuffers = b.sharedReceiveBuffers > 0 && device.capabilities().sharedReceiveQueue()
             ? new io.rdmaflux.core.internal.srq.NodeSharedBuffers(name, pd, ports.length, bufferBytes, b.sharedReceiveBuffers,
-                Math.max(controlBuffers, b.sharedReceiveBuffers / 16), b.sharedSendBuffers)
+                Math.max(controlBuffers, b.sharedReceiveBuffers / 16), b.sharedSendBuffers, b.sharedCreditWindow)
             : null;
         this.establishment = new ConnectionEstablishment(this, provider.connectionManager(), pd, ports,
             new ConnectionEstablishment.Settings(bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold,
@@ -622,6 +622,7 @@ public final class RdmaNode implements AutoCloseable {
         private int eagerPollingSet = 64;
         private int sharedReceiveBuffers;
         private int sharedSendBuffers = 256;
+        private int sharedCreditWindow = 8;
 
         private Builder() {
         }
@@ -722,6 +723,20 @@ public final class RdmaNode implements AutoCloseable {
          */
         public Builder sharedReceiveQueue(int buffers) {
             this.sharedReceiveBuffers = range("sharedReceiveQueue buffers", buffers, 0, 1 << 20, "use 0 (off) or e.g. 4096");
+            return this;
+        }
+
+        /**
+         * With {@link #sharedReceiveQueue(int)}: the most buffer credits a connection's peer holds unused
+         * (default 8). A credit cannot be taken back until the peer uses it, so idle peers keep theirs:
+         * with N connections at most {@code N x credits} buffers sit idle, and a connection that starts
+         * talking finds buffers while the pool's DATA buffers exceed that. Larger windows let a single
+         * busy peer stream faster; smaller ones let more peers share a pool.
+         *
+         * @throws IllegalArgumentException if below 1
+         */
+        public Builder sharedCreditWindow(int credits) {
+            this.sharedCreditWindow = range("sharedCreditWindow", credits, 1, 1 << 16, "use at least 1, e.g. 8");
             return this;
         }
 

@@ -150,4 +150,32 @@ class SharedReceiveQueueTest {
             assertEquals(0, shared.receive().budget().accounts());
         }
     }
+
+    /**
+     * Credits cannot be taken back, so idle peers whose subscribers asked for everything keep what they were
+     * lent: 12 such connections on a pool of 56 DATA buffers would hold them all without the credit window.
+     * With a window of 4 they hold 48, and a 13th connection that starts talking streams 200 messages.
+     */
+    @Test
+    void idlePeersWithUnboundedDemandHoldOnlyTheirCreditWindowSoANewcomerStreams() {
+        try (InvokerPeers p = new InvokerPeers(b -> b.sharedReceiveQueue(SRQ_BUFFERS).sharedCreditWindow(4))) {
+            for (int i = 0; i < 12; i++) {
+                p.connect(ConnectionSpec.defaults())[1].receive().subscribe(RdmaMessage::release);
+            }
+            p.drive();
+            RailSharedBuffers shared = p.serverNode.sharedBuffers().existing(0);
+            assertNotNull(shared);
+            assertEquals(48, shared.receive().budget().held(), "12 idle connections x a window of 4: " + shared.receive().budget());
+            RdmaConnection[] c = p.connect(ConnectionSpec.defaults());
+            List<String> got = new ArrayList<>();
+            c[1].receive().subscribe(m -> {
+                got.add(m.asString());
+                m.release();
+            });
+            SendOutcome sent = SendOutcome.of(c[0].send(Flux.range(0, 200).map(j -> RdmaMessage.of("m" + j))));
+            p.runUntil(() -> sent.completed() && got.size() == 200);
+            assertEquals("m199", got.get(199));
+            assertTrue(shared.receive().budget().held() <= 56);
+        }
+    }
 }

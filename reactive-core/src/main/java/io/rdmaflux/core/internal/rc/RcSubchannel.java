@@ -845,7 +845,9 @@ public final class RcSubchannel implements Channel, CompletionSink {
         ChannelEvents l = listener;
         long demand = l == null ? 0 : l.receiveDemand();
         long uncovered = demand - receiveCredits.peerHolds();
-        int want = (int) Math.max(0, Math.min(receiveCredits.grantable(), uncovered));
+        // unused credits stay lent until the peer sends: at most the pool's window of them
+        long window = srqShare.creditWindow() - (long) receiveCredits.peerHolds();
+        int want = (int) Math.max(0, Math.min(Math.min(receiveCredits.grantable(), uncovered), window));
         int lent = srqShare.reserve(want);
         if (lent > 0) {
             receiveCredits.grant(lent);

@@ -21,6 +21,7 @@ public final class NodeSharedBuffers implements AutoCloseable {
     private final int receiveBuffers;
     private final int controlReserve;
     private final int sendBuffers;
+    private final int creditWindow;
     private final @Nullable RailSharedBuffers[] rails;
     private boolean closed;
 
@@ -31,7 +32,8 @@ public final class NodeSharedBuffers implements AutoCloseable {
      * @throws IllegalArgumentException naming the value and the builder option to fix it
      */
     public NodeSharedBuffers(String name, ProtectionDomain pd, int rails, int bufferBytes, int receiveBuffers, int controlReserve,
-                             int sendBuffers) {
+                             int sendBuffers, int creditWindow) {
+        this.creditWindow = creditWindow;
         if (receiveBuffers <= controlReserve || controlReserve < 1) {
             throw new IllegalArgumentException("shared receive buffers > " + controlReserve + " (the control reserve) required but it was "
                 + receiveBuffers + "; raise RdmaNode.Builder.sharedReceiveQueue(..)");
@@ -61,7 +63,7 @@ public final class NodeSharedBuffers implements AutoCloseable {
         RailSharedBuffers r = rails[rail];
         if (r == null) {
             SharedReceivePool receive = new SharedReceivePool(name + " srq rail " + rail + " (port " + port.number() + ")", pd, bufferBytes,
-                receiveBuffers, controlReserve);
+                receiveBuffers, controlReserve, creditWindow);
             try {
                 r = new RailSharedBuffers(receive, new SharedSlotRegion(name + " shared send rail " + rail, pd, bufferBytes, sendBuffers,
                     Access.LOCAL_WRITE));

@@ -30,6 +30,7 @@ public final class SharedReceivePool implements AutoCloseable {
     private final SharedReceiveQueue srq;
     private final SrqCreditBudget budget;
     private final ReceiveWorkRequest wr = new ReceiveWorkRequest();
+    private final int creditWindow;
     private boolean closed;
 
     /**
@@ -42,6 +43,19 @@ public final class SharedReceivePool implements AutoCloseable {
      * @throws VerbsException if the device has no SRQs or refuses the size
      */
     public SharedReceivePool(String name, ProtectionDomain pd, int bufferBytes, int buffers, int controlReserve) {
+        this(name, pd, bufferBytes, buffers, controlReserve, Integer.MAX_VALUE);
+    }
+
+    /**
+     * As above, with at most {@code creditWindow} unused credits per connection (see {@link #creditWindow()}).
+     *
+     * @throws IllegalArgumentException naming the value if {@code creditWindow < 1}
+     */
+    public SharedReceivePool(String name, ProtectionDomain pd, int bufferBytes, int buffers, int controlReserve, int creditWindow) {
+        if (creditWindow < 1) {
+            throw new IllegalArgumentException("creditWindow >= 1 required but it was " + creditWindow);
+        }
+        this.creditWindow = creditWindow;
         if (controlReserve < 1) {
             throw new IllegalArgumentException("controlReserve >= 1 required but it was " + controlReserve);
         }
@@ -65,6 +79,15 @@ public final class SharedReceivePool implements AutoCloseable {
             int g = r.acquire();
             post(g);
         }
+    }
+
+    /**
+     * The most credits a connection's peer holds unused: a credit granted cannot be taken back, so an idle
+     * peer's credits stay lent; capping them keeps {@code connections x creditWindow} the most that idle
+     * peers can hold, and a newcomer finds buffers as long as the pool has more than that.
+     */
+    public int creditWindow() {
+        return creditWindow;
     }
 
     /** The SRQ that the rail's QPs are created with. */

@@ -94,6 +94,11 @@ public final class SrqReceiveShare {
         return pool;
     }
 
+    /** The most unused credits the peer may hold ({@link SharedReceivePool#creditWindow()}). */
+    public int creditWindow() {
+        return pool.creditWindow();
+    }
+
     /**
      * Asks the budget for up to {@code want} more buffer credits (see {@link SrqCreditBudget}).
      *
