@@ -55,11 +55,14 @@ final class ConnectionEstablishment {
     private final Map<ChannelKind, ChannelProvider> providers;
     private final ChannelFactory acceptFactory;
     private final io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers;
+    private final io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCq;
 
     ConnectionEstablishment(RdmaNode node, ConnectionManager cm, ProtectionDomain pd, Port[] ports, Settings settings,
                             Map<ChannelKind, ChannelProvider> providers, ChannelFactory acceptFactory,
-                            io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers) {
+                            io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers,
+                            io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCq) {
         this.sharedBuffers = sharedBuffers;
+        this.sharedCq = sharedCq;
         this.node = node;
         this.cm = cm;
         this.pd = pd;
@@ -223,9 +226,11 @@ final class ConnectionEstablishment {
             s.controlBuffers() + 2 * s.rendezvousBuffers(), s.sendBuffers(), s.creditThreshold(), s.timeouts(), s.rendezvousBuffers(),
             eager, s.eagerPollingSet());
         ChannelProvider provider = providers.get(kind);
-        if (sharedBuffers != null && provider == io.rdmaflux.core.internal.rc.RcChannelProvider.INSTANCE) {
-            // the node's RC channels share one SRQ-backed receive pool and one send region per rail
-            return io.rdmaflux.core.internal.rc.RcChannelProvider.INSTANCE.open(setup, sharedBuffers.rail(rail, ports[rail]));
+        if ((sharedBuffers != null || sharedCq != null) && provider == io.rdmaflux.core.internal.rc.RcChannelProvider.INSTANCE) {
+            // the node's RC channels share one SRQ-backed receive pool and one send region per rail, and/or
+            // one CQ per device
+            return io.rdmaflux.core.internal.rc.RcChannelProvider.INSTANCE.open(setup,
+                sharedBuffers == null ? null : sharedBuffers.rail(rail, ports[rail]), sharedCq);
         }
         return provider.open(setup);
     }

@@ -102,6 +102,8 @@ public final class RdmaNode implements AutoCloseable {
     private final ConnectionEstablishment establishment;
     /** The SRQ-backed receive pools and shared send regions of the rails (null: per-connection pools). */
     private final io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers;
+    /** One CQ for the device's QPs of every connection and rail (null: one CQ per channel). */
+    private final io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCq;
     private final Set<DefaultRdmaConnection> connections = ConcurrentHashMap.newKeySet();
     private final java.util.concurrent.CopyOnWriteArrayList<ConnectionListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final List<RdmaServer> servers = new ArrayList<>();
@@ -138,10 +140,16 @@ public final class RdmaNode implements AutoCloseable {
             ? new io.rdmaflux.core.internal.srq.NodeSharedBuffers(name, pd, ports.length, bufferBytes, b.sharedReceiveBuffers,
                 Math.max(controlBuffers, b.sharedReceiveBuffers / 16), b.sharedSendBuffers, b.sharedCreditWindow)
             : null;
+        // seed 000 5.1: one CQ per device, polled in turn by the progress engine, sized from the QPs it serves
+        this.sharedCq = b.sharedCqQueuePairs > 0
+            ? new io.rdmaflux.core.internal.cq.SharedCompletionQueue(name, device, b.sharedCqQueuePairs,
+                io.rdmaflux.core.internal.rc.RcSubchannel.entriesPerQp(receiveBuffers, controlBuffers + 2 * rendezvousBuffers, sendBuffers,
+                    rendezvousBuffers))
+            : null;
         this.establishment = new ConnectionEstablishment(this, provider.connectionManager(), pd, ports,
             new ConnectionEstablishment.Settings(bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold,
                 qpTimeouts, rendezvousBuffers, maxMessageBytes, b.eager, b.eagerPollingSet), b.offeredChannelProviders(),
-            acceptChannelFactory, sharedBuffers);
+            acceptChannelFactory, sharedBuffers, sharedCq);
         boolean drive = b.driveProvider != null ? b.driveProvider : provider.threadingMode() == ThreadingMode.INVOKER;
         this.engine = new ProgressEngine(name, b.threadingMode, clock, idleStrategy(b.idleStrategy, drive), Throwable::printStackTrace);
         if (drive) {
@@ -156,6 +164,10 @@ public final class RdmaNode implements AutoCloseable {
                     return "provider-" + provider.name();
                 }
             });
+        }
+        if (sharedCq != null) {
+            // polled before the connections in each duty cycle: it hands their completions to them
+            engine.add(sharedCq);
         }
     }
 
@@ -320,6 +332,10 @@ public final class RdmaNode implements AutoCloseable {
     public long sharedRegisteredBytes() {
         io.rdmaflux.core.internal.srq.NodeSharedBuffers sb = sharedBuffers;
         return sb == null ? 0 : sb.registeredBytes();
+    }
+
+    io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCompletionQueue() {
+        return sharedCq;
     }
 
     io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers() {
@@ -542,6 +558,9 @@ public final class RdmaNode implements AutoCloseable {
             // every connection's QPs are gone: nothing consumes the SRQs or reads the send regions
             sharedBuffers.close();
         }
+        if (sharedCq != null) {
+            sharedCq.close();
+        }
         // every connection is freed: no RDMA operation reads cached memory any more
         registrationCache.close();
         pd.close();
@@ -623,6 +642,7 @@ public final class RdmaNode implements AutoCloseable {
         private int sharedReceiveBuffers;
         private int sharedSendBuffers = 256;
         private int sharedCreditWindow = 8;
+        private int sharedCqQueuePairs;
 
         private Builder() {
         }
@@ -723,6 +743,21 @@ public final class RdmaNode implements AutoCloseable {
          */
         public Builder sharedReceiveQueue(int buffers) {
             this.sharedReceiveBuffers = range("sharedReceiveQueue buffers", buffers, 0, 1 << 20, "use 0 (off) or e.g. 4096");
+            return this;
+        }
+
+        /**
+         * One completion queue for the device, shared by the RC queue pairs of every connection and rail of
+         * this node and polled in turn by the progress engine, completions dispatched by queue pair number
+         * (seed 000 &sect;5.1), instead of one CQ per connection and rail. The CQ holds
+         * {@code maxQueuePairs} times what one queue pair can have outstanding, so it cannot overrun; a
+         * connection that would exceed {@code maxQueuePairs} (one per rail) fails to open with an error
+         * naming this option. 0 (the default) is off.
+         *
+         * @throws IllegalArgumentException if negative, or (at build) if the CQ would exceed the device's largest
+         */
+        public Builder sharedCompletionQueue(int maxQueuePairs) {
+            this.sharedCqQueuePairs = range("sharedCompletionQueue queue pairs", maxQueuePairs, 0, 1 << 20, "use 0 (off) or e.g. 1024");
             return this;
         }
 

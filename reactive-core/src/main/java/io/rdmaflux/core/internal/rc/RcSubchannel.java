@@ -22,6 +22,7 @@ import io.rdmaflux.core.frame.ReadFinFrameCodec;
 import io.rdmaflux.core.frame.RtsFrameCodec;
 import io.rdmaflux.core.frame.RtsReadFrameCodec;
 import io.rdmaflux.core.internal.buffer.SlotPool;
+import io.rdmaflux.core.internal.cq.SharedCompletionQueue;
 import io.rdmaflux.core.internal.credit.ReceiveCredits;
 import io.rdmaflux.core.internal.srq.RailSharedBuffers;
 import io.rdmaflux.core.internal.srq.SrqReceiveShare;
@@ -68,6 +69,8 @@ public final class RcSubchannel implements Channel, CompletionSink {
     private final int rail;
     private final Port port;
     private final CompletionQueue cq;
+    /** The device's CQ shared by the node's QPs (null: {@link #cq} is this channel's own). */
+    private final @Nullable SharedCompletionQueue sharedCq;
     private final QueuePair qp;
     /** This channel's receive buffers: its own pool, or (null) its share of the rail's SRQ ({@link #srqShare}). */
     private final @Nullable SlotPool receivePool;
@@ -128,6 +131,18 @@ public final class RcSubchannel implements Channel, CompletionSink {
      */
     public RcSubchannel(int rail, ProtectionDomain pd, Port port, int bufferBytes, int receiveBuffers, int controlBuffers,
                         int sendBuffers, int creditThreshold, QpTimeouts timeouts, int maxWrites, @Nullable RailSharedBuffers shared) {
+        this(rail, pd, port, bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold, timeouts, maxWrites, shared, null);
+    }
+
+    /**
+     * As above; with {@code sharedCq} the QP's completions go to the device's shared CQ, which hands them
+     * to this channel by QP number (seed 000 &sect;5.1), and the channel creates no CQ of its own.
+     *
+     * @throws RdmaException if the shared CQ serves its most queue pairs already (naming the builder option)
+     */
+    public RcSubchannel(int rail, ProtectionDomain pd, Port port, int bufferBytes, int receiveBuffers, int controlBuffers,
+                        int sendBuffers, int creditThreshold, QpTimeouts timeouts, int maxWrites, @Nullable RailSharedBuffers shared,
+                        @Nullable SharedCompletionQueue sharedCq) {
         if (sendBuffers < 2) {
             throw new IllegalArgumentException("sendBuffers >= 2 required but it was " + sendBuffers);
         }
@@ -153,10 +168,12 @@ public final class RcSubchannel implements Channel, CompletionSink {
                 if (shared.send().slotBytes() != bufferBytes || shared.receive().region().slotBytes() != bufferBytes) {
                     throw new IllegalArgumentException("shared buffers of " + shared.send().slotBytes() + " bytes but bufferBytes " + bufferBytes);
                 }
-                // two kept mapped: a control frame never waits for other connections' sends
-                sp = SlotPool.share("send rail " + rail, shared.send(), sendBuffers, 2);
+                // none kept mapped: N idle connections must not hold N slots of the region (a control frame that
+                // finds the region empty waits, like one that finds this channel's own pool empty)
+                sp = SlotPool.share("send rail " + rail, shared.send(), sendBuffers, 0);
             }
-            c = pd.device().createCompletionQueue(totalRecv + sendBuffers + RcSendQueue.HEADROOM + maxWrites + 8);
+            c = sharedCq != null ? sharedCq.cq() : pd.device().createCompletionQueue(entriesPerQp(receiveBuffers, controlBuffers, sendBuffers,
+                maxWrites));
             q = pd.createQueuePair(QpInitAttributes.builder(QpType.RC, port).cq(c).srq(shared == null ? null : shared.receive().srq())
                 .maxSendWr(sendBuffers + RcSendQueue.HEADROOM + maxWrites).maxReceiveWr(totalRecv).maxInlineBytes(0)
                 .retryCount(timeouts.retryCount()).retryTimeoutNs(timeouts.retryTimeoutNs())
@@ -166,7 +183,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
             if (q != null) {
                 q.close();
             }
-            if (c != null) {
+            if (c != null && sharedCq == null) {
                 c.close();
             }
             if (sp != null) {
@@ -181,6 +198,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
         this.srqShare = shared == null ? null : new SrqReceiveShare(shared.receive(), totalRecv);
         this.sendPool = sp;
         this.cq = c;
+        this.sharedCq = sharedCq;
         this.qp = q;
         this.recvMemory = rp != null ? rp.memory() : srqShare.memory();
         this.sendMemory = sp.memory();
@@ -191,6 +209,30 @@ public final class RcSubchannel implements Channel, CompletionSink {
                 postReceive(rp.acquire());
             }
         }
+        if (sharedCq != null) {
+            try {
+                // last: the progress thread may dispatch to this channel from now on
+                sharedCq.register(q.qpNumber(), this);
+            } catch (RuntimeException e) {
+                closed = true;
+                q.close();
+                sp.close();
+                if (rp != null) {
+                    rp.close();
+                } else {
+                    srqShare.close();
+                }
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Completions one RC channel can have outstanding in its CQ: its receive buffers, its send queue (send
+     * buffers, the signalling headroom, RDMA WRITEs/READs) and a margin. A shared CQ is sized from it.
+     */
+    public static int entriesPerQp(int receiveBuffers, int controlBuffers, int sendBuffers, int maxWrites) {
+        return receiveBuffers + controlBuffers + sendBuffers + RcSendQueue.HEADROOM + maxWrites + 8;
     }
 
     /** This rail's identity for scheduler registries: an opaque token, so a snapshot does not keep the channel reachable. */
@@ -792,7 +834,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
         int work = 0;
         try {
             int n;
-            while ((n = cq.poll(32, this)) > 0) {
+            while (sharedCq == null && (n = cq.poll(32, this)) > 0) {
                 work += n;
                 if (n < 32) {
                     break;
@@ -989,12 +1031,22 @@ public final class RcSubchannel implements Channel, CompletionSink {
             return;
         }
         sendQueue.dropDeferred();
-        if (srqShare != null) {
+        if (sharedCq != null) {
+            // what of this QP is still in the shared CQ: SRQ buffers go back to the SRQ, the rest is dropped
+            SrqReceiveShare share = srqShare;
+            sharedCq.unregister(qp.qpNumber(), share == null ? wc -> { } : wc -> {
+                if (WorkRequestTokens.wrKind(wc.wrId()) == KIND_RECV) {
+                    share.pool().repost(WorkRequestTokens.wrSlot(wc.wrId()));
+                }
+            });
+        } else if (srqShare != null) {
             drainSharedReceives();
         }
         closed = true;
         qp.close();
-        cq.close();
+        if (sharedCq == null) {
+            cq.close();
+        }
         sendPool.close();
         if (receivePool != null) {
             receivePool.close();
