@@ -22,7 +22,8 @@ import java.util.concurrent.TimeUnit;
  * Many peers on one node (issue 15): for N connections between two DEDICATED nodes of the in-JVM fabric
  * (INVOKER soft providers driven by the nodes), per receive-buffer mode &mdash; per-connection pools (the
  * default) or one shared receive queue and send region per rail ({@code sharedReceiveQueue(1024)}), the
- * latter also with small per-connection windows ({@code sendBuffers(8).receiveBuffers(16)}), all over RC
+ * latter also with small per-connection windows ({@code sendBuffers(8).receiveBuffers(16)}) and one CQ per
+ * device ({@code sharedCompletionQueue(4096)}), all over RC
  * send/receive rails:
  * <ul>
  *   <li>eager connect-to-all: N {@code connect(..).block()} in a row, connects/s, and the connecting
@@ -40,7 +41,7 @@ import java.util.concurrent.TimeUnit;
 public final class ManyPeersProbe {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
-    private static final String[] MODES = {"per-connection pools", "shared receive queue", "SRQ, small windows"};
+    private static final String[] MODES = {"per-connection pools", "shared receive queue", "SRQ+CQ, small windows"};
 
     private ManyPeersProbe() {
     }
@@ -163,8 +164,9 @@ public final class ManyPeersProbe {
         RdmaNode.Builder nb = RdmaNode.builder().provider(p).name(name).threadingMode(ThreadingMode.DEDICATED)
             .discoverChannelProviders(false);
         if (smallWindows) {
-            // per-connection state is sized by these: the in-flight ledger by sendBuffers x 64 packed messages
-            nb.sendBuffers(8).receiveBuffers(16);
+            // per-connection state is sized by these: the in-flight ledger by sendBuffers x 64 packed messages;
+            // and one CQ per device for every QP (2 N + the warm-up and first connections, with room)
+            nb.sendBuffers(8).receiveBuffers(16).sharedCompletionQueue(4096);
         }
         if (srqBuffers > 0) {
             nb.sharedReceiveQueue(srqBuffers);
