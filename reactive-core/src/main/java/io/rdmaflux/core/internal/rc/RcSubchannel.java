@@ -885,15 +885,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
      */
     private void grantFromSharedPool() {
         ChannelEvents l = listener;
-        long demand = l == null ? 0 : l.receiveDemand();
-        long uncovered = demand - receiveCredits.peerHolds();
-        // unused credits stay lent until the peer sends: at most the pool's window of them
-        long window = srqShare.creditWindow() - (long) receiveCredits.peerHolds();
-        int want = (int) Math.max(0, Math.min(Math.min(receiveCredits.grantable(), uncovered), window));
-        int lent = srqShare.reserve(want);
-        if (lent > 0) {
-            receiveCredits.grant(lent);
-        }
+        srqShare.lend(receiveCredits, l == null ? 0 : l.receiveDemand());
     }
 
     /** SRQ mode: buffers of the rail's shared pool this channel holds (credits out plus messages held); 0 otherwise. */
@@ -1033,14 +1025,9 @@ public final class RcSubchannel implements Channel, CompletionSink {
         sendQueue.dropDeferred();
         if (sharedCq != null) {
             // what of this QP is still in the shared CQ: SRQ buffers go back to the SRQ, the rest is dropped
-            SrqReceiveShare share = srqShare;
-            sharedCq.unregister(qp.qpNumber(), share == null ? wc -> { } : wc -> {
-                if (WorkRequestTokens.wrKind(wc.wrId()) == KIND_RECV) {
-                    share.pool().repost(WorkRequestTokens.wrSlot(wc.wrId()));
-                }
-            });
+            sharedCq.unregister(qp.qpNumber(), srqShare == null ? wc -> { } : srqShare.afterClose());
         } else if (srqShare != null) {
-            drainSharedReceives();
+            srqShare.drain(qp, cq);
         }
         closed = true;
         qp.close();
@@ -1052,31 +1039,6 @@ public final class RcSubchannel implements Channel, CompletionSink {
             receivePool.close();
         } else {
             srqShare.close();
-        }
-    }
-
-    /**
-     * Before the QP and CQ go: receives this QP took from the SRQ and whose completions were not polled
-     * yet go back to the SRQ, so no buffer of the rail is lost with the CQ (and none reaches this closed
-     * connection's frames).
-     */
-    private void drainSharedReceives() {
-        try {
-            qp.toError();
-        } catch (VerbsException ignored) {
-            // already in ERROR or closed: what is in the CQ is drained either way
-        }
-        CompletionSink drain = wc -> {
-            if (WorkRequestTokens.wrKind(wc.wrId()) == KIND_RECV) {
-                srqShare.pool().repost(WorkRequestTokens.wrSlot(wc.wrId()));
-            }
-        };
-        try {
-            while (cq.poll(32, drain) > 0) {
-                // drained batch by batch
-            }
-        } catch (VerbsException ignored) {
-            // a closed CQ holds nothing more
         }
     }
 

@@ -1,5 +1,11 @@
 package io.rdmaflux.core.internal.srq;
 
+import io.rdmaflux.core.channel.WorkRequestTokens;
+import io.rdmaflux.core.internal.credit.ReceiveCredits;
+import io.rdmaflux.verbs.CompletionQueue;
+import io.rdmaflux.verbs.CompletionSink;
+import io.rdmaflux.verbs.QueuePair;
+import io.rdmaflux.verbs.VerbsException;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.Arrays;
@@ -106,6 +112,52 @@ public final class SrqReceiveShare {
      */
     public int reserve(int want) {
         return pool.budget().reserve(account, want);
+    }
+
+    /**
+     * Grants the peer the buffer credits the subscriber's {@code demand} (messages) wants beyond those it
+     * holds, at most the channel's free DATA buffers and the pool's {@link #creditWindow()} of unused ones,
+     * as far as the budget lends them.
+     *
+     * @return credits granted
+     */
+    public int lend(ReceiveCredits credits, long demand) {
+        long uncovered = demand - credits.peerHolds();
+        // unused credits stay lent until the peer sends: at most the pool's window of them
+        long window = creditWindow() - (long) credits.peerHolds();
+        int want = (int) Math.max(0, Math.min(Math.min(credits.grantable(), uncovered), window));
+        int lent = reserve(want);
+        return lent > 0 ? credits.grant(lent) : 0;
+    }
+
+    /**
+     * Before the channel's own QP and CQ go: the receives the QP took from the SRQ and whose completions
+     * were not polled yet go back to the SRQ, so no buffer of the rail is lost with the CQ (and none
+     * reaches the closed connection's frames).
+     */
+    public void drain(QueuePair qp, CompletionQueue cq) {
+        try {
+            qp.toError();
+        } catch (VerbsException ignored) {
+            // already in ERROR or closed: what is in the CQ is drained either way
+        }
+        CompletionSink sink = afterClose();
+        try {
+            while (cq.poll(32, sink) > 0) {
+                // drained batch by batch
+            }
+        } catch (VerbsException ignored) {
+            // a closed CQ holds nothing more
+        }
+    }
+
+    /** Where completions of the closed channel's QP go (a shared CQ's): SRQ receives are reposted, the rest dropped. */
+    public CompletionSink afterClose() {
+        return wc -> {
+            if (WorkRequestTokens.wrKind(wc.wrId()) == WorkRequestTokens.WR_RECV) {
+                pool.repost(WorkRequestTokens.wrSlot(wc.wrId()));
+            }
+        };
     }
 
     /** A DATA buffer the budget lent came back (the message released, or its fragment copied out). */
