@@ -54,12 +54,12 @@ public final class ManyPeersProbe {
         int[] ns = args.length == 0 ? new int[] {64, 256, 1024} : java.util.Arrays.stream(args).mapToInt(Integer::parseInt).toArray();
         // warm up the code paths once, untimed
         run("warm-up", 0, false, 32);
-        run("warm-up", 1024, false, 32);
+        run("warm-up", srqBuffers(32), false, 32);
         List<Row> rows = new ArrayList<>();
         for (int n : ns) {
             rows.add(run(MODES[0], 0, false, n));
-            rows.add(run(MODES[1], 1024, false, n));
-            rows.add(run(MODES[2], 1024, true, n));
+            rows.add(run(MODES[1], srqBuffers(n), false, n));
+            rows.add(run(MODES[2], srqBuffers(n), true, n));
         }
         System.out.printf("%-22s %6s %12s %12s %16s %12s %14s %16s%n", "mode", "N", "connects/s", "cpu ms/conn", "registered B",
             "heap B", "lazy conn/s", "lazy 1st send/s");
@@ -72,6 +72,21 @@ public final class ManyPeersProbe {
             System.out.printf("%s: per added peer (both sides, slope over N=%s): registered %.0f B, heap %.0f B%n", mode,
                 m.stream().map(r -> String.valueOf(r.n)).toList(), slope(m, true), slope(m, false));
         }
+        for (int n : ns) {
+            System.out.printf("SRQ pools for N=%d: %d buffers x 8 KiB per node = %d B registered per node, %.0f B per connection%n", n,
+                srqBuffers(n), srqBuffers(n) * 8192L, srqBuffers(n) * 8192.0 / (2 * n + 1));
+        }
+    }
+
+    /**
+     * SRQ buffers per rail for a run of {@code n} peers (2n + 1 connections: eager, lazy, first): a credit
+     * cannot be taken back, so every connection whose subscriber has demand holds up to the credit window
+     * (8) unused; the pool must exceed connections x window or the last ones starve (see
+     * {@code RdmaNode.Builder.sharedCreditWindow}). This pool is the per-peer registered cost of the SRQ
+     * modes, printed separately.
+     */
+    static int srqBuffers(int n) {
+        return Math.max(1024, 9 * (2 * n + 1) + 64);
     }
 
     /** Least-squares slope of total bytes over N. */
