@@ -69,6 +69,12 @@ public final class RcSubchannel implements Channel, CompletionSink {
     private final int rail;
     private final Port port;
     private final CompletionQueue cq;
+    /**
+     * Shared CQ only: completions dispatched before the connection's first duty cycle (it may still be
+     * under construction on the connecting thread), kept as copies and replayed then; progress thread.
+     */
+    private final java.util.ArrayList<WorkCompletion> heldCompletions = new java.util.ArrayList<>();
+    private boolean attached;
     /** The device's CQ shared by the node's QPs (null: {@link #cq} is this channel's own). */
     private final @Nullable SharedCompletionQueue sharedCq;
     private final QueuePair qp;
@@ -212,7 +218,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
         if (sharedCq != null) {
             try {
                 // last: the progress thread may dispatch to this channel from now on
-                sharedCq.register(q.qpNumber(), this);
+                sharedCq.register(q.qpNumber(), this::onSharedCompletion);
             } catch (RuntimeException e) {
                 closed = true;
                 q.close();
@@ -832,6 +838,15 @@ public final class RcSubchannel implements Channel, CompletionSink {
             return 0;
         }
         int work = 0;
+        if (!attached) {
+            // the connection's first duty cycle: it is built and registered, completions may go to it now
+            attached = true;
+            for (WorkCompletion wc : heldCompletions) {
+                onCompletion(wc);
+                work++;
+            }
+            heldCompletions.clear();
+        }
         try {
             int n;
             while (sharedCq == null && (n = cq.poll(32, this)) > 0) {
@@ -891,6 +906,15 @@ public final class RcSubchannel implements Channel, CompletionSink {
     /** SRQ mode: buffers of the rail's shared pool this channel holds (credits out plus messages held); 0 otherwise. */
     public int sharedBuffersHeld() {
         return srqShare == null ? 0 : srqShare.budgetHeld();
+    }
+
+    /** From the shared CQ's dispatcher (progress thread): held until the connection's first duty cycle. */
+    private void onSharedCompletion(WorkCompletion wc) {
+        if (attached) {
+            onCompletion(wc);
+        } else {
+            heldCompletions.add(wc.copy());
+        }
     }
 
     @Override
