@@ -13,6 +13,7 @@ import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ProtectionDomain;
 import io.rdmaflux.verbs.QpEndpoint;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import java.util.ArrayList;
@@ -53,9 +54,15 @@ final class ConnectionEstablishment {
     /** The channel kinds the node offers, each with its provider. */
     private final Map<ChannelKind, ChannelProvider> providers;
     private final ChannelFactory acceptFactory;
+    private final io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers;
+    private final io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCq;
 
     ConnectionEstablishment(RdmaNode node, ConnectionManager cm, ProtectionDomain pd, Port[] ports, Settings settings,
-                            Map<ChannelKind, ChannelProvider> providers, ChannelFactory acceptFactory) {
+                            Map<ChannelKind, ChannelProvider> providers, ChannelFactory acceptFactory,
+                            io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers,
+                            io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCq) {
+        this.sharedBuffers = sharedBuffers;
+        this.sharedCq = sharedCq;
         this.node = node;
         this.cm = cm;
         this.pd = pd;
@@ -106,6 +113,11 @@ final class ConnectionEstablishment {
             if (spec.rails() > ports.length) {
                 return Mono.error(new IllegalArgumentException("spec asks for " + spec.rails() + " rails but node " + node.name()
                     + " has " + ports.length + " ports; add ports with RdmaNode.Builder.ports(..) or use fewer rails"));
+            }
+            if (spec.isLazy()) {
+                // seed 003 3.2: nothing is made until the connection is used
+                return Mono.just(new io.rdmaflux.core.internal.lazy.LazyConnection(address.toString(), settings.maxMessageBytes(),
+                    () -> connect(address, spec.lazy(false))));
             }
             List<Channel> created = new ArrayList<>();
             try {
@@ -210,8 +222,16 @@ final class ConnectionEstablishment {
     private Channel newChannel(int rail, ChannelKind kind, EagerSpec eager) {
         // CTS and FIN frames take no credit: each rendezvous buffer can have one of each in flight per rail
         Settings s = settings;
-        return providers.get(kind).open(new ChannelSetup(rail, pd, ports[rail], s.bufferBytes(), s.receiveBuffers(),
+        ChannelSetup setup = new ChannelSetup(rail, pd, ports[rail], s.bufferBytes(), s.receiveBuffers(),
             s.controlBuffers() + 2 * s.rendezvousBuffers(), s.sendBuffers(), s.creditThreshold(), s.timeouts(), s.rendezvousBuffers(),
-            eager, s.eagerPollingSet()));
+            eager, s.eagerPollingSet());
+        ChannelProvider provider = providers.get(kind);
+        if ((sharedBuffers != null || sharedCq != null) && provider == io.rdmaflux.core.internal.rc.RcChannelProvider.INSTANCE) {
+            // the node's RC channels share one SRQ-backed receive pool and one send region per rail, and/or
+            // one CQ per device
+            return io.rdmaflux.core.internal.rc.RcChannelProvider.INSTANCE.open(setup,
+                sharedBuffers == null ? null : sharedBuffers.rail(rail, ports[rail]), sharedCq);
+        }
+        return provider.open(setup);
     }
 }

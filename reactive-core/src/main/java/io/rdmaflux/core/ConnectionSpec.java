@@ -25,7 +25,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class ConnectionSpec {
     private static final ConnectionSpec DEFAULTS = new ConnectionSpec(1, ChannelFactory.roundRobin(), 5_000_000_000L,
-        List.of(ChannelKind.RC_SEND_RECV), false, false, null, RendezvousMode.WRITE, ConnectRetry.none());
+        List.of(ChannelKind.RC_SEND_RECV), false, false, null, RendezvousMode.WRITE, ConnectRetry.none(), false);
 
     private final int rails;
     private final ChannelFactory channelFactory;
@@ -38,10 +38,12 @@ public final class ConnectionSpec {
     private final @Nullable EagerSpec eager;
     private final RendezvousMode rendezvousMode;
     private final ConnectRetry connectRetry;
+    private final boolean lazy;
 
     private ConnectionSpec(int rails, ChannelFactory channelFactory, long connectTimeoutNs, List<ChannelKind> kinds,
                            boolean perRail, boolean kindsExplicit, @Nullable EagerSpec eager, RendezvousMode rendezvousMode,
-                           ConnectRetry connectRetry) {
+                           ConnectRetry connectRetry, boolean lazy) {
+        this.lazy = lazy;
         this.rails = rails;
         this.channelFactory = channelFactory;
         this.connectTimeoutNs = connectTimeoutNs;
@@ -60,7 +62,7 @@ public final class ConnectionSpec {
      */
     public ConnectionSpec connectRetry(ConnectRetry retry) {
         return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode,
-            Objects.requireNonNull(retry, "retry"));
+            Objects.requireNonNull(retry, "retry"), lazy);
     }
 
     /** The connect retry ({@link ConnectRetry#none()} unless set). */
@@ -75,7 +77,25 @@ public final class ConnectionSpec {
      */
     public ConnectionSpec rendezvous(RendezvousMode mode) {
         return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager,
-            Objects.requireNonNull(mode, "mode"), connectRetry);
+            Objects.requireNonNull(mode, "mode"), connectRetry, lazy);
+    }
+
+    /**
+     * This spec with lazy establishment (seed 003 &sect;3.2): {@code RdmaNode.connect} returns a connection
+     * at once, with no queue pair, buffer or handshake; they are made when the connection is first used &mdash;
+     * the first {@code send} subscribed or the first {@code receive()} subscribed (whose demand is the first
+     * receive credit) &mdash; so connecting to all of N peers costs nothing until they talk. If establishing
+     * then fails (nothing listens, the peer refuses, the connect times out), the send that started it and
+     * every later one, and the receive, error with an {@link RdmaException} of category CONNECT that names
+     * the address and carries the connection manager's error as its cause; the connection is then closed.
+     */
+    public ConnectionSpec lazy(boolean lazy) {
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry, lazy);
+    }
+
+    /** Whether establishment waits for the first use ({@link #lazy(boolean)}). */
+    public boolean isLazy() {
+        return lazy;
     }
 
     /** The rendezvous mode asked for. */
@@ -108,12 +128,12 @@ public final class ConnectionSpec {
             throw new IllegalArgumentException("rails(" + n + ") but this spec names the channel kinds of " + kinds.size()
                 + " rails " + kinds + "; set the rails first, or give channelKind(kind) for every rail");
         }
-        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry);
+        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry, lazy);
     }
 
     /** This spec with the scheduling policy {@code factory} builds per connection. */
     public ConnectionSpec striping(ChannelFactory factory) {
-        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry);
+        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry, lazy);
     }
 
     /** This spec with a connect timeout in ns. @throws IllegalArgumentException unless &gt; 0 */
@@ -121,7 +141,7 @@ public final class ConnectionSpec {
         if (timeoutNs <= 0) {
             throw new IllegalArgumentException("connectTimeoutNs > 0 required but it was " + timeoutNs);
         }
-        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry);
+        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry, lazy);
     }
 
     /**
@@ -131,7 +151,7 @@ public final class ConnectionSpec {
      */
     public ConnectionSpec channelKind(ChannelKind kind) {
         return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.of(Objects.requireNonNull(kind, "kind")), false,
-            true, eager, rendezvousMode, connectRetry);
+            true, eager, rendezvousMode, connectRetry, lazy);
     }
 
     /**
@@ -140,7 +160,7 @@ public final class ConnectionSpec {
      * without this call the node's ({@code RdmaNode.Builder.eager}) apply.
      */
     public ConnectionSpec eager(EagerSpec spec) {
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, Objects.requireNonNull(spec, "spec"), rendezvousMode, connectRetry);
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, Objects.requireNonNull(spec, "spec"), rendezvousMode, connectRetry, lazy);
     }
 
     /** The eager settings given with {@link #eager(EagerSpec)}, or null for the node's. */
@@ -163,7 +183,7 @@ public final class ConnectionSpec {
             throw new IllegalArgumentException(kindsPerRail.size() + " channel kinds " + kindsPerRail + " for " + rails
                 + " rails; give one kind per rail, or channelKind(kind) for every rail");
         }
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(kindsPerRail), true, true, eager, rendezvousMode, connectRetry);
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(kindsPerRail), true, true, eager, rendezvousMode, connectRetry, lazy);
     }
 
     /** The channel kind of rail {@code rail}. @throws IndexOutOfBoundsException unless 0 &lt;= rail &lt; rails() */
@@ -188,6 +208,6 @@ public final class ConnectionSpec {
     public String toString() {
         return "ConnectionSpec{rails=" + rails + ", kinds=" + kinds + (kindsExplicit ? "" : " (default)") + ", eager=" + eager
             + ", connectTimeoutNs=" + connectTimeoutNs + ", rendezvous=" + rendezvousMode
-            + (connectRetry.maxAttempts() > 1 ? ", " + connectRetry : "") + "}";
+            + (connectRetry.maxAttempts() > 1 ? ", " + connectRetry : "") + (lazy ? ", lazy" : "") + "}";
     }
 }

@@ -445,6 +445,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     }
 
     @Override
+    public long receiveDemand() {
+        return messageCredits.demand();
+    }
+
+    @Override
     public void onMessageCreditTotal(int total15) {
         sendCredits.onGrantTotal(total15);
         probe.heard(cycleNs);

@@ -38,7 +38,12 @@ public class RdmaException extends RuntimeException {
          * A one-sided operation named remote memory it may not touch: past the end of an exposed region,
          * without the access right, or after the region was revoked ({@code onesided.RemoteAccessException}).
          */
-        REMOTE_ACCESS
+        REMOTE_ACCESS,
+        /**
+         * A connection could not be established (a lazy connection's first use: nothing listens, the peer
+         * refused, the connect timed out); the connection manager's error is the cause.
+         */
+        CONNECT
     }
 
     private final Category category;

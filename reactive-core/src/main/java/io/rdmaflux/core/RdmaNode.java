@@ -102,6 +102,10 @@ public final class RdmaNode implements AutoCloseable {
     private final ConnectionEstablishment establishment;
     /** Connects waiting for their next attempt ({@link ConnectRetry}), timed by the engine. */
     private final ConnectRetries connectRetries;
+    /** The SRQ-backed receive pools and shared send regions of the rails (null: per-connection pools). */
+    private final io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers;
+    /** One CQ for the device's QPs of every connection and rail (null: one CQ per channel). */
+    private final io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCq;
     private final Set<DefaultRdmaConnection> connections = ConcurrentHashMap.newKeySet();
     private final java.util.concurrent.CopyOnWriteArrayList<ConnectionListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final List<RdmaServer> servers = new ArrayList<>();
@@ -133,10 +137,21 @@ public final class RdmaNode implements AutoCloseable {
         this.pd = device.allocateProtectionDomain();
         // REMOTE_READ: a receiver pulls a message from it by the READ rendezvous
         this.registrationCache = new RegistrationCache(pd, b.registrationCacheBytes, Access.REMOTE_READ);
+        // seed 003 2.1: one receive pool per rail for every connection, where the device has SRQs
+        this.sharedBuffers = b.sharedReceiveBuffers > 0 && device.capabilities().sharedReceiveQueue()
+            ? new io.rdmaflux.core.internal.srq.NodeSharedBuffers(name, pd, ports.length, bufferBytes, b.sharedReceiveBuffers,
+                Math.max(controlBuffers, b.sharedReceiveBuffers / 16), b.sharedSendBuffers, b.sharedCreditWindow)
+            : null;
+        // seed 000 5.1: one CQ per device, polled in turn by the progress engine, sized from the QPs it serves
+        this.sharedCq = b.sharedCqQueuePairs > 0
+            ? new io.rdmaflux.core.internal.cq.SharedCompletionQueue(name, device, b.sharedCqQueuePairs,
+                io.rdmaflux.core.internal.rc.RcSubchannel.entriesPerQp(receiveBuffers, controlBuffers + 2 * rendezvousBuffers, sendBuffers,
+                    rendezvousBuffers))
+            : null;
         this.establishment = new ConnectionEstablishment(this, provider.connectionManager(), pd, ports,
             new ConnectionEstablishment.Settings(bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold,
                 qpTimeouts, rendezvousBuffers, maxMessageBytes, b.eager, b.eagerPollingSet), b.offeredChannelProviders(),
-            acceptChannelFactory);
+            acceptChannelFactory, sharedBuffers, sharedCq);
         boolean drive = b.driveProvider != null ? b.driveProvider : provider.threadingMode() == ThreadingMode.INVOKER;
         this.engine = new ProgressEngine(name, b.threadingMode, clock, idleStrategy(b.idleStrategy, drive), Throwable::printStackTrace);
         this.connectRetries = new ConnectRetries(name, clock);
@@ -153,6 +168,10 @@ public final class RdmaNode implements AutoCloseable {
                     return "provider-" + provider.name();
                 }
             });
+        }
+        if (sharedCq != null) {
+            // polled before the connections in each duty cycle: it hands their completions to them
+            engine.add(sharedCq);
         }
     }
 
@@ -309,6 +328,29 @@ public final class RdmaNode implements AutoCloseable {
     /** Whether {@code region} is registered in this node's protection domain. */
     boolean owns(io.rdmaflux.verbs.MemoryRegion region) {
         return region.protectionDomain() == pd && region.isValid();
+    }
+
+    /**
+     * Whether this node's RC connections draw their receive buffers from one shared receive queue per rail
+     * and their send buffers from one shared region per rail ({@link Builder#sharedReceiveQueue(int)} on a
+     * device with SRQs), rather than from pools of their own.
+     */
+    public boolean usesSharedReceiveQueue() {
+        return sharedBuffers != null;
+    }
+
+    /** Registered bytes of the node's shared receive and send pools so far (0 without them). */
+    public long sharedRegisteredBytes() {
+        io.rdmaflux.core.internal.srq.NodeSharedBuffers sb = sharedBuffers;
+        return sb == null ? 0 : sb.registeredBytes();
+    }
+
+    io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCompletionQueue() {
+        return sharedCq;
+    }
+
+    io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers() {
+        return sharedBuffers;
     }
 
     /** Registered message buffers for rendezvous (0: rendezvous off, large messages are fragmented). */
@@ -525,6 +567,13 @@ public final class RdmaNode implements AutoCloseable {
                 p.close();
             }
         }
+        if (sharedBuffers != null) {
+            // every connection's QPs are gone: nothing consumes the SRQs or reads the send regions
+            sharedBuffers.close();
+        }
+        if (sharedCq != null) {
+            sharedCq.close();
+        }
         // every connection is freed: no RDMA operation reads cached memory any more
         registrationCache.close();
         pd.close();
@@ -603,6 +652,10 @@ public final class RdmaNode implements AutoCloseable {
         private boolean discoverChannelProviders = true;
         private EagerSpec eager = EagerSpec.DEFAULTS;
         private int eagerPollingSet = 64;
+        private int sharedReceiveBuffers;
+        private int sharedSendBuffers = 256;
+        private int sharedCreditWindow = 8;
+        private int sharedCqQueuePairs;
 
         private Builder() {
         }
@@ -686,6 +739,66 @@ public final class RdmaNode implements AutoCloseable {
         }
 
         /** Size of every send and receive buffer in bytes, frame header (24 bytes) included; in [64, 16 MiB]. */
+        /**
+         * Many peers (seed 003 &sect;2.1): RC connections of this node draw their receive buffers from one
+         * shared receive queue per rail holding {@code buffers} receive buffers of {@link #bufferBytes}, and
+         * their send buffers from one shared region per rail ({@link #sharedSendBuffers}), instead of
+         * registering {@code receiveBuffers + controlBuffers + sendBuffers} buffers each; a connection then
+         * costs no registered memory of its own. Buffer credits are lent to each connection by its
+         * subscriber's demand, at most an equal share of the pool among the connections that want or hold
+         * buffers (the fairness rule of {@code SrqCreditBudget}); {@code max(controlBuffers, buffers / 16)}
+         * of them are kept for control frames. A device without SRQs
+         * ({@code DeviceCapabilities.sharedReceiveQueue()} false) falls back to per-connection pools
+         * ({@link RdmaNode#usesSharedReceiveQueue()} says which). 0 (the default) is off.
+         *
+         * @param buffers receive buffers per rail, 0 (off) or more than the control reserve
+         * @throws IllegalArgumentException if negative (at build if not above the control reserve)
+         */
+        public Builder sharedReceiveQueue(int buffers) {
+            this.sharedReceiveBuffers = range("sharedReceiveQueue buffers", buffers, 0, 1 << 20, "use 0 (off) or e.g. 4096");
+            return this;
+        }
+
+        /**
+         * One completion queue for the device, shared by the RC queue pairs of every connection and rail of
+         * this node and polled in turn by the progress engine, completions dispatched by queue pair number
+         * (seed 000 &sect;5.1), instead of one CQ per connection and rail. The CQ holds
+         * {@code maxQueuePairs} times what one queue pair can have outstanding, so it cannot overrun; a
+         * connection that would exceed {@code maxQueuePairs} (one per rail) fails to open with an error
+         * naming this option. 0 (the default) is off.
+         *
+         * @throws IllegalArgumentException if negative, or (at build) if the CQ would exceed the device's largest
+         */
+        public Builder sharedCompletionQueue(int maxQueuePairs) {
+            this.sharedCqQueuePairs = range("sharedCompletionQueue queue pairs", maxQueuePairs, 0, 1 << 20, "use 0 (off) or e.g. 1024");
+            return this;
+        }
+
+        /**
+         * With {@link #sharedReceiveQueue(int)}: the most buffer credits a connection's peer holds unused
+         * (default 8). A credit cannot be taken back until the peer uses it, so idle peers keep theirs:
+         * with N connections at most {@code N x credits} buffers sit idle, and a connection that starts
+         * talking finds buffers while the pool's DATA buffers exceed that. Larger windows let a single
+         * busy peer stream faster; smaller ones let more peers share a pool.
+         *
+         * @throws IllegalArgumentException if below 1
+         */
+        public Builder sharedCreditWindow(int credits) {
+            this.sharedCreditWindow = range("sharedCreditWindow", credits, 1, 1 << 16, "use at least 1, e.g. 8");
+            return this;
+        }
+
+        /**
+         * Send buffers per rail of the shared send region ({@link #sharedReceiveQueue(int)} on); each
+         * connection still uses at most {@link #sendBuffers} of them at once. Default 256.
+         *
+         * @throws IllegalArgumentException if below 2
+         */
+        public Builder sharedSendBuffers(int buffers) {
+            this.sharedSendBuffers = range("sharedSendBuffers", buffers, 2, 1 << 20, "use at least 2, e.g. 256");
+            return this;
+        }
+
         public Builder bufferBytes(int bytes) {
             this.bufferBytes = range("bufferBytes", bytes, 64, 16 << 20, "a buffer holds the 24-byte frame header and the payload of one frame");
             return this;
@@ -863,6 +976,10 @@ public final class RdmaNode implements AutoCloseable {
                 // the peer never holds more than receiveBuffers credits: a higher threshold would never be reached
                 throw new IllegalArgumentException("creditThreshold in [1, receiveBuffers=" + receiveBuffers + "] required but it was "
                     + creditThreshold + "; lower creditThreshold or raise receiveBuffers to at least " + creditThreshold);
+            }
+            if (sharedReceiveBuffers > 0 && sharedReceiveBuffers <= Math.max(controlBuffers, sharedReceiveBuffers / 16)) {
+                throw new IllegalArgumentException("sharedReceiveQueue buffers > controlBuffers=" + controlBuffers
+                    + " (the control reserve) required but it was " + sharedReceiveBuffers + "; raise sharedReceiveQueue(..) to e.g. 4096");
             }
             if (rendezvousBuffers > 0 && (long) rendezvousBuffers * Math.max(1, maxMessageBytes) > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException("rendezvousBuffers x maxMessageBytes = " + rendezvousBuffers + " x " + maxMessageBytes

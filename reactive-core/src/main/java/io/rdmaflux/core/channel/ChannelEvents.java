@@ -126,6 +126,16 @@ public interface ChannelEvents {
     default void onOneSidedControl(Channel channel, io.rdmaflux.core.frame.FrameType type, DirectBuffer buffer, int frameOffset) {
     }
 
+    /**
+     * The receive subscriber's outstanding demand, in messages ({@link Long#MAX_VALUE} for unbounded):
+     * a channel whose receive buffers are lent from a pool shared with other connections (an SRQ) asks
+     * the pool for buffers by it, so a connection nobody reads from holds none. Progress thread. The
+     * default, unbounded, suits channels with buffers of their own.
+     */
+    default long receiveDemand() {
+        return Long.MAX_VALUE;
+    }
+
     /** The subchannel failed (error completion, protocol violation); it is in ERROR and sends nothing more. */
     void onFailure(Channel channel, RdmaException error);
 }

@@ -79,6 +79,27 @@ public final class ReceiveCredits {
         return n;
     }
 
+    /**
+     * Grants at most {@code max} credits for free buffers the peer holds none for yet (a channel whose
+     * buffers are lent from a shared pool grants only what the pool lent it).
+     *
+     * @return the credits newly added to {@link #pending()}
+     */
+    public int grant(int max) {
+        int n = Math.min(max, capacity - held - peerHolds);
+        if (n <= 0) {
+            return 0;
+        }
+        peerHolds += n;
+        pending += n;
+        return n;
+    }
+
+    /** Free DATA buffers the peer holds no credit for: what {@link #grant()} would grant now. */
+    public int grantable() {
+        return Math.max(0, capacity - held - peerHolds);
+    }
+
     /** Grants {@code n} credits now: the initial credits announced at connect time. */
     public void grantInitial(int n) {
         if (n < 0 || n > capacity - held - peerHolds) {

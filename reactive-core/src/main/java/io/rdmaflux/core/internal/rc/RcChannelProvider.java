@@ -1,5 +1,7 @@
 package io.rdmaflux.core.internal.rc;
 
+import org.jspecify.annotations.Nullable;
+
 import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.ChannelKind;
 import io.rdmaflux.core.channel.ChannelProvider;
@@ -20,6 +22,13 @@ public final class RcChannelProvider implements ChannelProvider {
     public Channel open(ChannelSetup s) {
         return new RcSubchannel(s.rail(), s.pd(), s.port(), s.bufferBytes(), s.receiveBuffers(), s.controlBuffers(),
             s.sendBuffers(), s.creditThreshold(), s.timeouts(), s.maxWrites());
+    }
+
+    /** Opens an RC channel over the rail's shared receive queue and send region (no pools of its own). */
+    public Channel open(ChannelSetup s, io.rdmaflux.core.internal.srq.@Nullable RailSharedBuffers shared,
+                        io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCq) {
+        return new RcSubchannel(s.rail(), s.pd(), s.port(), s.bufferBytes(), s.receiveBuffers(), s.controlBuffers(),
+            s.sendBuffers(), s.creditThreshold(), s.timeouts(), s.maxWrites(), shared, sharedCq);
     }
 
     @Override

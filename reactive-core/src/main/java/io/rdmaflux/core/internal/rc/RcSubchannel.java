@@ -22,7 +22,10 @@ import io.rdmaflux.core.frame.ReadFinFrameCodec;
 import io.rdmaflux.core.frame.RtsFrameCodec;
 import io.rdmaflux.core.frame.RtsReadFrameCodec;
 import io.rdmaflux.core.internal.buffer.SlotPool;
+import io.rdmaflux.core.internal.cq.SharedCompletionQueue;
 import io.rdmaflux.core.internal.credit.ReceiveCredits;
+import io.rdmaflux.core.internal.srq.RailSharedBuffers;
+import io.rdmaflux.core.internal.srq.SrqReceiveShare;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.CompletionQueue;
 import io.rdmaflux.verbs.CompletionSink;
@@ -66,8 +69,18 @@ public final class RcSubchannel implements Channel, CompletionSink {
     private final int rail;
     private final Port port;
     private final CompletionQueue cq;
+    /**
+     * Shared CQ only: completions dispatched before the connection's first duty cycle (it may still be
+     * under construction on the connecting thread), kept as copies and replayed then; progress thread.
+     */
+    private final java.util.ArrayList<WorkCompletion> heldCompletions = new java.util.ArrayList<>();
+    private boolean attached;
+    /** The device's CQ shared by the node's QPs (null: {@link #cq} is this channel's own). */
+    private final @Nullable SharedCompletionQueue sharedCq;
     private final QueuePair qp;
-    private final SlotPool receivePool;
+    /** This channel's receive buffers: its own pool, or (null) its share of the rail's SRQ ({@link #srqShare}). */
+    private final @Nullable SlotPool receivePool;
+    private final @Nullable SrqReceiveShare srqShare;
     private final SlotPool sendPool;
     private final int receiveBuffers;
     private final ReceiveCredits receiveCredits;
@@ -114,6 +127,28 @@ public final class RcSubchannel implements Channel, CompletionSink {
      */
     public RcSubchannel(int rail, ProtectionDomain pd, Port port, int bufferBytes, int receiveBuffers, int controlBuffers,
                         int sendBuffers, int creditThreshold, QpTimeouts timeouts, int maxWrites) {
+        this(rail, pd, port, bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold, timeouts, maxWrites, null);
+    }
+
+    /**
+     * As above; with {@code shared} the channel registers nothing of its own: its QP consumes the rail's
+     * shared receive queue (buffer credits lent by its {@link io.rdmaflux.core.internal.srq.SrqCreditBudget}
+     * account as its subscriber's demand asks) and its send buffers come from the rail's shared send region.
+     */
+    public RcSubchannel(int rail, ProtectionDomain pd, Port port, int bufferBytes, int receiveBuffers, int controlBuffers,
+                        int sendBuffers, int creditThreshold, QpTimeouts timeouts, int maxWrites, @Nullable RailSharedBuffers shared) {
+        this(rail, pd, port, bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold, timeouts, maxWrites, shared, null);
+    }
+
+    /**
+     * As above; with {@code sharedCq} the QP's completions go to the device's shared CQ, which hands them
+     * to this channel by QP number (seed 000 &sect;5.1), and the channel creates no CQ of its own.
+     *
+     * @throws RdmaException if the shared CQ serves its most queue pairs already (naming the builder option)
+     */
+    public RcSubchannel(int rail, ProtectionDomain pd, Port port, int bufferBytes, int receiveBuffers, int controlBuffers,
+                        int sendBuffers, int creditThreshold, QpTimeouts timeouts, int maxWrites, @Nullable RailSharedBuffers shared,
+                        @Nullable SharedCompletionQueue sharedCq) {
         if (sendBuffers < 2) {
             throw new IllegalArgumentException("sendBuffers >= 2 required but it was " + sendBuffers);
         }
@@ -132,10 +167,20 @@ public final class RcSubchannel implements Channel, CompletionSink {
         CompletionQueue c = null;
         QueuePair q = null;
         try {
-            rp = new SlotPool("recv rail " + rail, pd, bufferBytes, totalRecv, Access.LOCAL_WRITE);
-            sp = new SlotPool("send rail " + rail, pd, bufferBytes, sendBuffers, Access.LOCAL_WRITE);
-            c = pd.device().createCompletionQueue(totalRecv + sendBuffers + RcSendQueue.HEADROOM + maxWrites + 8);
-            q = pd.createQueuePair(QpInitAttributes.builder(QpType.RC, port).cq(c)
+            if (shared == null) {
+                rp = new SlotPool("recv rail " + rail, pd, bufferBytes, totalRecv, Access.LOCAL_WRITE);
+                sp = new SlotPool("send rail " + rail, pd, bufferBytes, sendBuffers, Access.LOCAL_WRITE);
+            } else {
+                if (shared.send().slotBytes() != bufferBytes || shared.receive().region().slotBytes() != bufferBytes) {
+                    throw new IllegalArgumentException("shared buffers of " + shared.send().slotBytes() + " bytes but bufferBytes " + bufferBytes);
+                }
+                // none kept mapped: N idle connections must not hold N slots of the region (a control frame that
+                // finds the region empty waits, like one that finds this channel's own pool empty)
+                sp = SlotPool.share("send rail " + rail, shared.send(), sendBuffers, 0);
+            }
+            c = sharedCq != null ? sharedCq.cq() : pd.device().createCompletionQueue(entriesPerQp(receiveBuffers, controlBuffers, sendBuffers,
+                maxWrites));
+            q = pd.createQueuePair(QpInitAttributes.builder(QpType.RC, port).cq(c).srq(shared == null ? null : shared.receive().srq())
                 .maxSendWr(sendBuffers + RcSendQueue.HEADROOM + maxWrites).maxReceiveWr(totalRecv).maxInlineBytes(0)
                 .retryCount(timeouts.retryCount()).retryTimeoutNs(timeouts.retryTimeoutNs())
                 .rnrRetryCount(timeouts.rnrRetryCount()).rnrTimeoutNs(timeouts.rnrTimeoutNs()).build());
@@ -144,7 +189,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
             if (q != null) {
                 q.close();
             }
-            if (c != null) {
+            if (c != null && sharedCq == null) {
                 c.close();
             }
             if (sp != null) {
@@ -156,16 +201,44 @@ public final class RcSubchannel implements Channel, CompletionSink {
             throw e;
         }
         this.receivePool = rp;
+        this.srqShare = shared == null ? null : new SrqReceiveShare(shared.receive(), totalRecv);
         this.sendPool = sp;
         this.cq = c;
+        this.sharedCq = sharedCq;
         this.qp = q;
-        this.recvMemory = rp.memory();
+        this.recvMemory = rp != null ? rp.memory() : srqShare.memory();
         this.sendMemory = sp.memory();
         this.sendQueue = new RcSendQueue(this, q, sp, rail, maxWrites);
         this.dispatch = new RcFrameDispatch(this, recvMemory);
-        for (int i = 0; i < totalRecv; i++) {
-            postReceive(receivePool.acquire());
+        if (rp != null) {
+            for (int i = 0; i < totalRecv; i++) {
+                postReceive(rp.acquire());
+            }
         }
+        if (sharedCq != null) {
+            try {
+                // last: the progress thread may dispatch to this channel from now on
+                sharedCq.register(q.qpNumber(), this::onSharedCompletion);
+            } catch (RuntimeException e) {
+                closed = true;
+                q.close();
+                sp.close();
+                if (rp != null) {
+                    rp.close();
+                } else {
+                    srqShare.close();
+                }
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Completions one RC channel can have outstanding in its CQ: its receive buffers, its send queue (send
+     * buffers, the signalling headroom, RDMA WRITEs/READs) and a margin. A shared CQ is sized from it.
+     */
+    public static int entriesPerQp(int receiveBuffers, int controlBuffers, int sendBuffers, int maxWrites) {
+        return receiveBuffers + controlBuffers + sendBuffers + RcSendQueue.HEADROOM + maxWrites + 8;
     }
 
     /** This rail's identity for scheduler registries: an opaque token, so a snapshot does not keep the channel reachable. */
@@ -331,7 +404,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     /** Receive buffers of this subchannel (DATA and control), the range of slot numbers. */
     public int receiveSlots() {
-        return receivePool.capacity();
+        return receivePool != null ? receivePool.capacity() : srqShare.capacity();
     }
 
     /** Receive buffers holding DATA the application has not released. */
@@ -733,6 +806,10 @@ public final class RcSubchannel implements Channel, CompletionSink {
     }
 
     private void postReceive(int slot) {
+        if (srqShare != null) {
+            srqShare.repost(slot);
+            return;
+        }
         recvWr.wrId(KIND_RECV | slot).sge(receivePool.address(slot), receivePool.slotBytes(), receivePool.lkey());
         try {
             if (!qp.postReceive(recvWr)) {
@@ -748,8 +825,25 @@ public final class RcSubchannel implements Channel, CompletionSink {
     /** Gives a DATA receive buffer back: reposted, and it counts as free for credits again. */
     public void releaseReceiveBuffer(int slot) {
         receiveCredits.onBufferFreed();
-        if (!closed && !failed) {
+        if (srqShare != null) {
+            srqShare.released();
+            // the buffer is the rail's, not this channel's: back on the SRQ whatever this channel's state
+            if (!closed) {
+                srqShare.repost(slot);
+            }
+        } else if (!closed && !failed) {
             postReceive(slot);
+        } else {
+            receivePool.release(slot);
+        }
+    }
+
+    /** A receive buffer this channel will not repost on its own QP: back to its pool (or to the SRQ). */
+    private void dropSlot(int slot) {
+        if (srqShare != null) {
+            if (!closed) {
+                srqShare.repost(slot);
+            }
         } else {
             receivePool.release(slot);
         }
@@ -765,9 +859,18 @@ public final class RcSubchannel implements Channel, CompletionSink {
             return 0;
         }
         int work = 0;
+        if (!attached) {
+            // the connection's first duty cycle: it is built and registered, completions may go to it now
+            attached = true;
+            for (WorkCompletion wc : heldCompletions) {
+                onCompletion(wc);
+                work++;
+            }
+            heldCompletions.clear();
+        }
         try {
             int n;
-            while ((n = cq.poll(32, this)) > 0) {
+            while (sharedCq == null && (n = cq.poll(32, this)) > 0) {
                 work += n;
                 if (n < 32) {
                     break;
@@ -800,12 +903,39 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     /** Grants what demand and free buffers allow and sends a CREDIT frame if due; returns 1 if one was sent. */
     public int flushCredits() {
-        receiveCredits.grant();
+        if (srqShare == null) {
+            receiveCredits.grant();
+        } else if (!failed && !closed) {
+            grantFromSharedPool();
+        }
         if (established && !failed && !finalSent && receiveCredits.explicitCreditDue() && sendPool.available() > 0) {
             sendControl(FrameType.CREDIT, false, false, 0, "");
             return 1;
         }
         return 0;
+    }
+
+    /**
+     * SRQ mode: asks the rail's budget for the buffers the subscriber's demand wants beyond the credits the
+     * peer holds, at most this channel's free DATA buffers, and grants what it lends.
+     */
+    private void grantFromSharedPool() {
+        ChannelEvents l = listener;
+        srqShare.lend(receiveCredits, l == null ? 0 : l.receiveDemand());
+    }
+
+    /** SRQ mode: buffers of the rail's shared pool this channel holds (credits out plus messages held); 0 otherwise. */
+    public int sharedBuffersHeld() {
+        return srqShare == null ? 0 : srqShare.budgetHeld();
+    }
+
+    /** From the shared CQ's dispatcher (progress thread): held until the connection's first duty cycle. */
+    private void onSharedCompletion(WorkCompletion wc) {
+        if (attached) {
+            onCompletion(wc);
+        } else {
+            heldCompletions.add(wc.copy());
+        }
     }
 
     @Override
@@ -821,7 +951,20 @@ public final class RcSubchannel implements Channel, CompletionSink {
             return;
         }
         int slot = WorkRequestTokens.wrSlot(wrId);
-        if (!wc.isSuccess()) {
+        if (srqShare != null) {
+            if (!wc.isSuccess()) {
+                // a flushed or failed receive of the SRQ: its buffer is the rail's, posted again
+                srqShare.pool().repost(slot);
+                fail(transportError("receive", wc));
+                return;
+            }
+            slot = srqShare.adopt(slot);
+            if (slot < 0) {
+                fail(new RdmaTransportException("the peer sent more frames on rail " + rail + " than its credits and the "
+                    + receiveSlots() + " receive buffers of this channel allow", null, null));
+                return;
+            }
+        } else if (!wc.isSuccess()) {
             receivePool.release(slot);
             fail(transportError("receive", wc));
             return;
@@ -836,7 +979,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     /** A receive buffer whose frame failed the checks returns to the pool without being reposted. */
     void dropReceiveBuffer(int slot) {
-        receivePool.release(slot);
+        dropSlot(slot);
     }
 
     /** A control frame was read: its receive buffer is posted again at once. */
@@ -854,12 +997,12 @@ public final class RcSubchannel implements Channel, CompletionSink {
     }
 
     private void onFrame(int slot, int byteLength) {
-        int off = receivePool.offset(slot);
+        int off = receivePool != null ? receivePool.offset(slot) : srqShare.offset(slot);
         FrameType type;
         try {
             type = FrameHeader.validate(recvMemory, off, byteLength);
         } catch (FrameFormatException e) {
-            receivePool.release(slot);
+            dropSlot(slot);
             fail(e);
             return;
         }
@@ -924,12 +1067,24 @@ public final class RcSubchannel implements Channel, CompletionSink {
         if (closed) {
             return;
         }
-        closed = true;
         sendQueue.dropDeferred();
+        if (sharedCq != null) {
+            // what of this QP is still in the shared CQ: SRQ buffers go back to the SRQ, the rest is dropped
+            sharedCq.unregister(qp.qpNumber(), srqShare == null ? wc -> { } : srqShare.afterClose());
+        } else if (srqShare != null) {
+            srqShare.drain(qp, cq);
+        }
+        closed = true;
         qp.close();
-        cq.close();
+        if (sharedCq == null) {
+            cq.close();
+        }
         sendPool.close();
-        receivePool.close();
+        if (receivePool != null) {
+            receivePool.close();
+        } else {
+            srqShare.close();
+        }
     }
 
     public boolean isClosed() {
