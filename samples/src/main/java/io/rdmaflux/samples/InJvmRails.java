@@ -6,11 +6,13 @@ import io.rdmaflux.core.RdmaConnection;
 import io.rdmaflux.core.RdmaNode;
 import io.rdmaflux.core.RdmaServer;
 import io.rdmaflux.core.channel.ChannelFactory;
+import io.rdmaflux.core.channel.ChannelKind;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.soft.RailConfig;
 import io.rdmaflux.verbs.soft.SoftFabric;
 import io.rdmaflux.verbs.soft.SoftProvider;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import java.time.Duration;
@@ -52,7 +54,7 @@ public final class InJvmRails implements BenchLink {
             probe = new RailProbe(s.policy);
             RdmaServer server = rx.bind(new PortAddress("mem", "rx0", 0));
             Mono<RdmaConnection> accepted = server.accept().next();
-            RdmaConnection c = tx.connect(server.address(), ConnectionSpec.rails(rails).striping(probe)).block(Duration.ofSeconds(10));
+            RdmaConnection c = tx.connect(server.address(), TransportOption.apply(ConnectionSpec.rails(rails).striping(probe), s.channelKinds)).block(Duration.ofSeconds(10));
             RdmaConnection a = accepted.block(Duration.ofSeconds(10));
             server.close();
             if (c == null || a == null) {
@@ -184,13 +186,28 @@ public final class InJvmRails implements BenchLink {
      * @param rendezvousBuffers registered whole-message buffers per node and direction: how many messages
      *                        above one buffer can be in flight (0: such messages travel as fragments)
      * @param policy          the multiplexing/striping policy
+     * @param eager           the eager RDMA ring's settings (used where both nodes offer it)
+     * @param channelKinds    the channel kind of every rail (one) or of each rail (one per rail), insisted on; null for
+     *                        the nodes' default (eager RDMA where offered, else RC send/receive)
      */
     public record Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
-                           int rendezvousBuffers, ChannelFactory policy, EagerSpec eager) {
+                           int rendezvousBuffers, ChannelFactory policy, EagerSpec eager, @Nullable List<ChannelKind> channelKinds) {
+        /** With the nodes' default channel kinds. */
+        public Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
+                        int rendezvousBuffers, ChannelFactory policy, EagerSpec eager) {
+            this(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager, null);
+        }
+
         /** With the eager RDMA ring at its defaults (used where both nodes offer it). */
         public Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
                         int rendezvousBuffers, ChannelFactory policy) {
             this(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, EagerSpec.DEFAULTS);
+        }
+
+        /** These settings with {@code kinds} (see {@link #channelKinds()}; null: the nodes' default). */
+        public Settings channelKinds(@Nullable List<ChannelKind> kinds) {
+            return new Settings(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager,
+                kinds == null ? null : List.copyOf(kinds));
         }
     }
 }

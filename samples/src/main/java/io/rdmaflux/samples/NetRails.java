@@ -6,6 +6,7 @@ import io.rdmaflux.core.RdmaConnection;
 import io.rdmaflux.core.RdmaNode;
 import io.rdmaflux.core.RdmaServer;
 import io.rdmaflux.core.channel.ChannelFactory;
+import io.rdmaflux.core.channel.ChannelKind;
 import io.rdmaflux.striping.connection.RailsChannelFactory;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.RdmaProvider;
@@ -61,9 +62,18 @@ final class NetRails implements AutoCloseable {
      * @param maxMessageBytes   largest message, bytes
      * @param rendezvousBuffers large messages in flight per node and direction
      * @param policy            how this side schedules what it sends over the rails
+     * @param eager             the eager RDMA ring's settings
+     * @param channelKinds      the connecting side's channel kind of every rail (one) or of each rail (one per rail),
+     *                          insisted on; null for the nodes' default. The listening side takes what the connector asks.
      */
     record Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
-                    int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy, EagerSpec eager) {
+                    int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy, EagerSpec eager,
+                    @Nullable List<ChannelKind> channelKinds) {
+        Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
+                 int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy, EagerSpec eager) {
+            this(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager, null);
+        }
+
         Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
                  int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy) {
             this(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, EagerSpec.DEFAULTS);
@@ -72,7 +82,13 @@ final class NetRails implements AutoCloseable {
         /** These settings with the eager ring {@code on} or off. */
         Settings eager(boolean on) {
             return new Settings(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy,
-                on ? EagerSpec.DEFAULTS : EagerSpec.OFF);
+                on ? EagerSpec.DEFAULTS : EagerSpec.OFF, channelKinds);
+        }
+
+        /** These settings with the connector's channel {@code kinds} (null: the nodes' default). */
+        Settings channelKinds(@Nullable List<ChannelKind> kinds) {
+            return new Settings(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager,
+                kinds == null ? null : List.copyOf(kinds));
         }
     }
 
@@ -117,7 +133,8 @@ final class NetRails implements AutoCloseable {
         try {
             RailProbe probe = new RailProbe(s.policy);
             node = node(provider, s, "connector", probe);
-            ConnectionSpec spec = ConnectionSpec.rails(s.addresses.size()).striping(probe).connectTimeoutNs(timeout.toNanos());
+            ConnectionSpec spec = TransportOption.apply(ConnectionSpec.rails(s.addresses.size()).striping(probe).connectTimeoutNs(timeout.toNanos()),
+                s.channelKinds);
             RdmaConnection c;
             try {
                 c = node.connect(new PortAddress("net", to.host(), to.port()), spec).block(timeout.plusSeconds(5));
