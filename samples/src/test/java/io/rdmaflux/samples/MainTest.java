@@ -169,14 +169,14 @@ class MainTest {
         assertOneLineError(run(pipeline(empty.toString())), "holds no bytes");
     }
 
-    /** Reliable UD on every rail, then eager RDMA on one and UD on the other: the SHA-256 of what arrived is the file's. */
+    /** Reliable UD on every rail, then RC send/receive on one and UD on the other: the SHA-256 of what arrived is the file's. */
     @Test
     void pipelineStreamsOverReliableUdAndAPerRailMixAndVerifiesIt() throws IOException {
         Path file = dir.resolve("random-ud.bin");
         byte[] bytes = new byte[2 * 1024 * 1024 + 777];
         new Random(7).nextBytes(bytes);
         Files.write(file, bytes);
-        for (String transport : List.of("ud", "eager,ud")) {
+        for (String transport : List.of("ud", "rc,ud")) {
             int code = run(pipeline(file.toString(), "--rail-rates", "0,0", "--chunk-kib", "64", "--transport", transport));
             assertEquals(0, code, transport + ": " + err + out);
             assertTrue(out.contains("OK, verified"), transport + ": " + out);
