@@ -1,5 +1,6 @@
 package io.rdmaflux.samples;
 
+import io.rdmaflux.core.channel.ChannelKind;
 import io.rdmaflux.verbs.RdmaProviders;
 import org.HdrHistogram.Histogram;
 import org.jspecify.annotations.Nullable;
@@ -88,8 +89,14 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     @Nullable List<Long> railRates;
 
     @Option(names = "--eager", paramLabel = "on|off", description = "The eager RDMA ring for small messages (seed 001 §4; "
-        + "default ${DEFAULT-VALUE}): off runs every message over send/receive.")
-    String eager = "on";
+        + "default on, or what --transport implies): off runs every message over send/receive. With --transport it must agree: "
+        + "on needs an eager rail, off allows none.")
+    @Nullable String eager;
+
+    @Option(names = "--transport", paramLabel = "rc|eager|ud", description = "Two-sided tests: the channel kind of every rail, or a comma list of one per rail, "
+        + "insisted on: rc = RC send/receive, eager = eager RDMA ring over RC (seed 001 §4), ud = reliable UD (seed 003 §4, module "
+        + "ud-reliable). Default: eager where both nodes offer it, else rc (as --eager says).")
+    @Nullable String transport;
 
     @picocli.CommandLine.Mixin
     NetOptions net = new NetOptions();
@@ -100,7 +107,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     /** Validated settings: what every mode needs. */
     record Settings(Test test, String fabric, int rails, @Nullable List<String> addresses, List<Integer> sizes, OsuSchedule schedule,
                     int window, List<Long> railBytesPerSec, boolean shaped, String policy, NetOptions.Parsed peer, java.nio.file.@Nullable Path json,
-                    boolean eager, String provider) {
+                    boolean eager, String provider, @Nullable List<ChannelKind> kinds) {
         int maxSize() {
             return sizes.stream().mapToInt(Integer::intValue).max().orElse(1);
         }
@@ -203,8 +210,13 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             rates.add(mibps == 0 ? Long.MAX_VALUE : mibps << 20);
         }
         OsuSchedule schedule = new OsuSchedule(t, iterations, warmup, jitWarmup != null ? jitWarmup : OsuSchedule.defaultJitWarmup(t));
+        if (oneSided(t) && transport != null) {
+            throw new UserError("--transport applies to the two-sided tests (latency, bw, bibw, msg-rate), not " + name(t)
+                + ", which uses RDMA WRITE/READ on RC queue pairs; drop --transport " + transport);
+        }
+        TransportOption.Choice kinds = TransportOption.parse(transport, eager, railCount);
         return new Settings(t, fab, railCount, addrs, sizeList, schedule, window, rates, railRates != null, policy, peer, json,
-            EagerOption.parse(eager), ucx ? "ucx" : "soft");
+            kinds.eager(), ucx ? "ucx" : "soft", kinds.kinds());
     }
 
     /** The ucx provider's fabric: {@code --fabric}, else sm in one JVM and tcp between processes. */
@@ -235,7 +247,8 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     /** The table's first lines: what runs where, and the column heads. */
     static void header(PrintWriter out, Settings s, String where) {
         out.printf(Locale.ROOT, "# rdmaflux %s: provider %s, fabric %s, %d rail(s), policy %s, %s%s%s%n", name(s.test), s.provider, s.fabric,
-            s.rails, s.policy, s.schedule.describe(), isLatency(s.test) ? "" : ", window " + s.window, where);
+            s.rails, s.policy + (s.kinds == null ? "" : ", transport " + TransportOption.describe(s.kinds)), s.schedule.describe(),
+            isLatency(s.test) ? "" : ", window " + s.window, where);
         switch (s.test) {
             case latency, put_latency, get_latency -> out.println("# Size          Latency (us)    p50 (us)    p99 (us)");
             case bw, bibw, put_bw, get_bw -> out.println("# Size      Bandwidth (MB/s)");
@@ -337,9 +350,9 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             int maxMessage = Math.max(size, 1 << 20);
             BenchLink opened = s.addresses == null
                 ? InJvmRails.open(new InJvmRails.Settings(s.railBytesPerSec, 0, buffer, 64, maxMessage, 4, Policies.parse(s.policy, s.rails),
-                    EagerOption.spec(s.eager)).on(s.provider, "ucx".equals(s.provider) ? s.fabric : null))
+                    EagerOption.spec(s.eager)).on(s.provider, "ucx".equals(s.provider) ? s.fabric : null).channelKinds(s.kinds))
                 : NetPair.open(new NetRails.Settings(s.addresses, s.shaped ? s.railBytesPerSec : null, buffer, 64, maxMessage, 4,
-                    Policies.parse(s.policy, s.rails)).eager(s.eager));
+                    Policies.parse(s.policy, s.rails)).eager(s.eager).channelKinds(s.kinds));
             long deadlineNs = System.nanoTime() + IN_JVM_SIZE_TIMEOUT.toNanos();
             try (BenchLink link = opened;
                  BenchSession.Server server = new BenchSession.Server(link.receiver(), s.test, size);
@@ -359,7 +372,8 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     /** Two processes, the settings both ends build their rails with. */
     private static NetRails.Settings peerRails(Settings s, int maxMessage) {
         return new NetRails.Settings(s.addresses, s.shaped ? s.railBytesPerSec : null, (64 << 10) + 64, 64, Math.max(maxMessage, PEER_MIN_MESSAGE_BYTES), 4,
-            Policies.parse(s.policy, s.rails)).eager(s.eager).ucx("ucx".equals(s.provider) ? InJvmNics.ucxTls(s.fabric) : null);
+            Policies.parse(s.policy, s.rails)).eager(s.eager).ucx("ucx".equals(s.provider) ? InJvmNics.ucxTls(s.fabric) : null)
+            .channelKinds(s.kinds);
     }
 
     /** The listening side: serves one run for the peer that connects, then exits. */

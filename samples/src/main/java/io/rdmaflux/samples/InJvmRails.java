@@ -6,6 +6,7 @@ import io.rdmaflux.core.RdmaConnection;
 import io.rdmaflux.core.RdmaNode;
 import io.rdmaflux.core.RdmaServer;
 import io.rdmaflux.core.channel.ChannelFactory;
+import io.rdmaflux.core.channel.ChannelKind;
 import io.rdmaflux.verbs.RdmaProvider;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.soft.RailConfig;
@@ -55,7 +56,7 @@ public final class InJvmRails implements BenchLink {
             probe = new RailProbe(s.policy);
             RdmaServer server = rx.bind(nics.receiverAddress());
             Mono<RdmaConnection> accepted = server.accept().next();
-            RdmaConnection c = tx.connect(server.address(), ConnectionSpec.rails(rails).striping(probe)).block(Duration.ofSeconds(10));
+            RdmaConnection c = tx.connect(server.address(), TransportOption.apply(ConnectionSpec.rails(rails).striping(probe), s.channelKinds)).block(Duration.ofSeconds(10));
             RdmaConnection a = accepted.block(Duration.ofSeconds(10));
             server.close();
             if (c == null || a == null) {
@@ -195,13 +196,16 @@ public final class InJvmRails implements BenchLink {
      * @param eager           the eager RDMA ring's settings (used where both nodes offer it)
      * @param provider        the NICs' provider, {@code soft} or {@code ucx} ({@link InJvmNics})
      * @param fabric          for {@code ucx}: {@code sm} (null: the default) or {@code tcp}; null for soft
+     * @param channelKinds    the channel kind of every rail (one) or of each rail (one per rail), insisted on; null for
+     *                        the nodes' default (eager RDMA where offered, else RC send/receive)
      */
     public record Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
-                           int rendezvousBuffers, ChannelFactory policy, EagerSpec eager, String provider, @Nullable String fabric) {
-        /** On the soft provider's in-JVM fabric. */
+                           int rendezvousBuffers, ChannelFactory policy, EagerSpec eager, String provider, @Nullable String fabric,
+                           @Nullable List<ChannelKind> channelKinds) {
+        /** On the soft provider's in-JVM fabric, with the nodes' default channel kinds. */
         public Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
                         int rendezvousBuffers, ChannelFactory policy, EagerSpec eager) {
-            this(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager, "soft", null);
+            this(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager, "soft", null, null);
         }
 
         /** On the soft provider's in-JVM fabric, with the eager RDMA ring at its defaults. */
@@ -213,7 +217,13 @@ public final class InJvmRails implements BenchLink {
         /** These settings on {@code provider} ({@code soft} or {@code ucx}) and, for ucx, {@code fabric} ({@code sm} or {@code tcp}). */
         public Settings on(String provider, @Nullable String fabric) {
             return new Settings(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager,
-                provider, fabric);
+                provider, fabric, channelKinds);
+        }
+
+        /** These settings with {@code kinds} (see {@link #channelKinds()}; null: the nodes' default). */
+        public Settings channelKinds(@Nullable List<ChannelKind> kinds) {
+            return new Settings(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager,
+                provider, fabric, kinds == null ? null : List.copyOf(kinds));
         }
     }
 }

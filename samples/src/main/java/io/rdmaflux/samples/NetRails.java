@@ -6,6 +6,7 @@ import io.rdmaflux.core.RdmaConnection;
 import io.rdmaflux.core.RdmaNode;
 import io.rdmaflux.core.RdmaServer;
 import io.rdmaflux.core.channel.ChannelFactory;
+import io.rdmaflux.core.channel.ChannelKind;
 import io.rdmaflux.striping.connection.RailsChannelFactory;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.RdmaProvider;
@@ -66,27 +67,43 @@ final class NetRails implements AutoCloseable {
      * @param maxMessageBytes   largest message, bytes
      * @param rendezvousBuffers large messages in flight per node and direction
      * @param policy            how this side schedules what it sends over the rails
+     * @param eager             the eager RDMA ring's settings
      * @param ucxTls            null: the soft provider's IP fabric; else the {@code ucx} provider over these UCX
      *                          transports ({@code tcp}, {@code sm,self}) with its TCP connection manager
      *                          ({@code cm=tcp}), one port per rail (the addresses only count the rails: UCX
      *                          picks its interfaces itself, {@code UCX_NET_DEVICES} narrows them)
+     * @param channelKinds      the connecting side's channel kind of every rail (one) or of each rail (one per rail),
+     *                          insisted on; null for the nodes' default. The listening side takes what the connector asks.
      */
     record Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
-                    int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy, EagerSpec eager, @Nullable String ucxTls) {
+                    int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy, EagerSpec eager, @Nullable String ucxTls,
+                    @Nullable List<ChannelKind> channelKinds) {
+        Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
+                 int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy, EagerSpec eager) {
+            this(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager, null, null);
+        }
+
         Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
                  int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy) {
-            this(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, EagerSpec.DEFAULTS, null);
+            this(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, EagerSpec.DEFAULTS);
         }
 
         /** These settings with the eager ring {@code on} or off. */
         Settings eager(boolean on) {
             return new Settings(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy,
-                on ? EagerSpec.DEFAULTS : EagerSpec.OFF, ucxTls);
+                on ? EagerSpec.DEFAULTS : EagerSpec.OFF, ucxTls, channelKinds);
         }
 
         /** These settings on the {@code ucx} provider over UCX transports {@code tls}, or on the soft provider when null. */
         Settings ucx(@Nullable String tls) {
-            return new Settings(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager, tls);
+            return new Settings(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager, tls,
+                channelKinds);
+        }
+
+        /** These settings with the connector's channel {@code kinds} (null: the nodes' default). */
+        Settings channelKinds(@Nullable List<ChannelKind> kinds) {
+            return new Settings(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager,
+                ucxTls, kinds == null ? null : List.copyOf(kinds));
         }
 
         /** The fabric of the connection manager's addresses: {@code ucx} or {@code net}. */
@@ -136,7 +153,8 @@ final class NetRails implements AutoCloseable {
         try {
             RailProbe probe = new RailProbe(s.policy);
             node = node(provider, s, "connector", probe);
-            ConnectionSpec spec = ConnectionSpec.rails(s.addresses.size()).striping(probe).connectTimeoutNs(timeout.toNanos());
+            ConnectionSpec spec = TransportOption.apply(ConnectionSpec.rails(s.addresses.size()).striping(probe).connectTimeoutNs(timeout.toNanos()),
+                s.channelKinds);
             RdmaConnection c;
             try {
                 c = node.connect(new PortAddress(s.fabric(), to.host(), to.port()), spec).block(timeout.plusSeconds(5));

@@ -1,5 +1,6 @@
 package io.rdmaflux.samples;
 
+import io.rdmaflux.core.channel.ChannelKind;
 import io.rdmaflux.core.RdmaMessage;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
@@ -105,8 +106,14 @@ public final class PipelineCommand implements Callable<Integer> {
     boolean metrics;
 
     @Option(names = "--eager", paramLabel = "on|off", description = "The eager RDMA ring for small messages (seed 001 §4; "
-        + "default ${DEFAULT-VALUE}): off runs every message over send/receive.")
-    String eager = "on";
+        + "default on, or what --transport implies): off runs every message over send/receive. With --transport it must agree: "
+        + "on needs an eager rail, off allows none.")
+    @Nullable String eager;
+
+    @Option(names = "--transport", paramLabel = "rc|eager|ud", description = "The channel kind of every rail, or a comma list of one per rail, "
+        + "insisted on: rc = RC send/receive, eager = eager RDMA ring over RC (seed 001 §4), ud = reliable UD (seed 003 §4, module "
+        + "ud-reliable). Default: eager where both nodes offer it, else rc (as --eager says).")
+    @Nullable String transport;
 
     @Option(names = "--provider", paramLabel = "soft|ucx", description = "RDMA provider: soft (default; shaped rails) or ucx "
         + "(UCX via JUCX, rails unshaped: both hosts in this JVM, or two processes with --listen/--connect through its TCP connection manager; "
@@ -142,7 +149,8 @@ public final class PipelineCommand implements Callable<Integer> {
     /** Validated settings. */
     record Settings(Path input, long limitBytes, boolean records, List<Long> railBytesPerSec, long latencyNs,
                     String policy, int chunkBytes, int bufferBytes, int inFlight, Path reportDir, boolean progress, @Nullable Net net,
-                    @Nullable Path weightsOut, boolean metrics, boolean eager, String provider, @Nullable String fabric) {
+                    @Nullable Path weightsOut, boolean metrics, boolean eager, String provider, @Nullable String fabric,
+                    @Nullable List<ChannelKind> kinds) {
         /** Messages the consumer's {@code publishOn} holds: as many as can be in flight. */
         int prefetch() {
             return inFlight;
@@ -203,6 +211,7 @@ public final class PipelineCommand implements Callable<Integer> {
         int chunkBytes = chunkKib << 10;
         int bufferBytes = (bufferKib << 10) + 64;
         Net netSettings = null;
+        TransportOption.Choice transportChoice = TransportOption.parse(transport, eager, rails);
         if (netMode && metrics) {
             throw new UserError("--metrics applies to the in-JVM pipeline; drop --listen/--connect or --metrics");
         }
@@ -210,13 +219,13 @@ public final class PipelineCommand implements Callable<Integer> {
             // the receiver cannot know the sender's --chunk-kib in advance: it accepts the largest allowed
             int maxMessage = peer.listen() != null ? 1 << 20 : chunkBytes;
             NetRails.Settings ns = new NetRails.Settings(addrs, railRates != null ? bytesPerSec : null, bufferBytes, RECEIVE_BUFFERS,
-                maxMessage, inFlight, factory).eager(EagerOption.parse(eager))
+                maxMessage, inFlight, factory).eager(transportChoice.eager()).channelKinds(transportChoice.kinds())
                 .ucx(ucx ? InJvmNics.ucxTls(BenchCommand.ucxFabric(fabric, true)) : null);
             netSettings = new Net(peer.listen(), peer.connect(), ns, peer.timeout());
         }
         return new Settings(in, all ? Long.MAX_VALUE : limitMib << 20, records, bytesPerSec, (latencyUs != null ? latencyUs : ucx ? 0 : 5) * 1000, policy,
             chunkBytes, bufferBytes, inFlight, reports, !noProgress, netSettings, weightsOut, metrics,
-            EagerOption.parse(eager), provider, ucx ? BenchCommand.ucxFabric(fabric, netMode) : null);
+            transportChoice.eager(), provider, ucx ? BenchCommand.ucxFabric(fabric, netMode) : null, transportChoice.kinds());
     }
 
     /**
@@ -278,7 +287,7 @@ public final class PipelineCommand implements Callable<Integer> {
         // marshalled as records (RecordBatch) grows by a stop-bit length per line: at most 2x (lines of one byte)
         InJvmRails.Settings railSettings = new InJvmRails.Settings(s.railBytesPerSec, s.latencyNs, s.bufferBytes, RECEIVE_BUFFERS,
             s.records ? 2 * s.chunkBytes : s.chunkBytes, s.inFlight, Policies.parse(s.policy, s.railBytesPerSec.size()),
-            EagerOption.spec(s.eager)).on(s.provider, s.fabric);
+            EagerOption.spec(s.eager)).on(s.provider, s.fabric).channelKinds(s.kinds);
         Scheduler producer = Schedulers.newSingle("rdmaflux-producer");
         Scheduler consumer = Schedulers.newSingle("rdmaflux-consumer");
         ProgressBar bar = s.progress ? new ProgressBarBuilder().setTaskName(s.records ? "records" : "streaming")

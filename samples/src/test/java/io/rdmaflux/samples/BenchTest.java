@@ -124,6 +124,19 @@ class BenchTest {
         }
     }
 
+    /**
+     * {@code --transport ud} (every rail reliable UD, insisted on: a node without the ud-reliable provider would refuse
+     * the connection): the session checks every message's length and count (a lost, duplicated or
+     * cut message fails the run), so a complete table is the bytes arriving.
+     */
+    @Test
+    void bwRunsOverReliableUdInOneJvm() throws Exception {
+        Sides.Run bw = sides.start(new Sides.Output(), "bench", "bw", "--transport", "ud", "--rails", "2", "--sizes", "8,64k",
+            "--iterations", "4", "--window", "8").get(90, TimeUnit.SECONDS);
+        assertTable(bw, "# Size      Bandwidth (MB/s)", 8, 65536);
+        assertTrue(bw.out().contains("fabric mem, 2 rail(s), policy adaptive, transport ud,"), bw.out());
+    }
+
     @Test
     void aTwoRailLatencyRunSaysAfterEachSizeHowItsPingsWereStripedAndWarmsUpAsAsked() throws Exception {
         Sides.Run[] r = pair("latency", List.of("--policy", "even", "--sizes", "256k"),
@@ -243,6 +256,13 @@ class BenchTest {
             {"bw --fabric net --addresses 127.0.0.1,,127.0.0.1", "--addresses 127.0.0.1,,127.0.0.1 has an empty entry"},
             {"bw --rails 17", "--rails must be in 1..16 but it was 17"},
             {"latency --eager maybe", "--eager must be on or off but it was maybe"},
+            {"bw --transport tcp", "--transport must be rc, eager or ud (or a comma list of them, one per rail) but it was 'tcp'"},
+            {"bw --rails 2 --transport rc,udp", "--transport must be rc, eager or ud (or a comma list of them, one per rail) but one was 'udp'"},
+            {"bw --rails 2 --transport rc,ud,ud", "--transport gives 3 kinds (rc,ud,ud) for 2 rails; give one kind for every rail or one per rail"},
+            {"latency --transport ud --eager on", "--eager on conflicts with --transport ud: no rail is eager"},
+            {"latency --transport eager --eager off", "--eager off conflicts with --transport eager: a rail is eager"},
+            {"latency --transport ud --eager maybe", "--eager must be on or off but it was maybe"},
+            {"put-bw --transport ud", "--transport applies to the two-sided tests (latency, bw, bibw, msg-rate), not put-bw"},
             {"bw --window 0", "--window must be in 1..4096 but it was 0"},
             {"put-bw --window 5000", "--window must be in 1..4096 but it was 5000"},
             {"bw --iterations 0", "--iterations must be >= 1 but it was 0"},

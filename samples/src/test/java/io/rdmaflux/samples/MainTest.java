@@ -169,11 +169,32 @@ class MainTest {
         assertOneLineError(run(pipeline(empty.toString())), "holds no bytes");
     }
 
+    /** Reliable UD on every rail, then RC send/receive on one and UD on the other: the SHA-256 of what arrived is the file's. */
+    @Test
+    void pipelineStreamsOverReliableUdAndAPerRailMixAndVerifiesIt() throws IOException {
+        Path file = dir.resolve("random-ud.bin");
+        byte[] bytes = new byte[2 * 1024 * 1024 + 777];
+        new Random(7).nextBytes(bytes);
+        Files.write(file, bytes);
+        for (String transport : List.of("ud", "rc,ud")) {
+            int code = run(pipeline(file.toString(), "--rail-rates", "0,0", "--chunk-kib", "64", "--transport", transport));
+            assertEquals(0, code, transport + ": " + err + out);
+            assertTrue(out.contains("OK, verified"), transport + ": " + out);
+            assertTrue(out.contains("2.0 MiB of " + file), transport + ": " + out);
+        }
+    }
+
     @Test
     void badFlagValuesAreOneLineWithTheValue() throws IOException {
         Path f = Files.writeString(dir.resolve("f.txt"), "x\n");
         assertOneLineError(run(pipeline(f.toString(), "--rails", "0")), "--rails must be in 1..16 but it was 0");
         assertOneLineError(run(pipeline(f.toString(), "--eager", "yes")), "--eager must be on or off but it was yes");
+        assertOneLineError(run(pipeline(f.toString(), "--transport", "roce")), "--transport must be rc, eager or ud", "but it was 'roce'");
+        assertEquals(1, run(pipeline(f.toString(), "--transport", "roce")));
+        assertOneLineError(run(pipeline(f.toString(), "--transport", "rc,rc,ud")), "--transport gives 3 kinds (rc,rc,ud) for 2 rails");
+        assertOneLineError(run(pipeline(f.toString(), "--transport", "ud", "--eager", "on")), "--eager on conflicts with --transport ud");
+        assertEquals(1, run(pipeline(f.toString(), "--transport", "eager", "--eager", "off")));
+        assertTrue(err.contains("--eager off conflicts with --transport eager"), err);
         assertOneLineError(run(pipeline(f.toString(), "--rail-rates", "1,2,3")), "3 rates for 2 rails");
         assertOneLineError(run(pipeline(f.toString(), "--policy", "fastest")), "unknown --policy 'fastest'");
         assertOneLineError(run(pipeline(f.toString(), "--policy", "weighted:1")), "1 weights for 2 rails");

@@ -11,7 +11,6 @@ import io.rdmaflux.verbs.QpState;
 import io.rdmaflux.verbs.QpType;
 import io.rdmaflux.verbs.QueuePair;
 import io.rdmaflux.verbs.ReceiveWorkRequest;
-import io.rdmaflux.verbs.ScatterGatherEntry;
 import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.VerbsException;
 import io.rdmaflux.verbs.WcOpcode;
@@ -19,17 +18,15 @@ import io.rdmaflux.verbs.WcStatus;
 import io.rdmaflux.verbs.WorkCompletion;
 import io.rdmaflux.verbs.WrOpcode;
 import org.agrona.DirectBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.jspecify.annotations.Nullable;
 
-import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 
 /**
  * A queue pair with RC semantics made of a share of the node's UD rail ({@link UdPort}) and a {@link DrEndpoint}:
  * what the RC send/receive channel runs on when its rail's kind is
- * {@link io.rdmaflux.core.channel.ChannelKind#RELIABLE_UD}. Each work request becomes one DR message (a 24-byte
- * header, then the bytes gathered from its scatter/gather list), fragmented into VFRAGs, acknowledged,
+ * {@link io.rdmaflux.core.channel.ChannelKind#RELIABLE_UD}. Each work request becomes one DR message
+ * ({@link WorkRequestMessage}: a 24-byte header, then the bytes gathered from its scatter/gather list), fragmented into VFRAGs, acknowledged,
  * retransmitted, checked by CRC32C and delivered in order (seed 003 &sect;4.2):
  * <ul>
  * <li>SEND / SEND_WITH_IMM: consumes the oldest posted receive, like RC; when none is posted the message waits
@@ -48,11 +45,7 @@ import java.util.ArrayDeque;
  * <p><b>Concurrency:</b> the progress thread of the node; not thread-safe.
  */
 final class ReliableDatagramQp implements QueuePair {
-    static final int MESSAGE_HEADER_BYTES = 24;
-    private static final int OP_SEND = 1;
-    private static final int OP_SEND_IMM = 2;
-    private static final int OP_WRITE = 3;
-    private static final int OP_WRITE_IMM = 4;
+    static final int MESSAGE_HEADER_BYTES = WorkRequestMessage.HEADER_BYTES;
 
     private record PendingSend(long wrId, WrOpcode opcode, boolean signaled, int length) {
     }
@@ -75,8 +68,7 @@ final class ReliableDatagramQp implements QueuePair {
     private final int qpNumber;
     private final ArrayDeque<PendingSend> sends = new ArrayDeque<>();
     private final ArrayDeque<PostedReceive> receives = new ArrayDeque<>();
-    private final UnsafeBuffer memory = new UnsafeBuffer(new byte[0]);
-    private final UnsafeBuffer message = new UnsafeBuffer(new byte[0]);
+    private final WorkRequestMessage codec = new WorkRequestMessage();
     private QpState state = QpState.RESET;
     private @Nullable DrEndpoint endpoint;
     private @Nullable QpEndpoint remote;
@@ -193,27 +185,7 @@ final class ReliableDatagramQp implements QueuePair {
                 "work request of " + total + " bytes exceeds the DR message limit of " + (config.maxMessageBytes() - MESSAGE_HEADER_BYTES)));
             return true;
         }
-        byte[] m = new byte[MESSAGE_HEADER_BYTES + (int) total];
-        message.wrap(m);
-        int code = switch (op) {
-            case SEND -> OP_SEND;
-            case SEND_WITH_IMM -> OP_SEND_IMM;
-            case RDMA_WRITE -> OP_WRITE;
-            default -> OP_WRITE_IMM;
-        };
-        message.putByte(0, (byte) code);
-        message.putInt(4, wr.immediate(), ByteOrder.LITTLE_ENDIAN);
-        message.putLong(8, wr.remoteAddress(), ByteOrder.LITTLE_ENDIAN);
-        message.putInt(16, wr.rkey(), ByteOrder.LITTLE_ENDIAN);
-        message.putInt(20, (int) total, ByteOrder.LITTLE_ENDIAN);
-        int at = MESSAGE_HEADER_BYTES;
-        for (int i = 0; i < wr.numSge(); i++) {
-            ScatterGatherEntry e = wr.sge(i);
-            memory.wrap(e.address(), e.length());
-            memory.getBytes(0, m, at, e.length());
-            at += e.length();
-        }
-        endpoint().offer(m);
+        endpoint().offer(codec.encode(wr, (int) total));
         sends.add(new PendingSend(wr.wrId(), op, wr.signaled(), (int) total));
         return true;
     }
@@ -316,27 +288,22 @@ final class ReliableDatagramQp implements QueuePair {
 
     /** @return false when it needs a receive and none is posted */
     private boolean place(byte[] m) {
-        message.wrap(m);
-        int op = message.getByte(0);
-        int imm = message.getInt(4, ByteOrder.LITTLE_ENDIAN);
-        long address = message.getLong(8, ByteOrder.LITTLE_ENDIAN);
-        int rkey = message.getInt(16, ByteOrder.LITTLE_ENDIAN);
-        int length = message.getInt(20, ByteOrder.LITTLE_ENDIAN);
-        if (length != m.length - MESSAGE_HEADER_BYTES || op < OP_SEND || op > OP_WRITE_IMM) {
-            fail(WcStatus.REM_INV_REQ_ERR, "malformed work request message from the peer (op " + op + ", length " + length + ")");
+        WorkRequestMessage c = codec;
+        if (!c.decode(m)) {
+            fail(WcStatus.REM_INV_REQ_ERR, "malformed work request message from the peer (op " + c.op + ", length " + c.length + ")");
             return true;
         }
-        if (op == OP_WRITE || op == OP_WRITE_IMM) {
-            if (!grants.allows(rkey, address, length)) {
-                fail(WcStatus.REM_ACCESS_ERR, "the peer's RDMA WRITE of " + length + " bytes at 0x" + Long.toHexString(address)
-                    + " with rkey 0x" + Integer.toHexString(rkey) + " lies in no window a CTS granted");
+        int op = c.op;
+        int imm = c.imm;
+        int length = c.length;
+        if (c.isWrite()) {
+            if (!grants.allows(c.rkey, c.address, length)) {
+                fail(WcStatus.REM_ACCESS_ERR, "the peer's RDMA WRITE of " + length + " bytes at 0x" + Long.toHexString(c.address)
+                    + " with rkey 0x" + Integer.toHexString(c.rkey) + " lies in no window a CTS granted");
                 return true;
             }
-            if (length > 0) {
-                memory.wrap(address, length);
-                memory.putBytes(0, m, MESSAGE_HEADER_BYTES, length);
-            }
-            if (op == OP_WRITE) {
+            c.place(m);
+            if (op == WorkRequestMessage.OP_WRITE) {
                 return true;
             }
         }
@@ -344,7 +311,7 @@ final class ReliableDatagramQp implements QueuePair {
         if (r == null) {
             return false;
         }
-        if (op == OP_WRITE_IMM) {
+        if (op == WorkRequestMessage.OP_WRITE_IMM) {
             cq.add(new WorkCompletion().set(r.wrId, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 0, true, imm, qpNumber, 0, ""));
             return true;
         }
@@ -354,16 +321,8 @@ final class ReliableDatagramQp implements QueuePair {
             fail(WcStatus.WR_FLUSH_ERR, "a receive was too short");
             return true;
         }
-        int at = MESSAGE_HEADER_BYTES;
-        int left = length;
-        for (int i = 0; i < r.addresses.length && left > 0; i++) {
-            int n = Math.min(left, r.lengths[i]);
-            memory.wrap(r.addresses[i], n);
-            memory.putBytes(0, m, at, n);
-            at += n;
-            left -= n;
-        }
-        cq.add(new WorkCompletion().set(r.wrId, WcStatus.SUCCESS, WcOpcode.RECV, length, op == OP_SEND_IMM, op == OP_SEND_IMM ? imm : 0,
+        c.scatter(m, r.addresses, r.lengths);
+        cq.add(new WorkCompletion().set(r.wrId, WcStatus.SUCCESS, WcOpcode.RECV, length, op == WorkRequestMessage.OP_SEND_IMM, op == WorkRequestMessage.OP_SEND_IMM ? imm : 0,
             qpNumber, 0, ""));
         return true;
     }

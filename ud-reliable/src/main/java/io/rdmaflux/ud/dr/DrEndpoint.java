@@ -40,12 +40,13 @@ import java.util.zip.CRC32C;
  *     (plus {@link DrConfig#keepaliveNs()} when the endpoint only waits to receive).</li>
  * </ul>
  *
+ * <p>Its parts: {@link SendWindow} and {@link ReceiveWindow} (the state of each direction), {@link AckCoalescer}
+ * (when ACKs go), {@link RetransmitPolicy} (what is sent again), {@link RtoEstimator} and {@link RailSet}; this
+ * class holds the timers, failover, keepalive and errors.
+ *
  * <p><b>Concurrency:</b> not thread-safe; one thread drives it at a time.
  */
 public final class DrEndpoint {
-    private static final int FAST_RETRANSMIT_SACKS = 3;
-    private static final int DUP_ACK_THRESHOLD = 3;
-
     private final DrConfig config;
     private final int localId;
     private final int peerId;
@@ -60,27 +61,18 @@ public final class DrEndpoint {
     private final UnsafeBuffer controlView = new UnsafeBuffer(control);
     private final CRC32C crc = new CRC32C();
     private final SendWindow.RttListener rttListener = this::onRttSample;
-    private int[] holeScratch = new int[64];
+    private final AckCoalescer acks;
+    private final RetransmitPolicy retx;
 
     private long retxDeadlineNs = Long.MAX_VALUE;
     private boolean probeOutstanding;
     private long persistIntervalNs;
     private long lastHeardNs;
-    private int ackPending;
-    private long ackDeadlineNs = Long.MAX_VALUE;
-    private boolean ackNow;
-    private int probeReplyRail = -1;
-    private long probeEchoNs;
-    private int ackRail;
-    private int advertisedLimit;
-    private int dupAcks;
     private boolean expectingInbound = true;
     private @Nullable RdmaException failure;
 
     private long vfragsSent;
-    private long vfragsRetransmitted;
     private long timeouts;
-    private long acksSent;
     private long acksReceived;
     private long vfragsReceived;
     private long duplicatesDropped;
@@ -110,7 +102,8 @@ public final class DrEndpoint {
         this.receive = new ReceiveWindow(config);
         this.rto = new RtoEstimator(config.initialRtoNs(), config.minRtoNs(), config.maxRtoNs());
         this.lastHeardNs = nowNs;
-        this.advertisedLimit = config.firstPsn() + config.initialCreditVfrags(); // what the peer assumes before our first ACK
+        this.acks = new AckCoalescer(config, localId, sink, receive);
+        this.retx = new RetransmitPolicy(config.mode(), sink, send, this.rails, rto);
         this.persistIntervalNs = rto.rtoNs();
     }
 
@@ -156,7 +149,7 @@ public final class DrEndpoint {
 
     /** The credit limit last advertised to the peer: it may send PSNs below it. */
     public int advertisedCreditLimit() {
-        return advertisedLimit;
+        return acks.advertisedLimit();
     }
 
     /** The next whole message in order, or null; taking it frees credit for the peer. */
@@ -234,7 +227,7 @@ public final class DrEndpoint {
     }
 
     public DrStats stats() {
-        return new DrStats(vfragsSent, vfragsRetransmitted, timeouts, acksSent, acksReceived, vfragsReceived, duplicatesDropped,
+        return new DrStats(vfragsSent, retx.vfragsRetransmitted(), timeouts, acks.acksSent(), acksReceived, vfragsReceived, duplicatesDropped,
             outOfWindowDropped, corruptedDropped, malformedDropped, messagesDelivered, rttSamples, failovers, railsRevived,
             rto.srttNs(), rto.rtoNs());
     }
@@ -269,8 +262,7 @@ public final class DrEndpoint {
             case DrDatagram.DATA -> onData(rail, buffer, nowNs);
             case DrDatagram.ACK -> onAck(rail, nowNs);
             default -> { // PROBE: answer on the rail it came on
-                probeReplyRail = rail;
-                probeEchoNs = decoder.wordB;
+                acks.probeFrom(rail, decoder.wordB);
             }
         }
         return DrDatagram.OK;
@@ -284,28 +276,23 @@ public final class DrEndpoint {
             fail(e);
             return;
         }
-        ackRail = rail;
+        acks.dataOn(rail);
         switch (result) {
             case ReceiveWindow.NEW_IN_ORDER -> {
                 vfragsReceived++;
-                if (ackPending++ == 0) {
-                    ackDeadlineNs = nowNs + config.ackDelayNs();
-                }
-                if (ackPending >= config.ackEveryVfrags() || receive.heldOutOfOrder() > 0 || receive.finReceived()) {
-                    ackNow = true;
-                }
+                acks.newInOrder(nowNs);
             }
             case ReceiveWindow.NEW_OUT_OF_ORDER -> {
                 vfragsReceived++;
-                ackNow = true;
+                acks.ackNow();
             }
             case ReceiveWindow.DUPLICATE -> {
                 duplicatesDropped++;
-                ackNow = true;
+                acks.ackNow();
             }
             default -> {
                 outOfWindowDropped++;
-                ackNow = true;
+                acks.ackNow();
             }
         }
     }
@@ -330,82 +317,20 @@ public final class DrEndpoint {
         }
         if (progress) {
             rails.progress();
-            dupAcks = 0;
+            retx.progress();
             retxDeadlineNs = send.inFlight() > 0 ? nowNs + rto.rtoNs() : Long.MAX_VALUE;
         } else if (send.una() == oldUna && send.inFlight() > 0 && !probeReply) {
-            dupAcks++;
+            retx.duplicateAck();
         }
         if (send.inFlight() == 0 && !probeOutstanding) {
             retxDeadlineNs = Long.MAX_VALUE;
         }
-        if (config.mode() == RetransmitMode.SELECTIVE) {
-            retransmitSackHoles(nowNs);
-        } else if (dupAcks >= DUP_ACK_THRESHOLD && nowNs - send.lastSentNs(send.una()) >= recentNs()) {
-            dupAcks = 0;
-            retransmitFrom(send.una(), nowNs, Long.MAX_VALUE);
-        }
+        retx.afterAck(nowNs);
     }
 
     private void onRttSample(long rttNs) {
         rttSamples++;
         rto.sample(rttNs);
-    }
-
-    /** How long after sending a VFRAG its ACK may reasonably still come: the SRTT, or the RTO before a sample. */
-    private long recentNs() {
-        long s = rto.srttNs();
-        return s < 0 ? rto.rtoNs() : Math.max(s, RtoEstimator.GRANULARITY_NS);
-    }
-
-    private void retransmitSackHoles(long nowNs) {
-        if (send.inFlight() == 0) {
-            return;
-        }
-        long recent = recentNs();
-        int above = 0; // VFRAGs SACKed above the one looked at: counted from the top down, one pass
-        int holes = 0;
-        int[] due = holeScratch;
-        for (int psn = send.nextPsn() - 1; psn - send.una() >= 0; psn--) {
-            if (send.isSacked(psn)) {
-                above++;
-            } else if (above >= FAST_RETRANSMIT_SACKS && nowNs - send.lastSentNs(psn) >= recent) {
-                if (holes == due.length) {
-                    due = holeScratch = java.util.Arrays.copyOf(due, due.length * 2);
-                }
-                due[holes++] = psn;
-            }
-        }
-        for (int h = holes - 1; h >= 0; h--) { // oldest first
-            if (!retransmit(due[h], nowNs)) {
-                return;
-            }
-        }
-    }
-
-    /** Retransmits the unacknowledged VFRAGs from {@code from} last sent at or before {@code sentBeforeNs}. */
-    private void retransmitFrom(int from, long nowNs, long sentBeforeNs) {
-        boolean gbn = config.mode() == RetransmitMode.GO_BACK_N;
-        for (int psn = from; psn - send.nextPsn() < 0; psn++) {
-            if ((gbn || !send.isSacked(psn)) && (psn == from || send.lastSentNs(psn) - sentBeforeNs <= 0)) {
-                if (!retransmit(psn, nowNs)) {
-                    return;
-                }
-            }
-        }
-    }
-
-    private boolean retransmit(int psn, long nowNs) {
-        byte[] d = send.datagram(psn);
-        int r = sink.send(rails.current(), d, send.length(psn), psn);
-        if (r == DatagramSink.BACK_PRESSURED) {
-            return false;
-        }
-        vfragsRetransmitted++;
-        send.markRetransmitted(psn, nowNs);
-        if (r == DatagramSink.SENT) {
-            send.markLocalDone(psn);
-        }
-        return true;
     }
 
     // ------------------------------------------------------------------ duty cycle
@@ -424,7 +349,7 @@ public final class DrEndpoint {
             return work;
         }
         if (send.unsent() > 0 && !sendUnsent(nowNs)) {
-            return work + acknowledge(nowNs);
+            return work + acks.acknowledge(nowNs);
         }
         while (send.canFragment()) {
             int psn = send.nextPsn();
@@ -444,7 +369,7 @@ public final class DrEndpoint {
             vfragsSent++;
             work++;
         }
-        work += acknowledge(nowNs);
+        work += acks.acknowledge(nowNs);
         return work;
     }
 
@@ -477,7 +402,7 @@ public final class DrEndpoint {
                 long before = nowNs - rto.rtoNs();
                 rto.backoff();
                 if (send.inFlight() > 0) {
-                    retransmitFrom(send.una(), nowNs, before);
+                    retx.retransmitFrom(send.una(), nowNs, before);
                 }
                 if (probeOutstanding) {
                     sendProbe(rails.current(), nowNs);
@@ -518,7 +443,7 @@ public final class DrEndpoint {
                     failover(nowNs);
                     return work;
                 }
-                if (!retransmit(psn, nowNs)) {
+                if (!retx.retransmit(psn, nowNs)) {
                     return work;
                 }
             }
@@ -542,14 +467,14 @@ public final class DrEndpoint {
             fail(new RdmaTransportException("peer " + peerName + " is unreachable: every rail failed after "
                 + (config.maxRetriesPerRail() + 1) + " retransmission timeouts in a row without progress: "
                 + rails.describeFailed() + "; " + send.inFlight() + " VFRAGs in flight from PSN "
-                + Integer.toUnsignedString(send.una()) + ", " + vfragsRetransmitted + " retransmissions, " + timeouts
+                + Integer.toUnsignedString(send.una()) + ", " + retx.vfragsRetransmitted() + " retransmissions, " + timeouts
                 + " timeouts (last rail " + failedRail + " after " + retries + " retries)", WcStatus.RETRY_EXC_ERR, null));
             return false;
         }
         failovers++;
         rto.reset();
         if (send.inFlight() > 0) {
-            retransmitFrom(send.una(), nowNs, Long.MAX_VALUE);
+            retx.retransmitFrom(send.una(), nowNs, Long.MAX_VALUE);
         }
         if (probeOutstanding) {
             sendProbe(rails.current(), nowNs);
@@ -562,39 +487,6 @@ public final class DrEndpoint {
         sink.send(rail, control, len, 0);
     }
 
-    private int acknowledge(long nowNs) {
-        int work = 0;
-        if (probeReplyRail >= 0) {
-            if (sendAck(probeReplyRail, DrDatagram.FLAG_PROBE_REPLY, probeEchoNs)) {
-                probeReplyRail = -1;
-                work++;
-            }
-        }
-        int limit = receive.creditLimit();
-        boolean windowUpdate = limit - advertisedLimit >= Math.max(1, config.receiveBufferVfrags() / 4);
-        boolean timerDue = ackPending > 0 && nowNs - ackDeadlineNs >= 0;
-        if (ackNow || timerDue || windowUpdate) {
-            if (sendAck(ackRail, 0, 0)) {
-                work++;
-            }
-        }
-        return work;
-    }
-
-    private boolean sendAck(int rail, int flags, long echo) {
-        int limit = receive.creditLimit();
-        int len = DrDatagram.encode(controlView, 0, DrDatagram.ACK, flags, 0, localId, receive.esn(), limit, receive.sack(), crc);
-        if (sink.send(rail, control, len, 0) == DatagramSink.BACK_PRESSURED) {
-            return false;
-        }
-        acksSent++;
-        advertisedLimit = limit;
-        ackPending = 0;
-        ackNow = false;
-        ackDeadlineNs = Long.MAX_VALUE;
-        return true;
-    }
-
     /**
      * When {@link #doWork} has to run next at the latest (a timer), ns; {@code Long.MAX_VALUE} when only a new
      * datagram, message or completion can give it work. Call it after {@code doWork}.
@@ -604,9 +496,7 @@ public final class DrEndpoint {
             return Long.MAX_VALUE;
         }
         long d = retxDeadlineNs;
-        if (ackPending > 0) {
-            d = Math.min(d, ackDeadlineNs);
-        }
+        d = Math.min(d, acks.deadlineNs());
         if (send.inFlight() == 0 && !probeOutstanding && wantsPeer()) {
             d = Math.min(d, keepaliveDeadlineNs());
         }
@@ -621,8 +511,7 @@ public final class DrEndpoint {
 
     /** Whether something is due now without a timer (a new VFRAG may go, an ACK is owed). */
     public boolean hasImmediateWork() {
-        return failure == null && (send.canFragment() || ackNow || probeReplyRail >= 0
-            || receive.creditLimit() - advertisedLimit >= Math.max(1, config.receiveBufferVfrags() / 4));
+        return failure == null && (send.canFragment() || acks.hasImmediateWork());
     }
 
     /** Fails the endpoint (both directions) with {@code error}; the first failure wins. */
