@@ -1,10 +1,6 @@
 package io.rdmaflux.benchmarks.core;
 
-import io.aeron.Aeron;
-import io.aeron.Publication;
-import io.aeron.Subscription;
-import io.aeron.driver.MediaDriver;
-import io.aeron.logbuffer.FragmentHandler;
+import io.rdmaflux.benchmarks.AeronLoop;
 import io.rdmaflux.core.ConnectionSpec;
 import io.rdmaflux.core.EagerSpec;
 import io.rdmaflux.core.RdmaConnection;
@@ -23,8 +19,6 @@ import io.rsocket.SocketAcceptor;
 import io.rsocket.transport.local.LocalClientTransport;
 import io.rsocket.transport.local.LocalServerTransport;
 import io.rsocket.util.DefaultPayload;
-import org.agrona.IoUtil;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
@@ -47,8 +41,6 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-import java.io.File;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -99,14 +91,7 @@ public class MessageRateBenchmark {
     private RSocket rsocket;
     private Mono<Long> rsocketBatch;
 
-    private MediaDriver driver;
-    private Aeron aeron;
-    private Publication publication;
-    private Subscription subscription;
-    private File aeronDir;
-    private final UnsafeBuffer aeronSrc = new UnsafeBuffer(ByteBuffer.allocateDirect(SIZE));
-    private long aeronReceived;
-    private final FragmentHandler aeronHandler = (buffer, offset, length, header) -> aeronReceived++;
+    private AeronLoop aeronLoop;
 
     /**
      * SHARED: both nodes' connections on one progress thread (the best same-JVM configuration on a small
@@ -172,16 +157,7 @@ public class MessageRateBenchmark {
         rsocketBatch = Mono.defer(() -> rsocket.requestStream(DefaultPayload.create(new byte[0]))
             .doOnNext(Payload::release).count());
 
-        aeronDir = new File(System.getProperty("java.io.tmpdir"), "rdmaflux-aeron-bench-" + ProcessHandle.current().pid());
-        driver = MediaDriver.launch(new MediaDriver.Context().aeronDirectoryName(aeronDir.getAbsolutePath())
-            .dirDeleteOnStart(true).dirDeleteOnShutdown(true).ipcTermBufferLength(8 << 20)
-            .threadingMode(io.aeron.driver.ThreadingMode.SHARED));
-        aeron = Aeron.connect(new Aeron.Context().aeronDirectoryName(aeronDir.getAbsolutePath()));
-        subscription = aeron.addSubscription("aeron:ipc", 1001);
-        publication = aeron.addPublication("aeron:ipc", 1001);
-        while (!publication.isConnected()) {
-            Thread.onSpinWait();
-        }
+        aeronLoop = new AeronLoop("aeron-bench", "aeron:ipc", 1001, SIZE, 8 << 20);
     }
 
     @TearDown(Level.Trial)
@@ -193,11 +169,7 @@ public class MessageRateBenchmark {
         pb.close();
         rsocket.dispose();
         rsocketServer.dispose();
-        publication.close();
-        subscription.close();
-        aeron.close();
-        driver.close();
-        IoUtil.delete(aeronDir, true);
+        aeronLoop.close();
     }
 
     @Benchmark
@@ -235,15 +207,6 @@ public class MessageRateBenchmark {
     @Benchmark
     @OperationsPerInvocation(BATCH)
     public long aeronIpc() {
-        long target = aeronReceived + BATCH;
-        for (int i = 0; i < BATCH; i++) {
-            while (publication.offer(aeronSrc, 0, SIZE) < 0) {
-                subscription.poll(aeronHandler, 256);
-            }
-        }
-        while (aeronReceived < target) {
-            subscription.poll(aeronHandler, 256);
-        }
-        return aeronReceived;
+        return aeronLoop.batch(BATCH);
     }
 }

@@ -1,10 +1,6 @@
 package io.rdmaflux.benchmarks.net;
 
-import io.aeron.Aeron;
-import io.aeron.Publication;
-import io.aeron.Subscription;
-import io.aeron.driver.MediaDriver;
-import io.aeron.logbuffer.FragmentHandler;
+import io.rdmaflux.benchmarks.AeronLoop;
 import io.rdmaflux.core.ConnectionSpec;
 import io.rdmaflux.core.EagerSpec;
 import io.rdmaflux.core.RdmaConnection;
@@ -25,8 +21,6 @@ import io.rsocket.transport.netty.client.TcpClientTransport;
 import io.rsocket.transport.netty.server.CloseableChannel;
 import io.rsocket.transport.netty.server.TcpServerTransport;
 import io.rsocket.util.DefaultPayload;
-import org.agrona.IoUtil;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -44,12 +38,10 @@ import org.openjdk.jmh.annotations.Warmup;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -106,14 +98,7 @@ public class NetMessageRateBenchmark {
     private RSocket rsocket;
     private Mono<Long> rsocketBatch;
 
-    private MediaDriver driver;
-    private Aeron aeron;
-    private Publication publication;
-    private Subscription subscription;
-    private File aeronDir;
-    private final UnsafeBuffer aeronSrc = new UnsafeBuffer(ByteBuffer.allocateDirect(SIZE));
-    private long aeronReceived;
-    private final FragmentHandler aeronHandler = (buffer, offset, length, header) -> aeronReceived++;
+    private AeronLoop aeronLoop;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -142,20 +127,7 @@ public class NetMessageRateBenchmark {
             .connect(TcpClientTransport.create((InetSocketAddress) rsocketServer.address())).block(Duration.ofSeconds(10));
         rsocketBatch = Mono.defer(() -> rsocket.requestStream(DefaultPayload.create(new byte[0])).doOnNext(Payload::release).count());
 
-        aeronDir = new File(System.getProperty("java.io.tmpdir"), "rdmaflux-aeron-udp-bench-" + ProcessHandle.current().pid());
-        driver = MediaDriver.launch(new MediaDriver.Context().aeronDirectoryName(aeronDir.getAbsolutePath())
-            .dirDeleteOnStart(true).dirDeleteOnShutdown(true).threadingMode(io.aeron.driver.ThreadingMode.SHARED));
-        aeron = Aeron.connect(new Aeron.Context().aeronDirectoryName(aeronDir.getAbsolutePath()));
-        String channel = "aeron:udp?endpoint=127.0.0.1:" + freeUdpPort();
-        subscription = aeron.addSubscription(channel, 1002);
-        publication = aeron.addPublication(channel, 1002);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!publication.isConnected()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("the Aeron UDP publication did not connect within 10 s on " + channel);
-            }
-            Thread.onSpinWait();
-        }
+        aeronLoop = new AeronLoop("aeron-udp-bench", "aeron:udp?endpoint=127.0.0.1:" + freeUdpPort(), 1002, SIZE, 0);
     }
 
     private RdmaNode node(SoftProvider p, String name) {
@@ -180,11 +152,7 @@ public class NetMessageRateBenchmark {
         pb.close();
         rsocket.dispose();
         rsocketServer.dispose();
-        publication.close();
-        subscription.close();
-        aeron.close();
-        driver.close();
-        IoUtil.delete(aeronDir, true);
+        aeronLoop.close();
     }
 
     @Benchmark
@@ -215,16 +183,7 @@ public class NetMessageRateBenchmark {
     @Benchmark
     @OperationsPerInvocation(BATCH)
     public long aeronUdp() {
-        long target = aeronReceived + BATCH;
-        for (int i = 0; i < BATCH; i++) {
-            while (publication.offer(aeronSrc, 0, SIZE) < 0) {
-                subscription.poll(aeronHandler, 256);
-            }
-        }
-        while (aeronReceived < target) {
-            subscription.poll(aeronHandler, 256);
-        }
-        return aeronReceived;
+        return aeronLoop.batch(BATCH);
     }
 
     private static <T> T spin(Mono<T> batch) {
