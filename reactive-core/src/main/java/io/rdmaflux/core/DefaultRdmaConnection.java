@@ -90,7 +90,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     private ConnectionState state = ConnectionState.OPEN;
     /** {@code state.terminated()}, kept as a field: read per frame and per message on the data path. */
     private boolean terminated;
-    private @Nullable Throwable failure;
+    private volatile @Nullable Throwable failure;
     /** The duty cycle's clock reading: completion times are taken from it, not from a clock read per message. */
     private long cycleNs;
 
@@ -158,7 +158,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
             SendOp op = new SendOp(this, sink, sendOpQueueCapacity);
             sink.onCancel(op::cancelFromUser);
             if (disposed) {
-                sink.error(new ConnectionClosedException("send on " + name + " which is closed", false));
+                Throwable failed = failure;
+                sink.error(failed != null && !(failed instanceof ConnectionClosedException) ? failed
+                    : new ConnectionClosedException("send on " + name + " which is closed", false));
                 reactor.util.context.Context context = reactor.util.context.Context.of(sink.contextView());
                 Flux.from(messages).contextWrite(context).take(CLOSED_SEND_DRAIN_LIMIT, true)
                     .subscribe(m -> SendOp.discard(m, context), e -> { }, () -> { }, s -> s.request(Long.MAX_VALUE));
@@ -364,7 +366,15 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         return cycleNs;
     }
 
-    ConnectionClosedException closedError() {
+    /**
+     * The error a send on this closed connection fails with: the transport or protocol failure that ended
+     * it, so a caller learns why; a {@link ConnectionClosedException} after a close.
+     */
+    RdmaException closedError() {
+        Throwable failed = failure;
+        if (failed instanceof RdmaException && !(failed instanceof ConnectionClosedException)) {
+            return (RdmaException) failed;
+        }
         return new ConnectionClosedException(name + " is closed; open a new connection to send", false);
     }
 
@@ -390,12 +400,12 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         if (terminated) {
             return;
         }
-        state = ConnectionState.TERMINATED;
-        terminated = true;
-        disposed = true;
         if (error != null) {
             failure = error;
         }
+        state = ConnectionState.TERMINATED;
+        terminated = true;
+        disposed = true;
         Throwable sendError = error != null ? error : closedError();
         pipeline.clear();
         ledger.releaseAll();
