@@ -5,6 +5,7 @@ import io.rdmaflux.core.RdmaMessage;
 import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.ChannelEvents;
 import io.rdmaflux.core.channel.ChannelKind;
+import io.rdmaflux.core.channel.ForwardingChannel;
 import io.rdmaflux.core.channel.WorkRequestTokens;
 import io.rdmaflux.core.frame.DataFrameCodec;
 import io.rdmaflux.core.frame.FrameFormatException;
@@ -55,7 +56,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p><b>Concurrency:</b> progress thread only, after construction (the Channel SPI's rule).
  */
-public final class EagerChannel implements Channel {
+public final class EagerChannel extends ForwardingChannel {
+    /** The decorated RC send/receive channel ({@link #delegate}). */
     private final Channel rc;
     private final EagerChannelProvider provider;
     private final RingReceiver ring;
@@ -97,6 +99,7 @@ public final class EagerChannel implements Channel {
 
     EagerChannel(Channel rc, EagerChannelProvider provider, RingReceiver ring, RingSender sender, PollingSet set, EagerPolicy policy,
                  int receiveBuffers) {
+        super(rc);
         this.rc = rc;
         this.provider = provider;
         this.ring = ring;
@@ -121,41 +124,6 @@ public final class EagerChannel implements Channel {
     }
 
     @Override
-    public QpEndpoint localEndpoint() {
-        return rc.localEndpoint();
-    }
-
-    @Override
-    public void connect(QpEndpoint remote, int peerBufferBytes, int peerReceiveBuffers, int initialCredits, boolean connecting) {
-        rc.connect(remote, peerBufferBytes, peerReceiveBuffers, initialCredits, connecting);
-    }
-
-    @Override
-    public int rail() {
-        return rc.rail();
-    }
-
-    @Override
-    public Port port() {
-        return rc.port();
-    }
-
-    @Override
-    public boolean isUsable() {
-        return rc.isUsable();
-    }
-
-    @Override
-    public int maxFramePayloadBytes() {
-        return rc.maxFramePayloadBytes();
-    }
-
-    @Override
-    public boolean carriesControl() {
-        return rc.carriesControl();
-    }
-
-    @Override
     public boolean isFailed() {
         return failed || rc.isFailed();
     }
@@ -163,16 +131,6 @@ public final class EagerChannel implements Channel {
     @Override
     public boolean isClosed() {
         return closed;
-    }
-
-    @Override
-    public boolean closeSent() {
-        return rc.closeSent();
-    }
-
-    @Override
-    public boolean finalSent() {
-        return rc.finalSent();
     }
 
     // ---------------------------------------------------------------- duty cycle
@@ -325,89 +283,40 @@ public final class EagerChannel implements Channel {
         rc.sendRts(psn, messageLength, token);
     }
 
+    // ---------------------------------------------------------------- rendezvous, control, one-sided: the RC channel
+
+    // the READ rendezvous (seed 001 §3), control frames and one-sided work (seed 002) are the RC channel's,
+    // forwarded by ForwardingChannel: large messages never take the ring
+
+    /**
+     * One-sided WRITEs (seed 002) go on the RC channel's queue pair beside the ring's WRITEs, which take the
+     * upper half of the tag space.
+     *
+     * @param tag in [0, 2^27)
+     * @throws IllegalArgumentException if {@code tag} is in the ring's half
+     */
     @Override
-    public void flushSends() {
-        rc.flushSends();
-    }
-
-    // ---------------------------------------------------------------- rendezvous and control: the RC channel
-
-    @Override
-    public boolean canWriteStripe() {
-        return rc.canWriteStripe();
-    }
-
-    @Override
-    public void writeStripe(int psn, int messageLength, long localAddress, int lkey, long remoteAddress, int rkey, int stripeOffset,
-                            int length, int stripes, int stripeIndex, long token) {
-        rc.writeStripe(psn, messageLength, localAddress, lkey, remoteAddress, rkey, stripeOffset, length, stripes, stripeIndex, token);
-    }
-
-    @Override
-    public int writesInFlight() {
-        return rc.writesInFlight();
-    }
-
-    // the READ rendezvous (seed 001 §3) is the RC channel's: large messages never take the ring
-
-    @Override
-    public void sendRtsRead(int psn, int messageLength, long address, int rkey, long token) {
-        rc.sendRtsRead(psn, messageLength, address, rkey, token);
+    public boolean postWrite(long localAddress, int lkey, long remoteAddress, int rkey, int length, int tag) {
+        return postWrite(localAddress, lkey, remoteAddress, rkey, length, tag, true);
     }
 
     @Override
-    public boolean canReadStripe() {
-        return rc.canReadStripe();
+    public boolean postWrite(long localAddress, int lkey, long remoteAddress, int rkey, int length, int tag, boolean signaled) {
+        if (tag < 0 || RingSender.isRingTag(tag)) {
+            throw new IllegalArgumentException("WRITE tag " + tag + " on an eager rail must be in [0, 2^27): the ring's WRITEs use the upper half");
+        }
+        return rc.postWrite(localAddress, lkey, remoteAddress, rkey, length, tag, signaled);
+    }
+
+    /** The eager protocol's control messages use the RC channel's CHANNEL_CONTROL frames: none for others. */
+    @Override
+    public boolean sendChannelControl(DirectBuffer src, int offset, int length) {
+        return false;
     }
 
     @Override
-    public void readStripe(long localAddress, int lkey, long remoteAddress, int rkey, int length, long token) {
-        rc.readStripe(localAddress, lkey, remoteAddress, rkey, length, token);
-    }
-
-    @Override
-    public boolean sendReadFin(int psn, int messageLength, int flags) {
-        return rc.sendReadFin(psn, messageLength, flags);
-    }
-
-    @Override
-    public int readsInFlight() {
-        return rc.readsInFlight();
-    }
-
-    @Override
-    public boolean sendCts(int psn, int messageLength, long remoteAddress, int rkey, int flags) {
-        return rc.sendCts(psn, messageLength, remoteAddress, rkey, flags);
-    }
-
-    @Override
-    public boolean sendRailDown(int failedRail) {
-        return rc.sendRailDown(failedRail);
-    }
-
-    @Override
-    public boolean sendInboundClosed(int firstUndeliveredPsn) {
-        return rc.sendInboundClosed(firstUndeliveredPsn);
-    }
-
-    @Override
-    public boolean sendCreditFrame() {
-        return rc.sendCreditFrame();
-    }
-
-    @Override
-    public int flushCredits() {
-        return rc.flushCredits();
-    }
-
-    @Override
-    public boolean sendGracefulClose(int nextPsn, int railMask, boolean last) {
-        return rc.sendGracefulClose(nextPsn, railMask, last);
-    }
-
-    @Override
-    public void sendAbort(int nextPsn, String reason) {
-        rc.sendAbort(nextPsn, reason);
+    public boolean carriesOneSided() {
+        return !isFailed() && !closed && rc.carriesOneSided();
     }
 
     // ---------------------------------------------------------------- receive buffers: the RC channel's, then the ring's
@@ -454,11 +363,6 @@ public final class EagerChannel implements Channel {
     @Override
     public int sendBufferCount() {
         return rc.sendBufferCount() + sender.stagingSlots();
-    }
-
-    @Override
-    public int peerReceiveBuffers() {
-        return rc.peerReceiveBuffers();
     }
 
     @Override
@@ -511,16 +415,6 @@ public final class EagerChannel implements Channel {
     public void forEachUnackedSend(UnackedSend visitor) {
         rc.forEachUnackedSend(visitor);
         sender.forEachUnacked(visitor);
-    }
-
-    @Override
-    public void failedByPeer() {
-        rc.failedByPeer();
-    }
-
-    @Override
-    public void abort() {
-        rc.abort();
     }
 
     /** A protocol violation on the ring or in its control messages: fails the RC channel, which reports it. */

@@ -34,6 +34,11 @@ import org.agrona.concurrent.UnsafeBuffer;
 final class RingSender implements AutoCloseable {
     /** The tag of the zero-length signalled WRITE that retires unsignalled ones ({@link #flushDue}). */
     static final int FLUSH_TAG = (1 << 28) - 1;
+    /**
+     * Ring WRITEs are tagged {@code TAG_BASE + staging slot}: the upper half of the channel's tag space
+     * [0, 2^28) is the ring's, the lower half is left to one-sided WRITEs posted through the eager channel.
+     */
+    static final int TAG_BASE = 1 << 27;
     /** Unreported unsignalled WRITEs are flushed after this long without a new WRITE, ns. */
     static final long FLUSH_AFTER_NS = 200_000;
     private final MemoryRegion region;
@@ -248,11 +253,16 @@ final class RingSender implements AutoCloseable {
             signaledWrites++;
         }
         unsignaledTail = !signaled;
-        return rc.postWrite(region.address() + base, region.lkey(), remote, peerRkey, len, staging, signaled);
+        return rc.postWrite(region.address() + base, region.lkey(), remote, peerRkey, len, TAG_BASE + staging, signaled);
+    }
+
+    /** Whether {@code tag} is one of this ring's WRITEs (a staging slot's or the flush), not a one-sided WRITE. */
+    static boolean isRingTag(int tag) {
+        return tag >= TAG_BASE;
     }
 
     /**
-     * The WRITE of staging slot {@code tag} completed.
+     * The ring WRITE tagged {@code tag} completed.
      *
      * @return its token
      */
@@ -261,9 +271,10 @@ final class RingSender implements AutoCloseable {
             flushInFlight = false;
             return WorkRequestTokens.NONE;
         }
+        int slot = tag - TAG_BASE;
         int expected = tailSlot;
-        if (stagingTail == stagingHead || tag != expected) {
-            throw new IllegalStateException("eager WRITE of staging slot " + tag + " completed but slot " + expected
+        if (stagingTail == stagingHead || slot != expected) {
+            throw new IllegalStateException("eager WRITE of staging slot " + slot + " completed but slot " + expected
                 + " is the oldest in flight (" + (stagingHead - stagingTail) + " in flight)");
         }
         stagingTail++;
@@ -273,9 +284,9 @@ final class RingSender implements AutoCloseable {
         if (reportedSeq < stagingTail) {
             reportedSeq = stagingTail;
         }
-        long token = tokens[tag];
+        long token = tokens[slot];
         if (token != WorkRequestTokens.NONE) {
-            tokens[tag] = WorkRequestTokens.NONE;
+            tokens[slot] = WorkRequestTokens.NONE;
             unreported--;
         }
         return token;

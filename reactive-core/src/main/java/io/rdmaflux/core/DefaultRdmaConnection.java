@@ -278,8 +278,35 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         return name;
     }
 
+    /**
+     * One duty cycle. An unexpected exception from it (a bug here or in a channel kind) aborts this
+     * connection with {@link RdmaException.Category#INTERNAL} and is rethrown to the engine's error
+     * handler: the connection's state may be half updated, so carrying on could only hang or corrupt.
+     */
     @Override
     public int doWork(long nowNs) {
+        try {
+            return dutyCycle(nowNs);
+        } catch (RuntimeException | Error e) {
+            if (!terminated) {
+                RdmaException internal = new RdmaException(RdmaException.Category.INTERNAL, name
+                    + " aborted: unexpected " + e + " on its progress thread (a bug: please report it with the cause's stack trace)", null, e);
+                try {
+                    abortWith("internal error", internal);
+                } catch (RuntimeException nested) {
+                    e.addSuppressed(nested);
+                    terminate(internal);
+                }
+            }
+            throw e;
+        }
+    }
+
+    private static boolean isInternal(Throwable error) {
+        return error instanceof RdmaException && ((RdmaException) error).category() == RdmaException.Category.INTERNAL;
+    }
+
+    private int dutyCycle(long nowNs) {
         if (resources.isFreed()) {
             return 0;
         }
@@ -412,8 +439,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         ops.failAll(sendError);
         if (error != null) {
             delivery.terminate(error);
-            if (!(error instanceof ConnectionClosedException)) {
-                // a transport or protocol failure: flush whatever is outstanding; a close lets its CLOSE frame go out
+            if (!(error instanceof ConnectionClosedException) && !isInternal(error)) {
+                // a transport or protocol failure: flush whatever is outstanding; a close (and an internal
+                // error's abort, so the peer hears it) lets its CLOSE frame go out
                 for (Channel ch : channels) {
                     ch.abort();
                 }

@@ -43,7 +43,13 @@ public class RdmaException extends RuntimeException {
          * A connection could not be established (a lazy connection's first use: nothing listens, the peer
          * refused, the connect timed out); the connection manager's error is the cause.
          */
-        CONNECT
+        CONNECT,
+        /**
+         * An unexpected exception on the progress thread (a bug in rdmaflux or in a channel kind): the
+         * connection it happened in is aborted, so no send or receive waits forever on state it left
+         * half updated; the exception is the cause.
+         */
+        INTERNAL
     }
 
     private final Category category;

@@ -112,7 +112,8 @@ public interface ChannelEvents {
 
     /**
      * A bare RDMA WRITE posted with {@link Channel#postWrite} and {@code tag} completed successfully (its
-     * source memory may be reused). Meant for a kind built over another channel; the connection ignores it.
+     * source memory may be reused). A kind built over another channel intercepts its own WRITEs' tags; the
+     * connection hands the rest to its one-sided engine.
      */
     default void onWriteCompleted(Channel channel, int tag) {
     }
