@@ -136,6 +136,25 @@ class OneSidedTest {
     }
 
     @Test
+    void aRemoteRegionsSubscriberThatCancelsFromOnNextLeavesTheOthersAndTheConnectionIntact() {
+        try (InvokerPair p = pair(1)) {
+            MemoryRegion first = region(p.serverNode, 4096);
+            MemoryRegion second = region(p.serverNode, 4096);
+            List<RemoteRegion> firstOnly = new ArrayList<>();
+            List<RemoteRegion> all = new ArrayList<>();
+            p.client.remoteRegions().take(1).subscribe(firstOnly::add);
+            p.client.remoteRegions().subscribe(all::add);
+            p.client.remoteRegions().next().subscribe(firstOnly::add);
+            await(p, p.server.expose(first, RemoteAccess.READ));
+            await(p, p.server.expose(second, RemoteAccess.READ));
+            p.runUntil(() -> all.size() == 2);
+            assertEquals(2, firstOnly.size());
+            assertEquals(firstOnly.get(0).id(), firstOnly.get(1).id());
+            assertFalse(p.client.isDisposed(), "the connection survived the cancelling subscribers");
+        }
+    }
+
+    @Test
     void smallTransfersGoWholeOnOneRailInTurn() {
         try (InvokerPair p = pair(2)) {
             MemoryRegion target = region(p.serverNode, REGION);

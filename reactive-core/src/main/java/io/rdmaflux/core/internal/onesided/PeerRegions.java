@@ -79,8 +79,10 @@ final class PeerRegions {
         byId.put(id, region);
         synchronized (subscribers) {
             valid.add(region);
-            for (FluxSink<RemoteRegion> s : subscribers) {
-                s.next(region);
+            // a snapshot: a subscriber that cancels from onNext (take(1), next()) leaves the list meanwhile
+            for (Object s : subscribers.toArray()) {
+                @SuppressWarnings("unchecked") FluxSink<RemoteRegion> sink = (FluxSink<RemoteRegion>) s;
+                sink.next(region);
             }
         }
         return null;
