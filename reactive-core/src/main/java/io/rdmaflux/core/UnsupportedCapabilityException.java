@@ -2,7 +2,7 @@ package io.rdmaflux.core;
 
 /**
  * An operation needs a capability the node's provider does not have, for example one-sided atomics
- * ({@code DeviceCapabilities.atomics()}) on the {@code ucx} or {@code disni} provider. Signalled before
+ * ({@code DeviceCapabilities.atomics()}) on the {@code disni} provider. Signalled before
  * anything was posted; the connection stays usable. The message names the capability, the provider's
  * device and the fix.
  */

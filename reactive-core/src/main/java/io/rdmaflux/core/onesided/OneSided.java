@@ -108,7 +108,7 @@ public interface OneSided {
      *         {@link RemoteAccessException} (nothing posted) for a misaligned word (ALIGNMENT), a word past the end
      *         (BOUNDS), a region exposed without ATOMIC (RIGHTS), a revoked one (REVOKED) or one not from this
      *         connection's peer (NOT_REMOTE); with {@code UnsupportedCapabilityException} on a node whose provider
-     *         has no atomics ({@code DeviceCapabilities.atomics()}: ucx, disni)
+     *         has no atomics ({@code DeviceCapabilities.atomics()}: disni)
      */
     Mono<Long> fetchAndAdd(RemoteRegion remote, long offsetBytes, long delta);
 

@@ -74,8 +74,8 @@ final class OneSidedChecks {
                                                   long offsetBytes) {
         if (!pd.device().capabilities().atomics()) {
             return new UnsupportedCapabilityException("atomics", name + ": device '" + pd.device().name() + "' of this node has no "
-                + "atomics (DeviceCapabilities.atomics false, as for the ucx and disni providers); run the node on a provider with "
-                + "atomics such as 'soft', or guard the word with a lock of your own and use get and put");
+                + "atomics (DeviceCapabilities.atomics false, as for the disni provider); run the node on a provider with "
+                + "atomics such as 'soft' or 'ucx', or guard the word with a lock of your own and use get and put");
         }
         if (offsetBytes < 0) {
             return new IllegalArgumentException(name + ": offsetBytes >= 0 required but it was " + offsetBytes);
