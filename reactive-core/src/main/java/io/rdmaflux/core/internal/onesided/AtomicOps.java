@@ -1,6 +1,7 @@
 package io.rdmaflux.core.internal.onesided;
 
 import io.rdmaflux.core.RdmaTransportException;
+import io.rdmaflux.core.UnsupportedCapabilityException;
 import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.WorkRequestTokens;
 import io.rdmaflux.verbs.Access;
@@ -77,7 +78,16 @@ final class AtomicOps {
                 work++;
                 continue;
             }
-            int rail = railWithRoom(alive);
+            long capable = atomicRails(alive);
+            if (capable == 0) {
+                waiting.poll();
+                engine.refuse(op, new UnsupportedCapabilityException("atomics", op.describe() + ": none of the live rails carries atomics "
+                    + "(their channel kind is " + channels[Long.numberOfTrailingZeros(alive)].kind() + ", without RDMA READ responses); "
+                    + "open the connection with at least one RC rail"));
+                work++;
+                continue;
+            }
+            int rail = railWithRoom(capable);
             if (rail < 0 || freeSlots.isEmpty()) {
                 return work;
             }
@@ -86,6 +96,17 @@ final class AtomicOps {
             work++;
         }
         return work;
+    }
+
+    /** The rails of {@code alive} whose channel kind has responder answers (RDMA READ): an atomic's result comes back like READ data. */
+    private long atomicRails(long alive) {
+        long m = 0;
+        for (int r = 0; r < channels.length; r++) {
+            if ((alive & (1L << r)) != 0 && channels[r].capabilities().rdmaRead()) {
+                m |= 1L << r;
+            }
+        }
+        return m;
     }
 
     private int railWithRoom(long alive) {
