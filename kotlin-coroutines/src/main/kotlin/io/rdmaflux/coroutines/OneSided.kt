@@ -63,6 +63,30 @@ suspend fun RdmaConnection.getAwait(local: MemoryRegion, localOffset: Long, remo
 }
 
 /**
+ * Atomically adds [delta] to the 64-bit word at [offsetBytes] of [remote] (verbs ATOMIC_FETCH_AND_ADD) and
+ * suspends until the target ran it; returns the word's value before the addition. Atomics are not ordered
+ * with the puts and gets of their epoch until [fenceAwait] (or until the earlier operation returned), as
+ * MPI-3's accumulate operations next to `MPI_Put`.
+ *
+ * **Cancellation:** cancellable, but only the wait: a posted atomic cannot be recalled and may still run.
+ *
+ * @throws io.rdmaflux.core.onesided.RemoteAccessException if the word is not 8-byte aligned (ALIGNMENT), past
+ *   the end (BOUNDS), the region was exposed without ATOMIC (RIGHTS) or revoked (REVOKED); nothing was posted
+ * @throws io.rdmaflux.core.UnsupportedCapabilityException on a node whose provider has no atomics
+ * @throws io.rdmaflux.core.RdmaTransportException if its rail failed with it in flight (it may or may not have run)
+ */
+suspend fun RdmaConnection.fetchAndAddAwait(remote: RemoteRegion, offsetBytes: Long, delta: Long): Long =
+    fetchAndAdd(remote, offsetBytes, delta).awaitSingle()
+
+/**
+ * Atomically replaces the 64-bit word at [offsetBytes] of [remote] with [update] if it equals [expect] (verbs
+ * ATOMIC_CMP_AND_SWP) and suspends until the target ran it; returns the word's value before, which equals
+ * [expect] exactly when the swap happened. Cancellable and throwing as [fetchAndAddAwait].
+ */
+suspend fun RdmaConnection.compareAndSwapAwait(remote: RemoteRegion, offsetBytes: Long, expect: Long, update: Long): Long =
+    compareAndSwap(remote, offsetBytes, expect, update).awaitSingle()
+
+/**
  * Ends the current access epoch and suspends until the target holds every put of it and acknowledged it
  * (one synchronization message per subchannel used, seed 002 §3.2).
  *

@@ -68,4 +68,27 @@ class OneSidedSpec : FunSpec({
             p.drive()
         }
     }
+
+    test("fetchAndAddAwait and compareAndSwapAwait return the old value; a misaligned word throws ALIGNMENT") {
+        InvokerPair().use { p ->
+            val (client, server) = p.connect()
+            val target = p.serverNode.registerMemory(ByteBuffer.allocateDirect(64))
+            val (olds, misaligned) = p.run {
+                server.exposeAwait(target, RemoteAccess.ATOMIC)
+                val remote = client.remoteRegionsAsFlow().first()
+                val a = client.fetchAndAddAwait(remote, 8, 5)
+                val b = client.fetchAndAddAwait(remote, 8, 5)
+                val c = client.compareAndSwapAwait(remote, 8, 10, 42)
+                val d = client.compareAndSwapAwait(remote, 8, 10, 7)
+                listOf(a, b, c, d) to shouldThrow<RemoteAccessException> { client.fetchAndAddAwait(remote, 12, 1) }
+            }
+            olds shouldBe listOf(0L, 5L, 10L, 42L)
+            target.buffer().order(java.nio.ByteOrder.nativeOrder()).getLong(8) shouldBe 42L
+            misaligned.reason() shouldBe RemoteAccessException.Reason.ALIGNMENT
+            misaligned.message shouldContain "12"
+            client.close()
+            server.close()
+            p.drive()
+        }
+    }
 })

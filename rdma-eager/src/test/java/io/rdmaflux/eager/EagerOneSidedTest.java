@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * One-sided put/get/fence (seed 002) on an eager connection (seed 001), in virtual time: the eager
+ * One-sided put/get/atomics/fence (seed 002) on an eager connection (seed 001), in virtual time: the eager
  * channel forwards one-sided work to its RC queue pair, and the one-sided WRITEs' completions are told
  * apart from the ring's (selectively signalled) WRITEs by tag, while small messages keep using the ring.
  */
@@ -76,7 +76,7 @@ class EagerOneSidedTest {
             c[0].remoteRegions().subscribe(seen::add);
             List<Epoch> epochs = new ArrayList<>();
             c[1].epochs().subscribe(epochs::add);
-            await(bed, c[1].expose(target, RemoteAccess.READ_WRITE));
+            await(bed, c[1].expose(target, RemoteAccess.READ_WRITE_ATOMIC));
             bed.runUntil(() -> !seen.isEmpty());
             RemoteRegion remote = seen.get(0);
 
@@ -91,6 +91,10 @@ class EagerOneSidedTest {
                 await(bed, c[0].get(back, 0, remote, i * 1000L, data.length));
                 assertArrayEquals(data, read(back, 0, data.length), "get " + i);
             }
+            target.buffer().order(java.nio.ByteOrder.nativeOrder()).putLong(60_000, 40);
+            assertEquals(40L, await(bed, c[0].fetchAndAdd(remote, 60_000, 2)));
+            assertEquals(42L, await(bed, c[0].compareAndSwap(remote, 60_000, 42, 7)));
+            assertEquals(7L, target.buffer().order(java.nio.ByteOrder.nativeOrder()).getLong(60_000));
             Epoch epoch = await(bed, c[0].fence());
             assertTrue(epoch != null);
             bed.runUntil(() -> !epochs.isEmpty() && h.seqs.size() == 200 || err.get() != null);

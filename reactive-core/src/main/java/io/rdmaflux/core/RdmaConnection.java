@@ -168,6 +168,16 @@ public interface RdmaConnection {
         return oneSided().get(local, localOffset, remote, remoteOffset, lengthBytes);
     }
 
+    /** {@link OneSided#fetchAndAdd}: atomically adds {@code delta} to the 8-byte word at {@code offsetBytes}; emits the value before. */
+    default Mono<Long> fetchAndAdd(RemoteRegion remote, long offsetBytes, long delta) {
+        return oneSided().fetchAndAdd(remote, offsetBytes, delta);
+    }
+
+    /** {@link OneSided#compareAndSwap}: atomically swaps in {@code update} if the word equals {@code expect}; emits the value before. */
+    default Mono<Long> compareAndSwap(RemoteRegion remote, long offsetBytes, long expect, long update) {
+        return oneSided().compareAndSwap(remote, offsetBytes, expect, update);
+    }
+
     /** {@link OneSided#transfers}: puts and gets as a stream, at most {@code maxOutstandingBytes} in flight. */
     default Flux<Transfer> transfers(Publisher<Transfer> transfers, long maxOutstandingBytes) {
         return oneSided().transfers(transfers, maxOutstandingBytes);

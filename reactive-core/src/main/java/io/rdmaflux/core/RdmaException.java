@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Subclasses: {@link RdmaTransportException} (a QP error or an error completion: the peer died,
  * the path broke), {@link ConnectionClosedException} (closed or aborted by either side),
  * {@link MessageTooLargeException}, {@link IllegalReferenceCountException},
- * {@link RdmaProtocolException} (the peer broke the protocol),
+ * {@link RdmaProtocolException} (the peer broke the protocol), {@link UnsupportedCapabilityException},
  * {@link io.rdmaflux.core.frame.FrameFormatException} and
  * {@link io.rdmaflux.core.reorder.ReorderWindowOverflowException}.
  */
@@ -49,7 +49,12 @@ public class RdmaException extends RuntimeException {
          * connection it happened in is aborted, so no send or receive waits forever on state it left
          * half updated; the exception is the cause.
          */
-        INTERNAL
+        INTERNAL,
+        /**
+         * An operation needs a capability the provider or channel does not have (e.g. atomics on a
+         * provider without them: {@link UnsupportedCapabilityException}); nothing was posted.
+         */
+        UNSUPPORTED
     }
 
     private final Category category;

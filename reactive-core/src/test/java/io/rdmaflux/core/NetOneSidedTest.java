@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
  * One-sided RDMA on the IP fabric (RC over TCP over loopback, real time, DEDICATED progress threads): the
- * receiving soft NIC places puts and serves gets with no consumer code, and refuses an RDMA that the
+ * receiving soft NIC places puts, serves gets and runs atomics with no consumer code, and refuses an RDMA that the
  * exposure's registration does not allow.
  */
 class NetOneSidedTest {
@@ -43,6 +43,22 @@ class NetOneSidedTest {
             assertArrayEquals(data, OneSidedTest.read(target, 0, size));
             p.client().get(back, 0, user, 0, size).block(WAIT);
             assertArrayEquals(data, OneSidedTest.read(back, 0, size));
+        }
+    }
+
+    @Test
+    void atomicsOverTwoNetRailsRunOnceEachAtTheResponder() {
+        try (RealTimePair p = RealTimePair.net(PairOptions.rails(2))) {
+            MemoryRegion target = OneSidedTest.region(p.serverNode(), 64);
+            p.server().expose(target, RemoteAccess.ATOMIC).block(WAIT);
+            RemoteRegion user = p.client().remoteRegions().blockFirst(WAIT);
+            int n = 500;
+            java.util.List<Long> olds = reactor.core.publisher.Flux.range(0, n).flatMap(i -> p.client().fetchAndAdd(user, 8, 1))
+                .collectList().block(WAIT);
+            assertEquals(n, new java.util.HashSet<>(olds).size(), "every fetch-and-add saw another value");
+            assertEquals(n, target.buffer().order(java.nio.ByteOrder.nativeOrder()).getLong(8));
+            assertEquals((long) n, p.client().compareAndSwap(user, 8, n, -1).block(WAIT));
+            assertEquals(-1L, target.buffer().order(java.nio.ByteOrder.nativeOrder()).getLong(8));
         }
     }
 

@@ -30,22 +30,23 @@ import java.util.Locale;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = {"OSU-style benchmarks: latency (ping-pong, one-way = RTT/2), bw (windowed streaming), "
-        + "bibw (both directions at once), msg-rate (messages/s), put-bw (RDMA WRITE), get-bw (RDMA READ), put-latency and get-latency (one put or get until it completed).",
+        + "bibw (both directions at once), msg-rate (messages/s), put-bw (RDMA WRITE), get-bw (RDMA READ), put-latency and get-latency (one put or get until it completed), "
+        + "fop-latency and cas-latency (one 8-byte fetch-and-add or compare-and-swap until it returned).",
         "Both ends run in this JVM, or in two processes: 'bench TEST --listen HOST:PORT' on one side serves one run and exits, "
             + "'bench TEST --connect HOST:PORT' on the other measures and prints the table."})
 public final class BenchCommand implements java.util.concurrent.Callable<Integer> {
-    enum Test { latency, bw, bibw, msg_rate, put_bw, get_bw, put_latency, get_latency }
+    enum Test { latency, bw, bibw, msg_rate, put_bw, get_bw, put_latency, get_latency, fop_latency, cas_latency }
 
     /** What each in-JVM size may take before the run gives up. */
     private static final Duration IN_JVM_SIZE_TIMEOUT = Duration.ofMinutes(5);
     /** The smallest largest-message of a two-process end: one receive buffer. */
     private static final int PEER_MIN_MESSAGE_BYTES = 64 << 10;
-    static final String TESTS = "latency, bw, bibw, msg-rate, put-bw, get-bw, put-latency or get-latency";
+    static final String TESTS = "latency, bw, bibw, msg-rate, put-bw, get-bw, put-latency, get-latency, fop-latency or cas-latency";
 
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "TEST", description = "latency, bw, bibw, msg-rate, put-bw, get-bw, put-latency or get-latency.")
+    @Parameters(index = "0", paramLabel = "TEST", description = "latency, bw, bibw, msg-rate, put-bw, get-bw, put-latency, get-latency, fop-latency or cas-latency.")
     String test;
 
     @Option(names = "--provider", description = "RDMA provider: soft (default) or ucx (UCX via JUCX: both ends in this JVM, or two "
@@ -117,6 +118,9 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     public Integer call() {
         Settings s = settings();
         PrintWriter out = spec.commandLine().getOut();
+        if (atomic(s.test)) {
+            return AtomicLatencyBench.run(s, out);
+        }
         if (oneSided(s.test)) {
             // in this JVM, through the connection's one-sided API; between two processes, the verbs-level bench
             return s.peer.peerMode() ? OneSidedBench.run(s, out) : ConnectionOneSidedBench.run(s, out);
@@ -189,7 +193,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         if (json != null && (json.getParent() != null && !java.nio.file.Files.isDirectory(json.getParent()))) {
             throw new UserError("--json " + json + ": the directory " + json.getParent() + " does not exist; create it or write elsewhere");
         }
-        if ((t == Test.put_latency || t == Test.get_latency) && peer.peerMode()) {
+        if ((t == Test.put_latency || t == Test.get_latency || atomic(t)) && peer.peerMode()) {
             throw new UserError(name(t) + " runs both ends in this JVM (--fabric mem or net); drop --listen/--connect");
         }
         if (oneSided(t)) {
@@ -197,7 +201,11 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         } else {
             Policies.parse(policy, railCount);
         }
-        List<Integer> sizeList = parseSizes(sizes != null ? sizes : t == Test.msg_rate ? "8" : "1:1m");
+        List<Integer> sizeList = parseSizes(sizes != null ? sizes : t == Test.msg_rate || atomic(t) ? "8" : "1:1m");
+        if (atomic(t) && !sizeList.equals(List.of(8))) {
+            throw new UserError(name(t) + " measures 8-byte atomics only (verbs atomics act on one 64-bit word); drop --sizes " + sizes
+                + " or give --sizes 8");
+        }
         if (railRates != null && railRates.size() != railCount) {
             throw new UserError("--rail-rates gives " + railRates.size() + " rates for " + railCount + " rails; give one per rail");
         }
@@ -250,7 +258,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             s.rails, s.policy + (s.kinds == null ? "" : ", transport " + TransportOption.describe(s.kinds)), s.schedule.describe(),
             isLatency(s.test) ? "" : ", window " + s.window, where);
         switch (s.test) {
-            case latency, put_latency, get_latency -> out.println("# Size          Latency (us)    p50 (us)    p99 (us)");
+            case latency, put_latency, get_latency, fop_latency, cas_latency -> out.println("# Size          Latency (us)    p50 (us)    p99 (us)");
             case bw, bibw, put_bw, get_bw -> out.println("# Size      Bandwidth (MB/s)");
             case msg_rate -> out.println("# Size                  MB/s        Messages/s");
         }
@@ -447,12 +455,17 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
 
     /** Whether {@code t} measures latency (one operation at a time). */
     static boolean isLatency(Test t) {
-        return t == Test.latency || t == Test.put_latency || t == Test.get_latency;
+        return t == Test.latency || t == Test.put_latency || t == Test.get_latency || atomic(t);
+    }
+
+    /** Whether {@code t} is a one-sided atomic test (fop-latency, cas-latency). */
+    static boolean atomic(Test t) {
+        return t == Test.fop_latency || t == Test.cas_latency;
     }
 
     /** Whether {@code t} is a one-sided test (put/get bandwidth or latency). */
     static boolean oneSided(Test t) {
-        return t == Test.put_bw || t == Test.get_bw || t == Test.put_latency || t == Test.get_latency;
+        return t == Test.put_bw || t == Test.get_bw || t == Test.put_latency || t == Test.get_latency || atomic(t);
     }
 
     /** The test's name on the command line. */
@@ -470,6 +483,8 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             case "get-bw", "get_bw" -> Test.get_bw;
             case "put-latency", "put_latency" -> Test.put_latency;
             case "get-latency", "get_latency" -> Test.get_latency;
+            case "fop-latency", "fop_latency" -> Test.fop_latency;
+            case "cas-latency", "cas_latency" -> Test.cas_latency;
             default -> throw new UserError("unknown test '" + text + "'; choose " + TESTS);
         };
     }

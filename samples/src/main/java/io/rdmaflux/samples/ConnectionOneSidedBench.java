@@ -46,15 +46,19 @@ final class ConnectionOneSidedBench {
         if (regionBytes > Integer.MAX_VALUE) {
             throw new UserError("the benchmark region would be " + regionBytes + " bytes; lower --window or the largest --sizes");
         }
+        try (BenchLink link = openLink(s)) {
+            return measure(s, out, link, (int) regionBytes, window, latency);
+        }
+    }
+
+    /** Both ends in this JVM, eager off (one-sided work needs the RC send/receive channel), as the settings say. */
+    static BenchLink openLink(BenchCommand.Settings s) {
         int buffer = 8 * 1024 + 64;
-        BenchLink link = s.addresses() == null
+        return s.addresses() == null
             ? InJvmRails.open(new InJvmRails.Settings(s.railBytesPerSec(), 0, buffer, 64, 1 << 20, RDMA_OPS_PER_RAIL,
                 Policies.parse("rr", s.rails()), EagerOption.spec(false)).on(s.provider(), "ucx".equals(s.provider()) ? s.fabric() : null))
             : NetPair.open(new NetRails.Settings(s.addresses(), s.shaped() ? s.railBytesPerSec() : null, buffer, 64, 1 << 20,
                 RDMA_OPS_PER_RAIL, Policies.parse("rr", s.rails())).eager(false));
-        try (link) {
-            return measure(s, out, link, (int) regionBytes, window, latency);
-        }
     }
 
     private static int measure(BenchCommand.Settings s, PrintWriter out, BenchLink link, int regionBytes, int window, boolean latency) {

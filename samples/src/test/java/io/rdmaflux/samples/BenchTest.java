@@ -70,6 +70,16 @@ class BenchTest {
     }
 
     @Test
+    void fopLatencyAndCasLatencyRunAtomicsThroughTheConnection() {
+        for (String t : List.of("fop-latency", "cas-latency")) {
+            Sides.Run r = Sides.run("bench", t, "--rails", "2", "--iterations", "30", "--warmup", "2", "--jit-warmup", "0");
+            assertTable(r, "# Size          Latency (us)    p50 (us)    p99 (us)", 8);
+            assertTrue(r.out().contains("# rdmaflux " + t + ": provider soft, fabric mem, 2 rail(s)"), r.out());
+            assertTrue(r.out().contains("# verified: 32 "), r.out());
+        }
+    }
+
+    @Test
     void putLatencyRefusesTwoProcesses() {
         Sides.Run r = Sides.run("bench", "put-latency", "--connect", "127.0.0.1:9");
         assertEquals(1, r.code(), r.err() + r.out());
@@ -286,7 +296,10 @@ class BenchTest {
             {"put-bw --fabric net --addresses 203.0.113.7", "cannot bind the rails to --addresses 203.0.113.7"},
             {"bw --listen 203.0.113.7:0", "203.0.113.7"},
             {"get-bw --provider nosuch", "nosuch"},
-            {"put_bandwidth", "unknown test 'put_bandwidth'; choose latency, bw, bibw, msg-rate, put-bw, get-bw, put-latency or get-latency"},
+            {"put_bandwidth", "unknown test 'put_bandwidth'; choose latency, bw, bibw, msg-rate, put-bw, get-bw, put-latency, get-latency, "
+                + "fop-latency or cas-latency"},
+            {"fop-latency --sizes 16", "fop-latency measures 8-byte atomics only"},
+            {"cas-latency --connect 127.0.0.1:9", "cas-latency runs both ends in this JVM"},
         };
         for (String[] c : cases) {
             List<String> args = new ArrayList<>(List.of("bench"));

@@ -33,7 +33,7 @@ import java.util.ArrayDeque;
  *     in DR and its credit holds the peer back (no receiver-not-ready retries needed).</li>
  * <li>RDMA_WRITE / RDMA_WRITE_WITH_IMM: the receiving side places the bytes itself, only inside a window a CTS of
  *     its node granted ({@link WriteGrants}); anything else fails the queue pair with REM_ACCESS_ERR.</li>
- * <li>RDMA_READ: refused ({@link io.rdmaflux.core.channel.ChannelCapabilities#rdmaRead()} is false for the kind).</li>
+ * <li>RDMA_READ and the atomics: refused ({@link io.rdmaflux.core.channel.ChannelCapabilities#rdmaRead()} is false for the kind).</li>
  * </ul>
  * A send completes (signalled ones make a completion) when DR acknowledged its whole message, in posting order,
  * as RC's do. When DR gives up on the peer ({@link DrEndpoint#failure()}) the queue pair goes to ERROR: the oldest
@@ -171,6 +171,10 @@ final class ReliableDatagramQp implements QueuePair {
         WrOpcode op = wr.opcode();
         if (op == WrOpcode.RDMA_READ) {
             throw new VerbsException("a reliable UD queue pair carries no RDMA READ (ChannelKind.RELIABLE_UD has no READ rendezvous)");
+        }
+        if (op.isAtomic()) {
+            throw new VerbsException("a reliable UD queue pair carries no atomics (" + op + "): DR messages have no response to bring "
+                + "the original value back; run atomics over an RC rail");
         }
         if (state == QpState.ERROR) {
             cq.add(new WorkCompletion().set(wr.wrId(), WcStatus.WR_FLUSH_ERR, sendOpcode(op), 0, false, 0, qpNumber, 0, "QP in ERROR"));

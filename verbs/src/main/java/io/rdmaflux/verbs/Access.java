@@ -11,8 +11,14 @@ public final class Access {
     public static final int REMOTE_WRITE = 1 << 1;
     /** Peers may RDMA READ from the region. */
     public static final int REMOTE_READ = 1 << 2;
+    /**
+     * Peers may run atomics (compare-and-swap, fetch-and-add) on the region's 8-byte words
+     * ({@code IBV_ACCESS_REMOTE_ATOMIC}); requires {@link #LOCAL_WRITE}, as in verbs. A provider without
+     * atomics ({@link DeviceCapabilities#atomics()} false) accepts the flag and never posts an atomic.
+     */
+    public static final int REMOTE_ATOMIC = 1 << 3;
     /** Every flag. */
-    public static final int ALL = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ;
+    public static final int ALL = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC;
 
     private Access() {
     }
@@ -20,16 +26,20 @@ public final class Access {
     /**
      * Checks a flag combination.
      *
-     * @throws VerbsException if unknown bits are set, or REMOTE_WRITE is asked without LOCAL_WRITE
+     * @throws VerbsException if unknown bits are set, or REMOTE_WRITE or REMOTE_ATOMIC is asked without LOCAL_WRITE
      */
     public static int validate(int access) {
         if ((access & ~ALL) != 0) {
             throw new VerbsException("access flags 0x" + Integer.toHexString(access)
-                + " contain unknown bits; use Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ");
+                + " contain unknown bits; use Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC");
         }
         if ((access & REMOTE_WRITE) != 0 && (access & LOCAL_WRITE) == 0) {
             throw new VerbsException("access flags 0x" + Integer.toHexString(access)
                 + " ask for REMOTE_WRITE without LOCAL_WRITE; add Access.LOCAL_WRITE (verbs requires both)");
+        }
+        if ((access & REMOTE_ATOMIC) != 0 && (access & LOCAL_WRITE) == 0) {
+            throw new VerbsException("access flags 0x" + Integer.toHexString(access)
+                + " ask for REMOTE_ATOMIC without LOCAL_WRITE; add Access.LOCAL_WRITE (verbs requires both)");
         }
         return access;
     }
@@ -40,6 +50,7 @@ public final class Access {
         if ((access & LOCAL_WRITE) != 0) sb.append("LOCAL_WRITE|");
         if ((access & REMOTE_WRITE) != 0) sb.append("REMOTE_WRITE|");
         if ((access & REMOTE_READ) != 0) sb.append("REMOTE_READ|");
+        if ((access & REMOTE_ATOMIC) != 0) sb.append("REMOTE_ATOMIC|");
         return sb.length() == 0 ? "LOCAL_READ" : sb.substring(0, sb.length() - 1);
     }
 }

@@ -10,6 +10,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <ul>
  *   <li>RDMA ops set {@link #remoteAddress(long)} and {@link #rkey(int)}.</li>
+ *   <li>Atomics ({@link WrOpcode#isAtomic()}) set those too, their operands {@link #compareAdd(long)} and
+ *       {@link #swap(long)}, and one 8-byte SGE for the original value ({@link #fetchAndAdd},
+ *       {@link #compareAndSwap} set it all).</li>
  *   <li>UD sends set {@link #addressHandle}, {@link #remoteQpn(int)} and {@link #remoteQkey(int)}.</li>
  *   <li>Unsignaled sends produce a completion only on error, as in verbs.</li>
  * </ul>
@@ -25,6 +28,8 @@ public final class SendWorkRequest {
     private int immediate;
     private long remoteAddress;
     private int rkey;
+    private long compareAdd;
+    private long swap;
     private @Nullable AddressHandle addressHandle;
     private int remoteQpn;
     private int remoteQkey;
@@ -46,6 +51,8 @@ public final class SendWorkRequest {
         immediate = 0;
         remoteAddress = 0;
         rkey = 0;
+        compareAdd = 0;
+        swap = 0;
         addressHandle = null;
         remoteQpn = 0;
         remoteQkey = 0;
@@ -90,6 +97,42 @@ public final class SendWorkRequest {
     public SendWorkRequest rkey(int rkey) {
         this.rkey = rkey;
         return this;
+    }
+
+    /**
+     * The first atomic operand ({@code wr.atomic.compare_add}): the value to add for
+     * {@link WrOpcode#ATOMIC_FETCH_AND_ADD}, the value to compare with for {@link WrOpcode#ATOMIC_CMP_AND_SWP}.
+     */
+    public SendWorkRequest compareAdd(long compareAdd) {
+        this.compareAdd = compareAdd;
+        return this;
+    }
+
+    /** The value {@link WrOpcode#ATOMIC_CMP_AND_SWP} stores when the compare matched ({@code wr.atomic.swap}). */
+    public SendWorkRequest swap(long swap) {
+        this.swap = swap;
+        return this;
+    }
+
+    /**
+     * Makes this an {@link WrOpcode#ATOMIC_FETCH_AND_ADD} of {@code add} on the 8 bytes at {@code remoteAddress}
+     * ({@code rkey}); the original value lands in {@code [resultOffset, +8)} of {@code result}. The wr id and
+     * signaling are left as they are.
+     */
+    public SendWorkRequest fetchAndAdd(long remoteAddress, int rkey, long add, MemoryRegion result, long resultOffset) {
+        return opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).remoteAddress(remoteAddress).rkey(rkey).compareAdd(add).swap(0)
+            .sge(result, resultOffset, Long.BYTES);
+    }
+
+    /**
+     * Makes this an {@link WrOpcode#ATOMIC_CMP_AND_SWP} on the 8 bytes at {@code remoteAddress} ({@code rkey}):
+     * they become {@code swap} if they equal {@code compare}; the original value lands in
+     * {@code [resultOffset, +8)} of {@code result}. The wr id and signaling are left as they are.
+     */
+    public SendWorkRequest compareAndSwap(long remoteAddress, int rkey, long compare, long swap, MemoryRegion result,
+                                          long resultOffset) {
+        return opcode(WrOpcode.ATOMIC_CMP_AND_SWP).remoteAddress(remoteAddress).rkey(rkey).compareAdd(compare).swap(swap)
+            .sge(result, resultOffset, Long.BYTES);
     }
 
     /** UD destination: address handle, QPN and Q_Key. */
@@ -155,6 +198,14 @@ public final class SendWorkRequest {
 
     public int rkey() {
         return rkey;
+    }
+
+    public long compareAdd() {
+        return compareAdd;
+    }
+
+    public long swap() {
+        return swap;
     }
 
     public @Nullable AddressHandle addressHandle() {

@@ -134,7 +134,30 @@ public interface Channel extends Subchannel, AutoCloseable {
         return false;
     }
 
-    /** RDMA READs posted and not completed. */
+    /**
+     * Whether one atomic ({@link #postAtomic}) can be posted now: the channel is established, not failed,
+     * and has room for another RDMA operation. False for a kind that posts no atomics.
+     */
+    default boolean canPostAtomic() {
+        return false;
+    }
+
+    /**
+     * Posts one signalled 8-byte atomic on the peer's word at {@code remoteAddress} ({@code rkey}, 8-byte
+     * aligned): fetch-and-add of {@code compareAdd} ({@code fetchAdd}) or compare-and-swap of
+     * {@code compareAdd} with {@code swap}; the word's original value lands in local registered memory at
+     * {@code localAddress} ({@code lkey}, 8 bytes). Its success is reported like a READ's, by
+     * {@link ChannelEvents#onReadCompleted} with {@code token}; its failure fails the channel. The caller
+     * checked {@link #canPostAtomic()} and that the provider has atomics.
+     *
+     * @throws UnsupportedOperationException if this kind posts no atomics
+     */
+    default void postAtomic(boolean fetchAdd, long localAddress, int lkey, long remoteAddress, int rkey, long compareAdd, long swap,
+                            long token) {
+        throw new UnsupportedOperationException(kind() + " channels post no atomics");
+    }
+
+    /** RDMA READs (and atomics) posted and not completed. */
     default int readsInFlight() {
         return 0;
     }

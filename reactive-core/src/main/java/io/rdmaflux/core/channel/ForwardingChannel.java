@@ -199,6 +199,17 @@ public abstract class ForwardingChannel implements Channel {
     }
 
     @Override
+    public boolean canPostAtomic() {
+        return delegate.canPostAtomic();
+    }
+
+    @Override
+    public void postAtomic(boolean fetchAdd, long localAddress, int lkey, long remoteAddress, int rkey, long compareAdd, long swap,
+                           long token) {
+        delegate.postAtomic(fetchAdd, localAddress, lkey, remoteAddress, rkey, compareAdd, swap, token);
+    }
+
+    @Override
     public boolean canPostWrite() {
         return delegate.canPostWrite();
     }

@@ -21,6 +21,7 @@ package io.rdmaflux.core.channel;
  *   1&lt;&lt;62 | count&lt;&lt;32 | psn  PACKED: a packed DATA frame of count (1..2^16-1) messages from psn
  *   1&lt;&lt;40 | entry&lt;&lt;8 | index  STRIPE: the FIN of stripe index (0..255) of rendezvous send entry
  *   1&lt;&lt;50 | fragment          ONE_SIDED: an RDMA READ of a one-sided get's fragment (0..2^28-1)
+ *   1&lt;&lt;50 | 1&lt;&lt;30 | slot  ONE_SIDED ATOMIC: a one-sided atomic's work request (slot 0..2^28-1)
  * </pre>
  *
  * <p><b>Concurrency:</b> static pure functions.
@@ -34,6 +35,7 @@ public final class WorkRequestTokens {
     private static final long PACKED = 1L << 62;
     private static final long STRIPE = 1L << 40;
     private static final long ONE_SIDED = 1L << 50;
+    private static final long ATOMIC = 1L << 30;
     /** Fragment numbers of one-sided tokens (and bare-WRITE tags) are below this. */
     public static final int MAX_FRAGMENT = 1 << 28;
 
@@ -97,7 +99,25 @@ public final class WorkRequestTokens {
         return token >= 0 && (token & PACKED) == 0 && (token & ONE_SIDED) != 0;
     }
 
-    /** The fragment number of a {@link #oneSided} token. */
+    /**
+     * The token of one-sided atomic {@code slot} (a fetch-and-add or compare-and-swap); it is also a
+     * {@link #isOneSided} token, told apart by {@link #isOneSidedAtomic}.
+     *
+     * @throws IllegalArgumentException if {@code slot} is outside [0, {@link #MAX_FRAGMENT})
+     */
+    public static long oneSidedAtomic(int slot) {
+        if (slot < 0 || slot >= MAX_FRAGMENT) {
+            throw new IllegalArgumentException("atomic slot in [0, 2^28) required but it was " + slot);
+        }
+        return ONE_SIDED | ATOMIC | slot;
+    }
+
+    /** Whether the token is a one-sided atomic's ({@link #oneSidedAtomic}). */
+    public static boolean isOneSidedAtomic(long token) {
+        return isOneSided(token) && (token & ATOMIC) != 0;
+    }
+
+    /** The fragment number of a {@link #oneSided} token, or the slot of a {@link #oneSidedAtomic} one. */
     public static int oneSidedFragment(long token) {
         return (int) (token & (MAX_FRAGMENT - 1));
     }

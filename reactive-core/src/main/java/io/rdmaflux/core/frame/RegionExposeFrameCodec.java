@@ -34,7 +34,7 @@ import org.agrona.MutableDirectBuffer;
  * +                                                               +
  * |                                                               | 36
  * +---------------------------------------------------------------+
- * |   access (u16): bit 0 READ, bit 1 WRITE |   rails (u16)       | 40
+ * | access (u16): bit 0 READ, 1 WRITE, 2 ATOMIC |   rails (u16)     | 40
  * +---------------------------------------------------------------+
  * |                  rkey of rail 0 ... rail n-1                  | 44
  * </pre>
@@ -54,6 +54,8 @@ public final class RegionExposeFrameCodec {
     public static final int ACCESS_READ = 0x1;
     /** Access bit: the peer may RDMA WRITE the region. */
     public static final int ACCESS_WRITE = 0x2;
+    /** Access bit: the peer may run atomics (fetch-and-add, compare-and-swap) on the region's 8-byte words. */
+    public static final int ACCESS_ATOMIC = 0x4;
 
     private RegionExposeFrameCodec() {
     }
@@ -73,8 +75,8 @@ public final class RegionExposeFrameCodec {
         if (lengthBytes <= 0) {
             throw new IllegalArgumentException("lengthBytes > 0 required but it was " + lengthBytes);
         }
-        if (access == 0 || (access & ~(ACCESS_READ | ACCESS_WRITE)) != 0) {
-            throw new IllegalArgumentException("access of READ (1) and/or WRITE (2) required but it was " + access);
+        if (access == 0 || (access & ~(ACCESS_READ | ACCESS_WRITE | ACCESS_ATOMIC)) != 0) {
+            throw new IllegalArgumentException("access of READ (1), WRITE (2) and/or ATOMIC (4) required but it was " + access);
         }
         if (rkeys.length == 0 || rkeys.length > 0xFFFF) {
             throw new IllegalArgumentException("1 to 65535 rkeys required but there were " + rkeys.length);
@@ -111,7 +113,7 @@ public final class RegionExposeFrameCodec {
             throw new FrameFormatException("REGION_EXPOSE frame exposes a region of " + lengthBytes(b, offset) + " bytes");
         }
         int access = access(b, offset);
-        if (access == 0 || (access & ~(ACCESS_READ | ACCESS_WRITE)) != 0) {
+        if (access == 0 || (access & ~(ACCESS_READ | ACCESS_WRITE | ACCESS_ATOMIC)) != 0) {
             throw new FrameFormatException("REGION_EXPOSE frame carries unknown access bits 0x" + Integer.toHexString(access));
         }
     }

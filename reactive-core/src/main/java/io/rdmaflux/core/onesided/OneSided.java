@@ -31,6 +31,20 @@ import reactor.core.publisher.Mono;
  * <i>completes on the surviving rails</i>. Only when no rail is left do the operations fail, with the
  * connection's error.
  *
+ * <p><b>Atomics:</b> {@link #fetchAndAdd} and {@link #compareAndSwap} run one verbs atomic (ATOMIC_FETCH_AND_ADD,
+ * ATOMIC_CMP_AND_SWP) on an 8-byte aligned word of a region exposed with an ATOMIC right
+ * ({@link RemoteAccess#allowsAtomic()}), on one rail, and emit the word's value from before the operation. They
+ * are atomic with respect to every other atomic on the same word (from either rail, and from other connections
+ * to the same memory), not with respect to puts into it or the owner's plain stores. <b>Ordering:</b> atomics
+ * are not ordered with the puts and gets of their epoch, nor with each other, until a fence: like MPI-3's
+ * accumulate operations ({@code MPI_Fetch_and_op}, {@code MPI_Compare_and_swap}) next to {@code MPI_Put}, a put
+ * and an atomic on the same word in one epoch leave an undefined value. To order an atomic after a put, wait
+ * for the put's Mono (or end the epoch with {@link #fence()}, which waits for every put, get and atomic issued
+ * before it) before issuing the atomic. An atomic's Mono completing means it ran at the target. The word is a
+ * 64-bit integer in the byte order of the owner's host (native order on the soft provider). An atomic in
+ * flight on a rail that fails errors with {@code RdmaTransportException}: it may or may not have run, and
+ * unlike a put or get fragment it is not posted again.
+ *
  * <p><b>Errors:</b> bad arguments ({@code IllegalArgumentException}) and refused remote access
  * ({@link RemoteAccessException}) error only the operation, with nothing posted; a closed connection
  * errors with {@code ConnectionClosedException}. An operation that reaches the owner's NIC with a dead
@@ -86,6 +100,28 @@ public interface OneSided {
     Mono<Void> get(MemoryRegion local, long localOffset, RemoteRegion remote, long remoteOffset, int lengthBytes);
 
     /**
+     * Atomically adds {@code delta} (two's complement, wrapping) to the 64-bit word at {@code offsetBytes} of
+     * {@code remote} (a verbs ATOMIC_FETCH_AND_ADD). See "Atomics" above for atomicity and ordering.
+     *
+     * @param offsetBytes bytes from the region's start; the word's address must be a multiple of 8
+     * @return the word's value before the addition, once the target ran it; errors with
+     *         {@link RemoteAccessException} (nothing posted) for a misaligned word (ALIGNMENT), a word past the end
+     *         (BOUNDS), a region exposed without ATOMIC (RIGHTS), a revoked one (REVOKED) or one not from this
+     *         connection's peer (NOT_REMOTE); with {@code UnsupportedCapabilityException} on a node whose provider
+     *         has no atomics ({@code DeviceCapabilities.atomics()}: disni)
+     */
+    Mono<Long> fetchAndAdd(RemoteRegion remote, long offsetBytes, long delta);
+
+    /**
+     * Atomically replaces the 64-bit word at {@code offsetBytes} of {@code remote} with {@code update} if it
+     * equals {@code expect} (a verbs ATOMIC_CMP_AND_SWP). See "Atomics" above for atomicity and ordering.
+     *
+     * @return the word's value before the operation (equal to {@code expect} exactly when the swap happened);
+     *         errors as {@link #fetchAndAdd}
+     */
+    Mono<Long> compareAndSwap(RemoteRegion remote, long offsetBytes, long expect, long update);
+
+    /**
      * The streaming form: issues the transfers of {@code transfers} as they come, keeping at most
      * {@code maxOutstandingBytes} in flight (one transfer longer than that goes alone) and never more
      * transfers in flight or completed-and-unemitted than the subscriber requested. Emits each transfer
@@ -97,7 +133,7 @@ public interface OneSided {
     Flux<Transfer> transfers(Publisher<Transfer> transfers, long maxOutstandingBytes);
 
     /**
-     * Ends the current access epoch: once every put and get issued before this call completed, sends a
+     * Ends the current access epoch: once every put, get and atomic issued before this call completed, sends a
      * synchronization message on every subchannel the epoch used and waits for the target's
      * acknowledgement.
      *

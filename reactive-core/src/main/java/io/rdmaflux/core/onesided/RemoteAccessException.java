@@ -14,12 +14,14 @@ public final class RemoteAccessException extends RdmaException {
     public enum Reason {
         /** The range is outside the region (remote or local). */
         BOUNDS,
-        /** The region was exposed without the right the operation needs (WRITE for a put, READ for a get). */
+        /** The region was exposed without the right the operation needs (WRITE for a put, READ for a get, ATOMIC for an atomic). */
         RIGHTS,
         /** The region was revoked by its owner or released by this side. */
         REVOKED,
         /** The region is not one the peer exposed on this connection (this side's own, or another connection's). */
-        NOT_REMOTE
+        NOT_REMOTE,
+        /** An atomic named a word that is not 8-byte aligned. */
+        ALIGNMENT
     }
 
     private final Reason reason;

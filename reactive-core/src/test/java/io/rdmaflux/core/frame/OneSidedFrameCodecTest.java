@@ -46,9 +46,11 @@ class OneSidedFrameCodecTest {
         assertEquals("REGION_EXPOSE frame says 3 rails but carries 28 payload bytes",
             assertThrows(FrameFormatException.class, () -> RegionExposeFrameCodec.validatePayload(b, 0)).getMessage());
         RegionExposeFrameCodec.encode(b, 0, 1, 0, 0, 10, 1, new int[] {1});
-        b.putShort(RegionExposeFrameCodec.ACCESS_OFFSET, (short) 4, FrameHeader.ORDER);
+        b.putShort(RegionExposeFrameCodec.ACCESS_OFFSET, (short) RegionExposeFrameCodec.ACCESS_ATOMIC, FrameHeader.ORDER);
+        RegionExposeFrameCodec.validatePayload(b, 0); // bit 2, ATOMIC, is known
+        b.putShort(RegionExposeFrameCodec.ACCESS_OFFSET, (short) 8, FrameHeader.ORDER);
         assertTrue(assertThrows(FrameFormatException.class, () -> RegionExposeFrameCodec.validatePayload(b, 0)).getMessage()
-            .contains("unknown access bits 0x4"));
+            .contains("unknown access bits 0x8"));
         RegionExposeFrameCodec.encode(b, 0, 1, 0, 0, 10, 1, new int[] {1});
         b.putLong(RegionExposeFrameCodec.LENGTH_OFFSET, 0, FrameHeader.ORDER);
         assertTrue(assertThrows(FrameFormatException.class, () -> RegionExposeFrameCodec.validatePayload(b, 0)).getMessage()

@@ -320,6 +320,17 @@ final class DisniQueuePair implements QueuePair {
 
     // ------------------------------------------------------------------ posting
 
+    /**
+     * Why this provider posts no atomics ({@code DeviceCapabilities.atomics} false): DiSNI 2.0's stateful
+     * post-send call writes only the {@code rdma} member of {@code ibv_send_wr}'s {@code wr} union
+     * ({@code NatIbvSendWR.writeBack}: remote_addr and rkey at the union's start), and its {@code SendWRMod}
+     * has no atomic view, so {@code compare_add} and {@code swap} (and the atomic rkey's offset) never reach
+     * {@code ibv_post_send}.
+     */
+    static final String NO_ATOMICS = "provider 'disni' offers no atomics (DeviceCapabilities.atomics=false): DiSNI 2.0's "
+        + "post-send call serializes only the rdma member of ibv_send_wr's union (NatIbvSendWR.writeBack), so compare_add and swap "
+        + "would never reach the NIC; use the 'soft' or 'ucx' provider for ATOMIC_FETCH_AND_ADD / ATOMIC_CMP_AND_SWP";
+
     @Override
     public synchronized boolean postSend(SendWorkRequest wr) {
         return postSendLocked(wr);
@@ -329,6 +340,9 @@ final class DisniQueuePair implements QueuePair {
         checkOpen();
         if (state != QpState.RTS && state != QpState.ERROR) {
             throw wrongState("sends may be posted in RTS; call readyToSend() (or connect) first");
+        }
+        if (wr.opcode().isAtomic()) {
+            throw new VerbsException(NO_ATOMICS);
         }
         if (wr.inline() && wr.totalLength() > attributes.maxInlineBytes()) {
             throw new VerbsException("inline send of " + wr.totalLength() + " bytes exceeds the QP's maxInlineBytes "

@@ -75,6 +75,8 @@ final class NativeCodes {
     static final int WR_SEND = 2;
     static final int WR_SEND_WITH_IMM = 3;
     static final int WR_RDMA_READ = 4;
+    static final int WR_ATOMIC_CMP_AND_SWP = 5;
+    static final int WR_ATOMIC_FETCH_AND_ADD = 6;
 
     // ibv_send_flags
     static final int SEND_FENCE = 1;
@@ -86,6 +88,7 @@ final class NativeCodes {
     static final int ACCESS_LOCAL_WRITE = 1;
     static final int ACCESS_REMOTE_WRITE = 2;
     static final int ACCESS_REMOTE_READ = 4;
+    static final int ACCESS_REMOTE_ATOMIC = 8;
 
     // ibv_qp_type
     static final byte QPT_RC = 2;
@@ -164,13 +167,15 @@ final class NativeCodes {
     /**
      * The SPI opcode of a successful completion's native {@code ibv_wc_opcode}.
      *
-     * @throws IllegalArgumentException for atomics and memory-window binds, which this provider never posts
+     * @throws IllegalArgumentException for memory-window binds, which this provider never posts
      */
     static WcOpcode opcode(int nativeOpcode) {
         return switch (nativeOpcode) {
             case WC_SEND -> WcOpcode.SEND;
             case WC_RDMA_WRITE -> WcOpcode.RDMA_WRITE;
             case WC_RDMA_READ -> WcOpcode.RDMA_READ;
+            case WC_COMP_SWAP -> WcOpcode.COMP_SWAP;
+            case WC_FETCH_ADD -> WcOpcode.FETCH_ADD;
             case WC_RECV -> WcOpcode.RECV;
             case WC_RECV_RDMA_WITH_IMM -> WcOpcode.RECV_RDMA_WITH_IMM;
             default -> throw new IllegalArgumentException("ibv_wc_opcode " + nativeOpcode + " is not one this provider posts");
@@ -183,6 +188,8 @@ final class NativeCodes {
             case SEND -> WC_SEND;
             case RDMA_WRITE -> WC_RDMA_WRITE;
             case RDMA_READ -> WC_RDMA_READ;
+            case COMP_SWAP -> WC_COMP_SWAP;
+            case FETCH_ADD -> WC_FETCH_ADD;
             case RECV -> WC_RECV;
             case RECV_RDMA_WITH_IMM -> WC_RECV_RDMA_WITH_IMM;
         };
@@ -196,6 +203,8 @@ final class NativeCodes {
             case RDMA_WRITE -> WR_RDMA_WRITE;
             case RDMA_WRITE_WITH_IMM -> WR_RDMA_WRITE_WITH_IMM;
             case RDMA_READ -> WR_RDMA_READ;
+            case ATOMIC_CMP_AND_SWP -> WR_ATOMIC_CMP_AND_SWP;
+            case ATOMIC_FETCH_AND_ADD -> WR_ATOMIC_FETCH_AND_ADD;
         };
     }
 
@@ -207,6 +216,8 @@ final class NativeCodes {
             case WR_RDMA_WRITE -> WrOpcode.RDMA_WRITE;
             case WR_RDMA_WRITE_WITH_IMM -> WrOpcode.RDMA_WRITE_WITH_IMM;
             case WR_RDMA_READ -> WrOpcode.RDMA_READ;
+            case WR_ATOMIC_CMP_AND_SWP -> WrOpcode.ATOMIC_CMP_AND_SWP;
+            case WR_ATOMIC_FETCH_AND_ADD -> WrOpcode.ATOMIC_FETCH_AND_ADD;
             default -> throw new IllegalArgumentException("ibv_wr_opcode " + nativeOpcode + " is not one this provider posts");
         };
     }
@@ -217,6 +228,8 @@ final class NativeCodes {
             case SEND, SEND_WITH_IMM -> WcOpcode.SEND;
             case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> WcOpcode.RDMA_WRITE;
             case RDMA_READ -> WcOpcode.RDMA_READ;
+            case ATOMIC_CMP_AND_SWP -> WcOpcode.COMP_SWAP;
+            case ATOMIC_FETCH_AND_ADD -> WcOpcode.FETCH_ADD;
         };
     }
 
@@ -226,6 +239,7 @@ final class NativeCodes {
         if ((spiAccess & Access.LOCAL_WRITE) != 0) a |= ACCESS_LOCAL_WRITE;
         if ((spiAccess & Access.REMOTE_WRITE) != 0) a |= ACCESS_REMOTE_WRITE;
         if ((spiAccess & Access.REMOTE_READ) != 0) a |= ACCESS_REMOTE_READ;
+        if ((spiAccess & Access.REMOTE_ATOMIC) != 0) a |= ACCESS_REMOTE_ATOMIC;
         return a;
     }
 
@@ -235,6 +249,7 @@ final class NativeCodes {
         if ((nativeAccess & ACCESS_LOCAL_WRITE) != 0) a |= Access.LOCAL_WRITE;
         if ((nativeAccess & ACCESS_REMOTE_WRITE) != 0) a |= Access.REMOTE_WRITE;
         if ((nativeAccess & ACCESS_REMOTE_READ) != 0) a |= Access.REMOTE_READ;
+        if ((nativeAccess & ACCESS_REMOTE_ATOMIC) != 0) a |= Access.REMOTE_ATOMIC;
         return a;
     }
 

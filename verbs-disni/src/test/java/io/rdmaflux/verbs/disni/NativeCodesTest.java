@@ -70,9 +70,11 @@ class NativeCodesTest {
         for (WcOpcode op : WcOpcode.values()) {
             assertEquals(op, NativeCodes.opcode(NativeCodes.nativeWcOpcode(op)));
         }
+        assertEquals(IbvWC.IbvWcOpcode.IBV_WC_FETCH_ADD.getOpcode(), NativeCodes.WC_FETCH_ADD);
+        assertEquals(IbvWC.IbvWcOpcode.IBV_WC_COMP_SWAP.getOpcode(), NativeCodes.WC_COMP_SWAP);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-            () -> NativeCodes.opcode(IbvWC.IbvWcOpcode.IBV_WC_FETCH_ADD.getOpcode()));
-        assertTrue(e.getMessage().contains("4"), e.getMessage());
+            () -> NativeCodes.opcode(IbvWC.IbvWcOpcode.IBV_WC_BIND_MW.getOpcode()));
+        assertTrue(e.getMessage().contains("5"), e.getMessage());
     }
 
     @Test
@@ -82,12 +84,15 @@ class NativeCodesTest {
         assertEquals(IbvSendWR.IBV_WR_RDMA_WRITE, NativeCodes.wrOpcode(WrOpcode.RDMA_WRITE));
         assertEquals(IbvSendWR.IBV_WR_RDMA_WRITE_WITH_IMM, NativeCodes.wrOpcode(WrOpcode.RDMA_WRITE_WITH_IMM));
         assertEquals(IbvSendWR.IBV_WR_RDMA_READ, NativeCodes.wrOpcode(WrOpcode.RDMA_READ));
+        assertEquals(IbvSendWR.IBV_WR_ATOMIC_CMP_AND_SWP, NativeCodes.wrOpcode(WrOpcode.ATOMIC_CMP_AND_SWP));
+        assertEquals(IbvSendWR.IBV_WR_ATOMIC_FETCH_AND_ADD, NativeCodes.wrOpcode(WrOpcode.ATOMIC_FETCH_AND_ADD));
         for (WrOpcode op : WrOpcode.values()) {
             assertEquals(op, NativeCodes.wrOpcode(NativeCodes.wrOpcode(op)));
         }
         assertEquals(IbvSendWR.IBV_SEND_SIGNALED, NativeCodes.SEND_SIGNALED);
         assertEquals(IbvSendWR.IBV_SEND_INLINE, NativeCodes.SEND_INLINE);
-        assertEquals(IbvMr.IBV_ACCESS_LOCAL_WRITE | IbvMr.IBV_ACCESS_REMOTE_WRITE | IbvMr.IBV_ACCESS_REMOTE_READ, NativeCodes.access(Access.ALL));
+        assertEquals(IbvMr.IBV_ACCESS_LOCAL_WRITE | IbvMr.IBV_ACCESS_REMOTE_WRITE | IbvMr.IBV_ACCESS_REMOTE_READ
+            | IbvMr.IBV_ACCESS_REMOTE_ATOMIC, NativeCodes.access(Access.ALL));
         assertEquals(IbvMr.IBV_ACCESS_REMOTE_READ, NativeCodes.access(Access.REMOTE_READ));
         assertEquals(0, NativeCodes.access(0));
         for (int a = 0; a <= Access.ALL; a++) {

@@ -46,12 +46,18 @@ public final class UcxProvider implements RdmaProvider {
     /** The provider name used with {@code RdmaProviders.open}. */
     public static final String NAME = "ucx";
 
-    /** What a ucx device offers: the soft NIC's limits, RC only (no UD, no SRQ), RDMA READ. */
+    /**
+     * What a ucx device offers: the soft NIC's limits, RC only (no UD, no SRQ), RDMA READ, and the verbs
+     * atomics. Atomics are the soft NIC's (the responder's NIC runs them on its memory and answers the
+     * original value, with its replay cache for duplicates), carried by UCX active messages like every other
+     * frame; they are not UCP atomics ({@code ucp_atomic_op_nbx}), which JUCX 1.18 does not expose
+     * ({@code UcpEndpoint} has put, get, tag, stream and active-message calls only).
+     */
     public static final DeviceCapabilities CAPABILITIES = new DeviceCapabilities(
         SoftDevice.CAPABILITIES.maxQueuePairs(), SoftDevice.CAPABILITIES.maxQpWorkRequests(),
         SoftDevice.CAPABILITIES.maxScatterGather(), SoftDevice.CAPABILITIES.maxCqEntries(),
         SoftDevice.CAPABILITIES.maxMemoryRegionBytes(), SoftDevice.CAPABILITIES.maxMessageBytes(),
-        SoftDevice.CAPABILITIES.maxInlineBytes(), false, false, true);
+        SoftDevice.CAPABILITIES.maxInlineBytes(), false, false, true, false, true);
 
     /**
      * The floor under queue pairs' transport timeout, ns (50 ms): UCX connects an endpoint on its first

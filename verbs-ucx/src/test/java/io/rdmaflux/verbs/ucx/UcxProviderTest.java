@@ -93,6 +93,7 @@ class UcxProviderTest {
             Device d = fx.deviceA();
             assertFalse(d.capabilities().unreliableDatagram());
             assertFalse(d.capabilities().sharedReceiveQueue());
+            assertTrue(d.capabilities().atomics(), "the soft NIC's atomics, carried by UCX");
             ProtectionDomain pd = d.allocateProtectionDomain();
             CompletionQueue cq = d.createCompletionQueue(4);
             VerbsException ud = assertThrows(VerbsException.class,

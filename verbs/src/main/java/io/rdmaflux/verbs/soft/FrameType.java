@@ -27,7 +27,19 @@ public enum FrameType {
     /**
      * NAK - PSN sequence error (IBA Vol. 1, chapter 9.7, reliable service): the responder got a request after a gap; {@code psn} is
      * the PSN it expects next, every earlier one is acknowledged, and the requester retransmits from it
-     * (go-back-N). Last in the enum because the ordinal is the IP fabric's type code.
+     * (go-back-N). After the first seven because the ordinal is the IP fabric's type code.
      */
-    SEQUENCE_NAK
+    SEQUENCE_NAK,
+    /**
+     * RC ATOMIC_FETCH_AND_ADD request on the 8 bytes at {@code remoteAddress}/{@code rkey}; payload = the
+     * 16 operand bytes ({@link SoftAtomics}). New types go last: the ordinal is the IP fabric's type code.
+     */
+    ATOMIC_FETCH_ADD,
+    /** RC ATOMIC_CMP_AND_SWP request; as {@link #ATOMIC_FETCH_ADD}. */
+    ATOMIC_CMP_SWAP,
+    /**
+     * Response to an atomic request (InfiniBand's ATOMIC Acknowledge); payload = the 8-byte original value,
+     * {@code psn} = the request's. Like a READ response it also acknowledges every earlier request.
+     */
+    ATOMIC_RESPONSE
 }

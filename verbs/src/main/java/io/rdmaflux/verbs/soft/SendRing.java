@@ -28,6 +28,9 @@ final class SendRing {
     final int[] imm;
     final long[] remoteAddress;
     final int[] rkey;
+    /** Atomic operands ({@code compare_add}, {@code swap}). */
+    final long[] compareAdd;
+    final long[] swap;
     final int[] length;
     final @Nullable SoftAddressHandle[] ah;
     final int[] remoteQpn;
@@ -37,6 +40,7 @@ final class SendRing {
     final int[] sgeLength;
     final int[] sgeLkey;
     final boolean[] inline;
+    /** An RDMA READ's data or an atomic's original value arrived. */
     final boolean[] readDone;
     final byte[] error;
     final @Nullable String[] errorDetail;
@@ -70,6 +74,8 @@ final class SendRing {
         imm = new int[slots];
         remoteAddress = new long[slots];
         rkey = new int[slots];
+        compareAdd = new long[slots];
+        swap = new long[slots];
         length = new int[slots];
         ah = new SoftAddressHandle[slots];
         remoteQpn = new int[slots];

@@ -32,7 +32,7 @@ import org.jspecify.annotations.Nullable;
 public final class SoftDevice implements Device, ProgressAgent {
     /** What every soft device supports. */
     public static final DeviceCapabilities CAPABILITIES = new DeviceCapabilities(
-        1 << 16, 1 << 15, 16, 1 << 22, Integer.MAX_VALUE, 1L << 30, 1024, true, true, true, true);
+        1 << 16, 1 << 15, 16, 1 << 22, Integer.MAX_VALUE, 1L << 30, 1024, true, true, true, true, true);
 
     private static final int POLL_LIMIT = 4096;
 
@@ -48,6 +48,7 @@ public final class SoftDevice implements Device, ProgressAgent {
     long rcToUnknownQp;
     long rcNakRetransmits;
     long rcDuplicateRequests;
+    long rcAtomicReplays;
     long rcSequenceNaks;
     long rcForeignFrames;
     long remoteAccessRefused;
@@ -146,6 +147,14 @@ public final class SoftDevice implements Device, ProgressAgent {
      */
     public long rcDuplicateRequests() {
         return rcDuplicateRequests;
+    }
+
+    /**
+     * Duplicate atomic requests this NIC's responders answered from their saved results instead of
+     * executing them again ({@link AtomicReplayCache}); engine-thread counter, read racily elsewhere.
+     */
+    public long rcAtomicReplays() {
+        return rcAtomicReplays;
     }
 
     /**
@@ -396,7 +405,8 @@ public final class SoftDevice implements Device, ProgressAgent {
         } else if (qp.portUp()) {
             // identity tests rather than an enum switch (no ordinal-map load per frame)
             FrameType t = f.type;
-            if (t == FrameType.SEND || t == FrameType.RDMA_WRITE || t == FrameType.RDMA_READ_REQUEST) {
+            if (t == FrameType.SEND || t == FrameType.RDMA_WRITE || t == FrameType.RDMA_READ_REQUEST
+                || t == FrameType.ATOMIC_FETCH_ADD || t == FrameType.ATOMIC_CMP_SWAP) {
                 qp.responder.onRequest(f, nowNs);
             } else if (t == FrameType.UD_SEND) {
                 qp.responder.onDatagram(f);

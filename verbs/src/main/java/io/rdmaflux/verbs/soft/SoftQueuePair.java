@@ -54,6 +54,17 @@ import org.jspecify.annotations.Nullable;
  * reordered frame all end in each message delivered exactly once, in order. Any error moves the QP
  * to ERROR.
  *
+ * <h2>Atomics</h2>
+ * ATOMIC_CMP_AND_SWP and ATOMIC_FETCH_AND_ADD travel like an RDMA READ: one request frame with the
+ * operands ({@link SoftAtomics}), one response with the original value, which the requester writes into
+ * the work request's 8-byte SGE; the response acknowledges earlier requests, and no ACK acknowledges an
+ * atomic whose response has not arrived. Checked at post time: an RC QP on a device with
+ * {@code atomics}, not inline, else {@link VerbsException}; one SGE of exactly 8 bytes (else LOC_LEN_ERR)
+ * and an 8-byte aligned remote address (else LOC_QP_OP_ERR), as a completion, never sent. At most
+ * {@link SoftAtomics#DEPTH} atomics are unanswered at a time ({@code max_rd_atomic}): a later one waits
+ * for an earlier one's response, so the responder's {@link AtomicReplayCache} still holds the result of
+ * every atomic the requester may retransmit.
+ *
  * <h2>Receiving side</h2>
  * The RC responder and the UD receiver live in {@link SoftResponder} ({@link #responder}).
  *
@@ -274,6 +285,9 @@ final class SoftQueuePair implements QueuePair {
                 }
                 ah = sa;
             }
+            if (op.isAtomic()) {
+                checkAtomicPost(wr);
+            }
             long t = sq.tail.get();
             if (t - sq.producerCachedHead >= sq.capacity) {
                 sq.producerCachedHead = sq.head.get();
@@ -319,8 +333,12 @@ final class SoftQueuePair implements QueuePair {
                 sq.remoteAddress[slot] = wr.remoteAddress();
                 sq.rkey[slot] = wr.rkey();
             }
-            if (op == WrOpcode.RDMA_READ) {
+            if (op == WrOpcode.RDMA_READ || op.isAtomic()) {
                 sq.readDone[slot] = false;
+            }
+            if (op.isAtomic()) {
+                sq.compareAdd[slot] = wr.compareAdd();
+                sq.swap[slot] = wr.swap();
             }
             if (type == QpType.UD) {
                 if (sq.ah[slot] != ah) {
@@ -338,6 +356,9 @@ final class SoftQueuePair implements QueuePair {
                 markError(slot, WcStatus.LOC_LEN_ERR, "message of " + total + " bytes exceeds the device limit of "
                     + MAX_MESSAGE_BYTES + " bytes");
             }
+            if (op.isAtomic() && sq.error[slot] == NO_ERROR) {
+                markAtomicError(slot, op, n, total, wr.remoteAddress());
+            }
             sq.length[slot] = (int) Math.min(total, Integer.MAX_VALUE);
             if (wr.inline() && sq.error[slot] == NO_ERROR) {
                 copyInline(slot);
@@ -348,6 +369,29 @@ final class SoftQueuePair implements QueuePair {
             if (!singlePoster) {
                 postLock.lazySet(false);
             }
+        }
+    }
+
+    /** Post-time refusals of an atomic that are programming errors (thrown, as for the other opcodes). */
+    private void checkAtomicPost(SendWorkRequest wr) {
+        if (!device.capabilities().atomics()) {
+            throw new VerbsException("provider '" + device.provider().name() + "' offers no atomics (device '" + device.name()
+                + "' capabilities: atomics=false); " + wr.opcode() + " needs a provider with atomics such as 'soft'");
+        }
+        if (wr.inline()) {
+            throw new VerbsException(wr.opcode() + " cannot be inline: the original value lands in the SGE; clear inline(false)");
+        }
+    }
+
+    /** Post-time errors of an atomic's shape, completed with a local error status and never sent. */
+    private void markAtomicError(int slot, WrOpcode op, int numSge, long total, long remoteAddress) {
+        if (numSge != 1 || total != Long.BYTES) {
+            markError(slot, WcStatus.LOC_LEN_ERR, op + " needs exactly one SGE of 8 bytes for the original value but it has "
+                + numSge + " SGE(s) of " + total + " bytes; use wr.sge(region, offset, 8)");
+        } else if ((remoteAddress & (Long.BYTES - 1)) != 0) {
+            markError(slot, WcStatus.LOC_QP_OP_ERR, op + " remote address 0x" + Long.toHexString(remoteAddress)
+                + " is not 8-byte aligned; atomics act on aligned 8-byte words (round it down to 0x"
+                + Long.toHexString(remoteAddress & ~7L) + ")");
         }
     }
 
@@ -578,14 +622,19 @@ final class SoftQueuePair implements QueuePair {
                 break;
             }
             WrOpcode op = WR_OPCODES[sq.opcode[slot]];
+            boolean atomic = op.isAtomic();
+            if (atomic && atomicsUnanswered() >= SoftAtomics.DEPTH) {
+                break;
+            }
+            boolean responded = atomic || op == WrOpcode.RDMA_READ;
             SoftFrame f = device.claimFrame();
-            if (op != WrOpcode.RDMA_READ ? !gather(slot, f) : !checkReadTargets(slot)) {
+            if (!responded ? !gather(slot, f) : !checkReadTargets(slot)) {
                 f.release();
                 continue;
             }
             int len = sq.length[slot];
             long arrival = unshaped ? nowNs
-                : device.monotoneArrival(port, op == WrOpcode.RDMA_READ ? port.controlArrival(nowNs) : port.depart(nowNs, len));
+                : device.monotoneArrival(port, responded ? port.controlArrival(nowNs) : port.depart(nowNs, len));
             if (up && r != null) {
                 if (f.route != r) {
                     f.route = r;
@@ -602,6 +651,9 @@ final class SoftQueuePair implements QueuePair {
                     f.rkey = sq.rkey[slot];
                 }
                 f.length = len;
+                if (atomic) {
+                    SoftAtomics.writeRequest(f, sq.compareAdd[slot], sq.swap[slot]);
+                }
                 f.sentAtNs = nowNs;
                 f.deliverAtNs = arrival;
                 f.type = FRAME_TYPES[op.ordinal()];
@@ -627,6 +679,17 @@ final class SoftQueuePair implements QueuePair {
         return work;
     }
 
+    /** Atomics sent and not answered: those between the oldest unacknowledged request and {@code txIndex}. */
+    private int atomicsUnanswered() {
+        int n = 0;
+        for (long i = ackedIndex; i < txIndex && n < SoftAtomics.DEPTH; i++) {
+            if (WR_OPCODES[sq.opcode[(int) i & sq.mask]].isAtomic()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     private @Nullable String destination() {
         return remote == null ? "(unconnected)" : remote.address() + " QP " + remote.qpn();
     }
@@ -643,7 +706,7 @@ final class SoftQueuePair implements QueuePair {
         }
     }
 
-    /** RDMA READ: the local SGEs receive data, so they need LOCAL_WRITE. */
+    /** RDMA READ and atomics: the local SGEs receive data, so they need LOCAL_WRITE. */
     private boolean checkReadTargets(int slot) {
         validateSges(slot, true);
         return sq.error[slot] == NO_ERROR;
@@ -705,6 +768,8 @@ final class SoftQueuePair implements QueuePair {
                 case SEND, SEND_WITH_IMM -> FrameType.SEND;
                 case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> FrameType.RDMA_WRITE;
                 case RDMA_READ -> FrameType.RDMA_READ_REQUEST;
+                case ATOMIC_FETCH_AND_ADD -> FrameType.ATOMIC_FETCH_ADD;
+                case ATOMIC_CMP_AND_SWP -> FrameType.ATOMIC_CMP_SWAP;
             };
         }
         return t;
@@ -715,6 +780,8 @@ final class SoftQueuePair implements QueuePair {
             case SEND, SEND_WITH_IMM -> WcOpcode.SEND;
             case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> WcOpcode.RDMA_WRITE;
             case RDMA_READ -> WcOpcode.RDMA_READ;
+            case ATOMIC_FETCH_AND_ADD -> WcOpcode.FETCH_ADD;
+            case ATOMIC_CMP_AND_SWP -> WcOpcode.COMP_SWAP;
         };
     }
 
@@ -901,6 +968,25 @@ final class SoftQueuePair implements QueuePair {
                 sq.readDone[slot] = true;
                 progress(index + 1, nowNs);
             }
+            case ATOMIC_RESPONSE -> {
+                int slot = (int) index & sq.mask;
+                if (!WR_OPCODES[sq.opcode[slot]].isAtomic() || !SoftAtomics.hasPayload(f, SoftAtomics.RESPONSE_BYTES)) {
+                    return;
+                }
+                acknowledge(index, nowNs);
+                if (ackedIndex < index) {
+                    // an earlier READ's or atomic's response is missing: as for a READ response
+                    goBackN(nowNs);
+                    return;
+                }
+                String problem = placeAtomicResult(slot, SoftAtomics.payloadLong(f, 0));
+                if (problem != null) {
+                    failAt(index, WcStatus.LOC_PROT_ERR, problem);
+                    return;
+                }
+                sq.readDone[slot] = true;
+                progress(index + 1, nowNs);
+            }
             case SEQUENCE_NAK -> {
                 if (!rnrWaiting) {
                     acknowledge(index, nowNs);
@@ -935,21 +1021,24 @@ final class SoftQueuePair implements QueuePair {
         return switch (status) {
             case REM_ACCESS_ERR -> " for remote address 0x" + Long.toHexString(sq.remoteAddress[slot]) + " rkey 0x"
                 + Integer.toHexString(sq.rkey[slot]) + " length " + sq.length[slot] + " (wrong rkey, out of bounds or missing access right)";
-            case REM_INV_REQ_ERR -> ": the posted receive is smaller than the " + sq.length[slot] + "-byte message";
+            case REM_INV_REQ_ERR -> WR_OPCODES[sq.opcode[slot]].isAtomic()
+                ? " for the atomic at remote address 0x" + Long.toHexString(sq.remoteAddress[slot]) + " (not an aligned 8-byte word)"
+                : ": the posted receive is smaller than the " + sq.length[slot] + "-byte message";
             default -> "";
         };
     }
 
     /**
-     * Acknowledges the work requests before index {@code upTo}, stopping at the first RDMA READ whose
-     * response has not arrived: an ACK, a NAK or a later READ response acknowledges earlier requests
-     * implicitly, but not the data of a READ.
+     * Acknowledges the work requests before index {@code upTo}, stopping at the first RDMA READ or atomic
+     * whose response has not arrived: an ACK, a NAK or a later response acknowledges earlier requests
+     * implicitly, but not the data of a READ or the original value of an atomic.
      */
     private void acknowledge(long upTo, long nowNs) {
         long i = ackedIndex;
         while (i < upTo) {
             int slot = (int) i & sq.mask;
-            if (sq.opcode[slot] == WrOpcode.RDMA_READ.ordinal() && !sq.readDone[slot]) {
+            WrOpcode op = WR_OPCODES[sq.opcode[slot]];
+            if ((op == WrOpcode.RDMA_READ || op.isAtomic()) && !sq.readDone[slot]) {
                 break;
             }
             i++;
@@ -994,6 +1083,18 @@ final class SoftQueuePair implements QueuePair {
             // not time out before it could have been acknowledged.
             ackDeadlineNs = txIndex > ackedIndex && lastTxDeadlineNs - fresh > 0 ? lastTxDeadlineNs : fresh;
         }
+    }
+
+    /** Writes an atomic's original value into its 8-byte SGE; null, or why the SGE cannot take it. */
+    private @Nullable String placeAtomicResult(int slot, long original) {
+        int i = sq.sgeIndex(slot, 0);
+        SoftMemoryRegion mr = device.lookupLocal(sq.sgeLkey[i]);
+        String problem = checkLocal(mr, sq.sgeLkey[i], sq.sgeAddress[i], Long.BYTES, true);
+        if (problem != null) {
+            return WR_OPCODES[sq.opcode[slot]] + " result SGE: " + problem;
+        }
+        SoftAtomics.putNative(mr.base, (int) (sq.sgeAddress[i] - mr.address()), original);
+        return null;
     }
 
     private @Nullable String scatterReadResponse(int slot, SoftFrame f) {

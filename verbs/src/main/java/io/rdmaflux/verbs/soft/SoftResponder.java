@@ -21,7 +21,9 @@ import org.jspecify.annotations.Nullable;
  *       wire delivered twice): SEND and RDMA WRITE are not executed again (no second receive
  *       completion, no second placement) but acknowledged again with the cumulative ACK of the last
  *       PSN executed; an RDMA READ is executed again (reads have no side effect) and answered with a
- *       new READ response. Counted in {@link SoftDevice#rcDuplicateRequests()}.</li>
+ *       new READ response; an atomic is <b>not</b> executed again but answered with the result its
+ *       execution returned, from the {@link AtomicReplayCache} (atomic replay), or dropped if that result
+ *       is no longer kept. Counted in {@link SoftDevice#rcDuplicateRequests()}.</li>
  *   <li><b>Out of sequence</b> (a PSN after the expected one: an earlier request was lost or
  *       overtaken): not executed; the responder answers one NAK - PSN sequence error
  *       ({@link FrameType#SEQUENCE_NAK}) carrying the expected PSN, and silently drops further
@@ -31,7 +33,9 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  * SEND consumes the oldest posted receive (the QP's own queue or its SRQ) or answers
  * receiver-not-ready (RNR NAK); RDMA WRITE checks rkey, bounds, protection domain and REMOTE_WRITE,
- * RDMA READ the same with REMOTE_READ, and answers REM_ACCESS_ERR otherwise; RDMA_WRITE_WITH_IMM
+ * RDMA READ the same with REMOTE_READ, an atomic the same with REMOTE_ATOMIC (and an 8-byte aligned
+ * address, else REM_INV_REQ_ERR) before it runs on the memory ({@link SoftAtomics}) and answers the
+ * original value, and answers REM_ACCESS_ERR otherwise; RDMA_WRITE_WITH_IMM
  * also consumes a receive. A receive too small for a SEND completes with LOC_LEN_ERR and the
  * requester gets REM_INV_REQ_ERR; a receive with a bad lkey completes with LOC_PROT_ERR and the
  * requester gets REM_OP_ERR. A responder-side error moves the QP to ERROR too. Accepted requests
@@ -55,6 +59,8 @@ final class SoftResponder {
     private int ackPsn;
     /** A NAK (sequence error or RNR) went out for {@link #expectedPsn}: drop later PSNs silently until it arrives. */
     private boolean nakOutstanding;
+    /** Results of the latest atomics, for duplicates. */
+    private final AtomicReplayCache atomicResults = new AtomicReplayCache();
     /** Whether this responder sits in the device's ACK queue (engine only). */
     boolean ackQueued;
 
@@ -74,6 +80,7 @@ final class SoftResponder {
         expectedPsn = peerStartPsn & SoftQueuePair.PSN_MASK;
         ackPsn = (expectedPsn - 1) & SoftQueuePair.PSN_MASK;
         nakOutstanding = false;
+        atomicResults.clear();
     }
 
     /** Engine: an RC request for this QP. */
@@ -98,6 +105,12 @@ final class SoftResponder {
             device.rcDuplicateRequests++;
             if (f.type == FrameType.RDMA_READ_REQUEST) {
                 executeRead(f, nowNs);
+            } else if (f.type == FrameType.ATOMIC_FETCH_ADD || f.type == FrameType.ATOMIC_CMP_SWAP) {
+                if (atomicResults.find(f.psn)) {
+                    device.rcAtomicReplays++;
+                    flushAck(nowNs);
+                    sendAtomicResponse(f.psn, atomicResults.lastResult(), nowNs);
+                }
             } else {
                 device.queueAck(this);
             }
@@ -137,9 +150,63 @@ final class SoftResponder {
                 ackPsn = f.psn;
                 nakOutstanding = false;
             }
+            case ATOMIC_FETCH_ADD, ATOMIC_CMP_SWAP -> executeAtomic(f, nowNs);
             default -> {
             }
         }
+    }
+
+    /**
+     * An atomic request with the expected PSN: checks rkey, bounds, protection domain and REMOTE_ATOMIC
+     * (REM_ACCESS_ERR) and the alignment (REM_INV_REQ_ERR), runs it on the memory, saves the result for
+     * duplicates and answers it; the answer also acknowledges everything before.
+     */
+    private void executeAtomic(SoftFrame f, long nowNs) {
+        SoftMemoryRegion mr = device.lookupRemote(f.rkey);
+        if (qp.checkRemote(mr, f.rkey, f.remoteAddress, Long.BYTES, Access.REMOTE_ATOMIC) != null) {
+            device.remoteAccessRefused++;
+            responderError(f, nowNs, WcStatus.REM_ACCESS_ERR);
+            return;
+        }
+        if ((f.remoteAddress & (Long.BYTES - 1)) != 0 || !SoftAtomics.hasPayload(f, SoftAtomics.REQUEST_BYTES)) {
+            responderError(f, nowNs, WcStatus.REM_INV_REQ_ERR);
+            return;
+        }
+        long compareAdd = SoftAtomics.payloadLong(f, 0);
+        int index = (int) (f.remoteAddress - mr.address());
+        long original;
+        try {
+            original = f.type == FrameType.ATOMIC_FETCH_ADD
+                ? SoftAtomics.fetchAndAdd(mr.base, index, compareAdd)
+                : SoftAtomics.compareAndSwap(mr.base, index, compareAdd, SoftAtomics.payloadLong(f, 8));
+        } catch (java.nio.ReadOnlyBufferException e) {
+            device.remoteAccessRefused++;
+            responderError(f, nowNs, WcStatus.REM_ACCESS_ERR);
+            return;
+        }
+        atomicResults.saved(f.psn, original);
+        flushAck(nowNs);
+        sendAtomicResponse(f.psn, original, nowNs);
+        expectedPsn = (expectedPsn + 1) & SoftQueuePair.PSN_MASK;
+        ackPsn = f.psn;
+        nakOutstanding = false;
+    }
+
+    private void sendAtomicResponse(int psn, long original, long nowNs) {
+        Route r = qp.route();
+        if (!port.isUp() || r == null) {
+            return;
+        }
+        SoftFrame f = device.claimFrame();
+        f.type = FrameType.ATOMIC_RESPONSE;
+        f.route = r;
+        f.sourceQpn = qpn;
+        f.destinationQpn = qp.remoteQpn();
+        f.psn = psn;
+        SoftAtomics.writeResponse(f, original);
+        f.sentAtNs = nowNs;
+        f.deliverAtNs = device.monotoneArrival(port, port.controlArrival(nowNs));
+        device.transmitRc(port, f, nowNs);
     }
 
     private void accepted(SoftFrame f) {

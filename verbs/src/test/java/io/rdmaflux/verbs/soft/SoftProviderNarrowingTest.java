@@ -49,6 +49,14 @@ class SoftProviderNarrowingTest {
             VerbsException inline = assertThrows(VerbsException.class,
                 () -> pd.createQueuePair(QpInitAttributes.builder(QpType.RC, d.port(1)).cq(cq).maxInlineBytes(65).build()));
             assertTrue(inline.getMessage().contains("65") && inline.getMessage().contains("64"), inline.getMessage());
+            QueuePair qp = pd.createQueuePair(QpInitAttributes.builder(QpType.RC, d.port(1)).cq(cq).build());
+            QueuePair peer = nodes.b().devices().get(0).allocateProtectionDomain().createQueuePair(
+                QpInitAttributes.builder(QpType.RC, nodes.b().devices().get(0).port(1)).cq(nodes.b().devices().get(0).createCompletionQueue(8)).build());
+            SoftTwoNodes.connectRc(qp, peer);
+            MemoryRegion result = pd.allocateMemory(8, Access.LOCAL_WRITE);
+            VerbsException atomics = assertThrows(VerbsException.class,
+                () -> qp.postSend(new SendWorkRequest().fetchAndAdd(0, 1, 1, result, 0)));
+            assertTrue(atomics.getMessage().contains("'rc-only'") && atomics.getMessage().contains("atomics=false"), atomics.getMessage());
         }
     }
 

@@ -330,6 +330,54 @@ public abstract class ProviderTck {
         assertEquals(WcStatus.SUCCESS, only(await(b.cq, 1)).status());
     }
 
+    // ------------------------------------------------------------------ atomics (cases in AtomicCases)
+
+    private AtomicCases atomics() {
+        assumeTrue(a.device.capabilities().atomics(), "provider has no atomics");
+        return new AtomicCases(this);
+    }
+
+    @Test
+    void atomicFetchAndAddFromTwoQueuePairsGivesTheExactSum() {
+        atomics().fetchAndAddFromTwoQueuePairsGivesTheExactSum();
+    }
+
+    @Test
+    void atomicCompareAndSwapReturnsTheOldValueOnSuccessAndFailure() {
+        atomics().compareAndSwapReturnsTheOldValueOnSuccessAndFailure();
+    }
+
+    @Test
+    void misalignedAtomicCompletesWithALocalErrorAndIsNotSent() {
+        atomics().misalignedAtomicCompletesWithALocalErrorAndIsNotSent();
+    }
+
+    @Test
+    void atomicWithAnSgeOtherThanEightBytesCompletesWithALengthError() {
+        atomics().atomicWithAnSgeOtherThanEightBytesCompletesWithALengthError();
+    }
+
+    @Test
+    void atomicOutsideTheRegionFailsWithRemoteAccessError() {
+        atomics().atomicOutsideTheRegionFailsWithRemoteAccessError();
+    }
+
+    @Test
+    void atomicWithoutRemoteAtomicAccessFailsWithRemoteAccessError() {
+        atomics().atomicWithoutRemoteAtomicAccessFailsWithRemoteAccessError();
+    }
+
+    @Test
+    void atomicOnADeregisteredRegionFailsWithRemoteAccessError() {
+        atomics().atomicOnADeregisteredRegionFailsWithRemoteAccessError();
+    }
+
+    @Test
+    void atomicsOnADeviceWithoutThemAreRefusedAtPost() {
+        assumeTrue(!a.device.capabilities().atomics(), "provider has atomics");
+        new AtomicCases(this).atomicsOnADeviceWithoutThemAreRefusedAtPost();
+    }
+
     // ------------------------------------------------------------------ remote errors
 
     private void assertRemoteAccessError(SendWorkRequest wr, QueuePair requester) {

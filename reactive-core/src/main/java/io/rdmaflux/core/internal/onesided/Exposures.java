@@ -1,5 +1,6 @@
 package io.rdmaflux.core.internal.onesided;
 
+import io.rdmaflux.core.UnsupportedCapabilityException;
 import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.frame.RegionExposeFrameCodec;
 import io.rdmaflux.core.frame.RegionRevokeFrameCodec;
@@ -56,7 +57,14 @@ final class Exposures {
                     + "inside the region of " + region.length() + " bytes and at most 2^31-1 bytes long"));
                 return;
             }
-            int flags = Access.LOCAL_WRITE | (access.allowsRead() ? Access.REMOTE_READ : 0) | (access.allowsWrite() ? Access.REMOTE_WRITE : 0);
+            if (access.allowsAtomic() && !pd.device().capabilities().atomics()) {
+                sink.error(new UnsupportedCapabilityException("atomics", "expose: " + access + " grants atomics, but device '"
+                    + pd.device().name() + "' has none (DeviceCapabilities.atomics false); expose it without ATOMIC, or run "
+                    + "this node on a provider with atomics such as 'soft'"));
+                return;
+            }
+            int flags = Access.LOCAL_WRITE | (access.allowsRead() ? Access.REMOTE_READ : 0) | (access.allowsWrite() ? Access.REMOTE_WRITE : 0)
+                | (access.allowsAtomic() ? Access.REMOTE_ATOMIC : 0);
             ByteBuffer view = region.buffer();
             view.limit((int) (offset + lengthBytes)).position((int) offset);
             MemoryRegion registration;

@@ -1,5 +1,6 @@
 package io.rdmaflux.core.internal.onesided;
 
+import io.rdmaflux.core.UnsupportedCapabilityException;
 import io.rdmaflux.core.onesided.RemoteAccessException;
 import io.rdmaflux.core.onesided.RemoteRegion;
 import io.rdmaflux.verbs.MemoryRegion;
@@ -58,6 +59,52 @@ final class OneSidedChecks {
             return new RemoteAccessException(RemoteAccessException.Reason.BOUNDS, op + ": remote range [" + remoteOffset + ", "
                 + (remoteOffset + lengthBytes) + ") is past the end of remote region " + peer.id() + " of " + peer.lengthBytes()
                 + " bytes; keep remoteOffset + lengthBytes <= " + peer.lengthBytes());
+        }
+        return null;
+    }
+
+    /**
+     * The checks of an atomic ({@code name}: fetchAndAdd or compareAndSwap) on the 8 bytes at
+     * {@code offsetBytes} of {@code remote}: this node's provider has atomics, the region is the peer's on
+     * this connection, valid, exposed with ATOMIC, and the word is 8-byte aligned and inside it.
+     *
+     * @return the error that refuses the atomic, or null if it may go
+     */
+    static @Nullable RuntimeException checkAtomic(OneSidedEngine engine, ProtectionDomain pd, String name, RemoteRegion remote,
+                                                  long offsetBytes) {
+        if (!pd.device().capabilities().atomics()) {
+            return new UnsupportedCapabilityException("atomics", name + ": device '" + pd.device().name() + "' of this node has no "
+                + "atomics (DeviceCapabilities.atomics false, as for the disni provider); run the node on a provider with "
+                + "atomics such as 'soft' or 'ucx', or guard the word with a lock of your own and use get and put");
+        }
+        if (offsetBytes < 0) {
+            return new IllegalArgumentException(name + ": offsetBytes >= 0 required but it was " + offsetBytes);
+        }
+        if (!(remote instanceof PeerRegion peer) || peer.engine() != engine) {
+            return new RemoteAccessException(RemoteAccessException.Reason.NOT_REMOTE, name + ": " + remote + " is "
+                + (remote.isOwner() ? "exposed by this side" : "not from this connection")
+                + "; atomics take a region the peer exposed on this connection (remoteRegions())");
+        }
+        String invalid = peer.invalidReason();
+        if (invalid != null) {
+            return revoked(peer, invalid);
+        }
+        if (!peer.access().allowsAtomic()) {
+            return new RemoteAccessException(RemoteAccessException.Reason.RIGHTS, name + ": remote region " + peer.id() + " is exposed "
+                + peer.access() + " only, and an atomic needs ATOMIC; have the owner expose it with RemoteAccess."
+                + peer.access().withAtomic() + " (or RemoteAccess.ATOMIC)");
+        }
+        if ((offsetBytes & (Long.BYTES - 1)) != 0 || ((peer.address() + offsetBytes) & (Long.BYTES - 1)) != 0) {
+            long down = offsetBytes - ((peer.address() + offsetBytes) & (Long.BYTES - 1));
+            return new RemoteAccessException(RemoteAccessException.Reason.ALIGNMENT, name + ": remote offset " + offsetBytes
+                + " of region " + peer.id() + " is not an 8-byte aligned word (address 0x" + Long.toHexString(peer.address() + offsetBytes)
+                + "); atomics act on aligned 64-bit words: use an offset whose address is a multiple of 8"
+                + (down >= 0 ? ", e.g. " + down : "") + ", and expose regions starting at 8-byte aligned addresses");
+        }
+        if (offsetBytes + Long.BYTES > peer.lengthBytes()) {
+            return new RemoteAccessException(RemoteAccessException.Reason.BOUNDS, name + ": the word [" + offsetBytes + ", "
+                + (offsetBytes + Long.BYTES) + ") is past the end of remote region " + peer.id() + " of " + peer.lengthBytes()
+                + " bytes; keep offsetBytes + 8 <= " + peer.lengthBytes());
         }
         return null;
     }

@@ -32,7 +32,8 @@ import java.util.function.Consumer;
  * RDMA, the origin's {@link AccessEpochs} and the target's {@link ExposureEpochs}, and the
  * {@link ControlFrames} they send. It reuses the channels' RDMA path of the rendezvous: bare RDMA WRITEs
  * ({@code Channel.postWrite}, completions by tag) and READs ({@code Channel.readStripe}, completions by
- * a {@link WorkRequestTokens#oneSided} token), on the rails whose channel
+ * a {@link WorkRequestTokens#oneSided} token), and its {@link AtomicOps} post verbs atomics
+ * ({@code Channel.postAtomic}, completions by a {@link WorkRequestTokens#oneSidedAtomic} token), on the rails whose channel
  * {@linkplain Channel#carriesOneSided() carries one-sided work}.
  *
  * <p><b>Concurrency:</b> the {@link OneSided} methods on any thread (they hand work over through a
@@ -59,6 +60,7 @@ public final class OneSidedEngine implements OneSided {
     private final PeerRegions peerRegions;
     private final AccessEpochs accessEpochs;
     private final ExposureEpochs exposureEpochs;
+    private final AtomicOps atomics;
     private volatile @Nullable Throwable closed;
     private boolean putsFirst = true;
     private long repostedFragments;
@@ -87,6 +89,7 @@ public final class OneSidedEngine implements OneSided {
         this.peerRegions = new PeerRegions(this, control, channels.length);
         this.accessEpochs = new AccessEpochs(control);
         this.exposureEpochs = new ExposureEpochs(control);
+        this.atomics = new AtomicOps(this, channels, pd);
     }
 
     // ---------------------------------------------------------------- OneSided (any thread)
@@ -117,6 +120,48 @@ public final class OneSidedEngine implements OneSided {
             throw new IllegalArgumentException("maxOutstandingBytes > 0 required but it was " + maxOutstandingBytes);
         }
         return new FluxTransfers(this, Flux.from(transfers), maxOutstandingBytes);
+    }
+
+    @Override
+    public Mono<Long> fetchAndAdd(RemoteRegion remote, long offsetBytes, long delta) {
+        return atomic(OneSidedOp.FETCH_ADD, remote, offsetBytes, delta, 0);
+    }
+
+    @Override
+    public Mono<Long> compareAndSwap(RemoteRegion remote, long offsetBytes, long expect, long update) {
+        return atomic(OneSidedOp.CMP_SWAP, remote, offsetBytes, expect, update);
+    }
+
+    private Mono<Long> atomic(int kind, RemoteRegion remote, long offsetBytes, long compareAdd, long swap) {
+        return Mono.create(sink -> {
+            String name = kind == OneSidedOp.FETCH_ADD ? "fetchAndAdd" : "compareAndSwap";
+            RuntimeException refused = OneSidedChecks.checkAtomic(this, pd, name, remote, offsetBytes);
+            if (refused != null) {
+                sink.error(refused);
+                return;
+            }
+            OneSidedOp[] op = new OneSidedOp[1];
+            op[0] = new OneSidedOp(kind, (PeerRegion) remote, offsetBytes, compareAdd, swap, error -> {
+                if (error == null) {
+                    sink.success(op[0].result);
+                } else {
+                    sink.error(error);
+                }
+            });
+            submit(new Command() {
+                @Override
+                public void run() {
+                    accessEpochs.opStarted(op[0]);
+                    op[0].remote.opStarted();
+                    atomics.add(op[0]);
+                }
+
+                @Override
+                public void fail(Throwable error) {
+                    sink.error(error);
+                }
+            });
+        });
     }
 
     /** One transfer of the streaming form, as a Mono. */
@@ -214,16 +259,23 @@ public final class OneSidedEngine implements OneSided {
             Channel ch = channels[r];
             if (ch.carriesOneSided() && !ch.isFailed()) {
                 alive |= 1L << r;
-            } else if (fragments.postedOn(r) > 0 && ch.isFailed()) {
-                // their completions will never be reported: post them again on the survivors
-                fragments.removeRail(r, f -> {
-                    repostedFragments++;
-                    (f.op.put ? puts : gets).repost(f);
-                });
-                work++;
+            } else if (ch.isFailed()) {
+                if (fragments.postedOn(r) > 0) {
+                    // their completions will never be reported: post them again on the survivors
+                    fragments.removeRail(r, f -> {
+                        repostedFragments++;
+                        (f.op.put ? puts : gets).repost(f);
+                    });
+                    work++;
+                }
+                if (atomics.postedOn(r) > 0) {
+                    atomics.railFailed(r, "rail " + r + " of " + name);
+                    work++;
+                }
             }
         }
         work += interleave(alive);
+        work += atomics.post(alive);
         work += accessEpochs.progress(alive);
         work += control.flush();
         return work;
@@ -258,6 +310,10 @@ public final class OneSidedEngine implements OneSided {
 
     /** An RDMA READ with a {@link WorkRequestTokens#oneSided} token completed. */
     public void onReadCompleted(Channel ch, long token) {
+        if (WorkRequestTokens.isOneSidedAtomic(token)) {
+            atomics.onCompleted(WorkRequestTokens.oneSidedFragment(token));
+            return;
+        }
         fragmentDone(WorkRequestTokens.oneSidedFragment(token));
     }
 
@@ -317,6 +373,11 @@ public final class OneSidedEngine implements OneSided {
         finish(op, error);
     }
 
+    /** An atomic was answered (its result is in {@code op.result}). */
+    void complete(OneSidedOp op) {
+        finish(op, null);
+    }
+
     private void finish(OneSidedOp op, @Nullable Throwable error) {
         if (!op.end()) {
             return;
@@ -354,6 +415,7 @@ public final class OneSidedEngine implements OneSided {
         fragments.removeAll(f -> finish(f.op, error));
         puts.failAll(this, error);
         gets.failAll(this, error);
+        atomics.terminate(error);
         accessEpochs.terminate(error);
         exposures.terminate();
         peerRegions.terminate(error instanceof ConnectionClosedException ? "the connection " + name + " is closed"
@@ -395,6 +457,16 @@ public final class OneSidedEngine implements OneSided {
     /** Bytes of puts ({@code put}) or gets posted on {@code rail} so far. */
     public long bytesPostedOn(boolean put, int rail) {
         return (put ? puts : gets).bytesPostedOn(rail);
+    }
+
+    /** Atomics answered so far. */
+    public long atomicsCompleted() {
+        return atomics.completed();
+    }
+
+    /** Atomics posted and not answered, progress thread. */
+    public int atomicsInFlight() {
+        return atomics.inFlight();
     }
 
     /** EPOCH_SYNC frames sent so far. */

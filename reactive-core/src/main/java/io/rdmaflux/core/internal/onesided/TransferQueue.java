@@ -2,6 +2,7 @@ package io.rdmaflux.core.internal.onesided;
 
 import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.WorkRequestTokens;
+import io.rdmaflux.verbs.MemoryRegion;
 
 import java.util.ArrayDeque;
 import java.util.Iterator;
@@ -124,8 +125,9 @@ final class TransferQueue {
 
     private void post(Channel ch, Fragment f) {
         OneSidedOp op = f.op;
+        MemoryRegion mr = java.util.Objects.requireNonNull(op.local, "a put or get has local memory");
         int slot = table.add(f);
-        long local = op.local.address() + op.localOffset + f.offset;
+        long local = mr.address() + op.localOffset + f.offset;
         long remote = op.remote.address() + op.remoteOffset + f.offset;
         int rkey = op.remote.rkey(f.rail);
         outstanding[f.rail] += f.lengthBytes;
@@ -134,9 +136,9 @@ final class TransferQueue {
         op.railsUsed |= 1L << f.rail;
         if (put) {
             // false: the channel failed; the failure scan posts the fragment again elsewhere
-            ch.postWrite(local, op.local.lkey(), remote, rkey, f.lengthBytes, slot);
+            ch.postWrite(local, mr.lkey(), remote, rkey, f.lengthBytes, slot);
         } else {
-            ch.readStripe(local, op.local.lkey(), remote, rkey, f.lengthBytes, WorkRequestTokens.oneSided(slot));
+            ch.readStripe(local, mr.lkey(), remote, rkey, f.lengthBytes, WorkRequestTokens.oneSided(slot));
         }
     }
 

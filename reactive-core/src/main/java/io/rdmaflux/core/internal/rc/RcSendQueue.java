@@ -255,6 +255,39 @@ final class RcSendQueue {
         }
     }
 
+    /**
+     * Posts a signalled atomic (fetch-and-add, or compare-and-swap) on the peer's 8-byte word; the original
+     * value lands at {@code localAddress}. Its work-request id is a READ's, so its completion takes the
+     * READ path and reports {@code token}.
+     *
+     * @return false if it could not be posted (the channel failed)
+     */
+    boolean postAtomic(boolean fetchAdd, long localAddress, int lkey, long remoteAddress, int rkey, long compareAdd, long swap,
+                       long token) {
+        postDeferredUnsignaled();
+        if (channel.isFailed()) {
+            return false;
+        }
+        long wrId = WorkRequestTokens.readWrId(token);
+        readsInFlight++;
+        wr.reset().wrId(wrId).opcode(fetchAdd ? WrOpcode.ATOMIC_FETCH_AND_ADD : WrOpcode.ATOMIC_CMP_AND_SWP).signaled(true)
+            .remoteAddress(remoteAddress).rkey(rkey).compareAdd(compareAdd).swap(swap).sge(localAddress, Long.BYTES, lkey);
+        String what = fetchAdd ? "an atomic fetch-and-add" : "an atomic compare-and-swap";
+        try {
+            if (!qp.postSend(wr)) {
+                readsInFlight--;
+                channel.fail(new RdmaTransportException("send queue of rail " + rail + " is full while posting " + what, null, null));
+                return false;
+            }
+            posted[(int) (tail++ & postedMask)] = wrId;
+            return true;
+        } catch (VerbsException e) {
+            readsInFlight--;
+            channel.fail(new RdmaTransportException("posting " + what + " on rail " + rail + " failed: " + e.getMessage(), e.status(), e));
+            return false;
+        }
+    }
+
     /** Drops the frame held back (never posted, so it never completes). */
     void dropDeferred() {
         if (deferredSlot >= 0) {
@@ -285,7 +318,7 @@ final class RcSendQueue {
         if (WorkRequestTokens.wrKind(wrId) == WorkRequestTokens.WR_READ) {
             readsInFlight--;
             if (!wc.isSuccess()) {
-                channel.fail(channel.transportError("RDMA READ", wc));
+                channel.fail(channel.transportError(wc.opcode() == io.rdmaflux.verbs.WcOpcode.RDMA_READ ? "RDMA READ" : "atomic", wc));
             } else {
                 channel.onReadRetired(WorkRequestTokens.readToken(wrId));
             }

@@ -612,6 +612,25 @@ public final class RcSubchannel implements Channel, CompletionSink {
         return !failed;
     }
 
+    /** Whether an atomic can be posted now: as for an RDMA READ (an atomic takes a READ's place in the send queue). */
+    @Override
+    public boolean canPostAtomic() {
+        return canReadStripe();
+    }
+
+    /**
+     * Posts one signalled atomic, counted and completed as an RDMA READ (a requester's atomics and READs share
+     * the responder resources, {@code max_rd_atomic}); its completion is reported with {@code token}.
+     */
+    @Override
+    public void postAtomic(boolean fetchAdd, long localAddress, int lkey, long remoteAddress, int rkey, long compareAdd, long swap,
+                           long token) {
+        if (failed) {
+            return;
+        }
+        sendQueue.postAtomic(fetchAdd, localAddress, lkey, remoteAddress, rkey, compareAdd, swap, token);
+    }
+
     @Override
     public int readsInFlight() {
         return sendQueue.readsInFlight();
