@@ -381,6 +381,11 @@ public final class EagerChannel implements Channel {
     }
 
     @Override
+    public boolean sendCts(int psn, int messageLength, long remoteAddress, int[] railRkeys, int flags) {
+        return rc.sendCts(psn, messageLength, remoteAddress, railRkeys, flags);
+    }
+
+    @Override
     public boolean sendRailDown(int failedRail) {
         return rc.sendRailDown(failedRail);
     }

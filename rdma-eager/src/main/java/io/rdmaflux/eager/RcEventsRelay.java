@@ -76,6 +76,11 @@ final class RcEventsRelay implements ChannelEvents {
     }
 
     @Override
+    public void onCts(Channel ch, int psn, int messageLength, long remoteAddress, int[] railRkeys, int flags) {
+        channel.out().onCts(channel, psn, messageLength, remoteAddress, railRkeys, flags);
+    }
+
+    @Override
     public void onFin(Channel ch, int psn, int stripeOffset, int stripeLength, int stripes, int stripeIndex) {
         channel.out().onFin(channel, psn, stripeOffset, stripeLength, stripes, stripeIndex);
     }
