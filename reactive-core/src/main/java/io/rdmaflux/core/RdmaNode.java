@@ -127,6 +127,13 @@ public final class RdmaNode implements AutoCloseable {
         this.provider = Objects.requireNonNull(b.provider, "provider: call RdmaNode.builder().provider(..)");
         this.name = b.name != null ? b.name : "node" + IDS.incrementAndGet();
         this.rails = NodeRails.open(provider, b.railSpecs(provider));
+        int ctsBytes = io.rdmaflux.core.frame.CtsFrameCodec.length(rails.railCount());
+        if (rails.devices().size() > 1 && ctsBytes > b.bufferBytes) {
+            rails.close();
+            // a connection over several devices sends a CTS with one rkey per rail, which must fit a buffer
+            throw new IllegalArgumentException("bufferBytes " + b.bufferBytes + " cannot hold the " + ctsBytes + "-byte CTS of " + rails.railCount()
+                + " rails over " + rails.devices().size() + " devices (one rkey per rail); raise bufferBytes to at least " + ctsBytes);
+        }
         this.clock = b.clock;
         this.bufferBytes = b.bufferBytes;
         this.receiveBuffers = b.receiveBuffers;

@@ -196,6 +196,19 @@ class MultiDeviceNodeTest {
     }
 
     @Test
+    void aBufferTooSmallForTheCtsOfEveryRailIsRefusedAtBuild() {
+        try (InvokerPair p = InvokerPair.overDevices(2, 4, ConnectionSpec.rails(1), b -> { })) {
+            String d0 = p.soft.a().devices().get(0).name();
+            String d1 = p.soft.a().devices().get(1).name();
+            RdmaNode.Builder b = RdmaNode.builder().provider(p.soft.a()).bufferBytes(64)
+                .rails(d0 + ":1:4," + d1 + ":1:3");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, b::build);
+            assertTrue(e.getMessage().contains("bufferBytes 64 cannot hold the 68-byte CTS of 7 rails") && e.getMessage().contains("at least 68"),
+                e.getMessage());
+        }
+    }
+
+    @Test
     void oneSidedRdmaIsRefusedOnAConnectionSpanningDevices() {
         try (InvokerPair p = InvokerPair.overDevices(2, 1, ConnectionSpec.rails(2), b -> { })) {
             UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, p.client::oneSided);
