@@ -868,12 +868,12 @@ public final class RdmaNode implements AutoCloseable {
         }
 
         /**
-         * One completion queue for the device, shared by the RC queue pairs of every connection and rail of
-         * this node and polled in turn by the progress engine, completions dispatched by queue pair number
-         * (seed 000 &sect;5.1), instead of one CQ per connection and rail. The CQ holds
+         * One completion queue per device, shared by the RC queue pairs of every connection and rail of
+         * this node on that device and polled in turn by the progress engine, completions dispatched by queue
+         * pair number (seed 000 &sect;5.1), instead of one CQ per connection and rail. Each device's CQ holds
          * {@code maxQueuePairs} times what one queue pair can have outstanding, so it cannot overrun; a
-         * connection that would exceed {@code maxQueuePairs} (one per rail) fails to open with an error
-         * naming this option. 0 (the default) is off.
+         * connection that would exceed {@code maxQueuePairs} on a device (one per rail on it) fails to open with
+         * an error naming this option. 0 (the default) is off.
          *
          * @throws IllegalArgumentException if negative, or (at build) if the CQ would exceed the device's largest
          */
