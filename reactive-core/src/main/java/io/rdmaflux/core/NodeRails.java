@@ -5,6 +5,8 @@ import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.ProtectionDomain;
 import io.rdmaflux.verbs.RdmaProvider;
 
+import org.jspecify.annotations.Nullable;
+
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -38,9 +40,10 @@ final class NodeRails implements AutoCloseable {
     /**
      * Opens the devices {@code specs} name and allocates one protection domain on each.
      *
+     * @throws IllegalArgumentException if the rails span devices and {@code bufferBytes} cannot hold their CTS
      * @throws io.rdmaflux.verbs.VerbsException if a device or port does not exist
      */
-    static NodeRails open(RdmaProvider provider, List<RailSpec> specs) {
+    static NodeRails open(RdmaProvider provider, List<RailSpec> specs, int bufferBytes) {
         List<Device> devices = new ArrayList<>();
         List<Port> ports = new ArrayList<>();
         List<Integer> deviceIndex = new ArrayList<>();
@@ -72,8 +75,40 @@ final class NodeRails implements AutoCloseable {
             }
             throw e;
         }
-        return new NodeRails(List.copyOf(devices), pds, ports.toArray(new Port[0]),
+        NodeRails rails = new NodeRails(List.copyOf(devices), pds, ports.toArray(new Port[0]),
             deviceIndex.stream().mapToInt(Integer::intValue).toArray(), List.copyOf(names));
+        int ctsBytes = io.rdmaflux.core.frame.CtsFrameCodec.length(rails.railCount());
+        if (devices.size() > 1 && ctsBytes > bufferBytes) {
+            rails.close();
+            // a connection over several devices sends a CTS with one rkey per rail, which must fit a buffer
+            throw new IllegalArgumentException("bufferBytes " + bufferBytes + " cannot hold the " + ctsBytes + "-byte CTS of " + rails.railCount()
+                + " rails over " + devices.size() + " devices (one rkey per rail); raise bufferBytes to at least " + ctsBytes);
+        }
+        return rails;
+    }
+
+    /**
+     * The rails of a node's builder: those given to {@code rails(..)} ({@code railSpecs}), else {@code ports} of
+     * {@code device} (or the provider's first device).
+     *
+     * @throws IllegalArgumentException if rails were given with a device or ports too, or a port twice
+     */
+    static List<RailSpec> specs(RdmaProvider provider, @Nullable List<RailSpec> railSpecs, @Nullable String device, int[] ports,
+                                boolean portsGiven) {
+        if (railSpecs != null) {
+            if (device != null || portsGiven) {
+                throw new IllegalArgumentException("rails(" + railSpecs + ") cannot be combined with device(..) or ports(..); name"
+                    + " each rail's device in rails(..), e.g. rails(RailSpec.of(\"soft0\", 1), RailSpec.of(\"soft0\", 2))");
+            }
+            requireDistinct(railSpecs);
+            return railSpecs;
+        }
+        String d = device != null ? device : provider.devices().get(0).name();
+        List<RailSpec> list = new ArrayList<>();
+        for (int port : ports) {
+            list.add(RailSpec.of(d, port));
+        }
+        return list;
     }
 
     /**

@@ -126,14 +126,7 @@ public final class RdmaNode implements AutoCloseable {
     private RdmaNode(Builder b) {
         this.provider = Objects.requireNonNull(b.provider, "provider: call RdmaNode.builder().provider(..)");
         this.name = b.name != null ? b.name : "node" + IDS.incrementAndGet();
-        this.rails = NodeRails.open(provider, b.railSpecs(provider));
-        int ctsBytes = io.rdmaflux.core.frame.CtsFrameCodec.length(rails.railCount());
-        if (rails.devices().size() > 1 && ctsBytes > b.bufferBytes) {
-            rails.close();
-            // a connection over several devices sends a CTS with one rkey per rail, which must fit a buffer
-            throw new IllegalArgumentException("bufferBytes " + b.bufferBytes + " cannot hold the " + ctsBytes + "-byte CTS of " + rails.railCount()
-                + " rails over " + rails.devices().size() + " devices (one rkey per rail); raise bufferBytes to at least " + ctsBytes);
-        }
+        this.rails = NodeRails.open(provider, NodeRails.specs(provider, b.railSpecs, b.device, b.ports, b.portsGiven), b.bufferBytes);
         this.clock = b.clock;
         this.bufferBytes = b.bufferBytes;
         this.receiveBuffers = b.receiveBuffers;
@@ -155,7 +148,14 @@ public final class RdmaNode implements AutoCloseable {
                 Math.max(controlBuffers, b.sharedReceiveBuffers / 16), b.sharedSendBuffers, b.sharedCreditWindow)
             : null;
         // seed 000 5.1: one CQ per device, polled in turn by the progress engine, sized from the QPs it serves
-        this.sharedCqs = b.sharedCqQueuePairs > 0 ? sharedCqs(b.sharedCqQueuePairs) : null;
+        try {
+            this.sharedCqs = b.sharedCqQueuePairs <= 0 ? null : io.rdmaflux.core.internal.cq.SharedCompletionQueue.perDevice(name,
+                rails.devices(), b.sharedCqQueuePairs, io.rdmaflux.core.internal.rc.RcSubchannel.entriesPerQp(receiveBuffers,
+                    controlBuffers + 2 * rendezvousBuffers, sendBuffers, rendezvousBuffers));
+        } catch (RuntimeException e) {
+            rails.close();
+            throw e;
+        }
         this.establishment = new ConnectionEstablishment(this, provider.connectionManager(), rails,
             new ConnectionEstablishment.Settings(bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold,
                 qpTimeouts, rendezvousBuffers, maxMessageBytes, b.eager, b.eagerPollingSet), b.offeredChannelProviders(),
@@ -183,28 +183,6 @@ public final class RdmaNode implements AutoCloseable {
                 engine.add(cq);
             }
         }
-    }
-
-    /** One shared CQ per device, each sized for {@code maxQueuePairs} of its queue pairs. */
-    private io.rdmaflux.core.internal.cq.SharedCompletionQueue[] sharedCqs(int maxQueuePairs) {
-        int entriesPerQp = io.rdmaflux.core.internal.rc.RcSubchannel.entriesPerQp(receiveBuffers, controlBuffers + 2 * rendezvousBuffers,
-            sendBuffers, rendezvousBuffers);
-        var cqs = new io.rdmaflux.core.internal.cq.SharedCompletionQueue[rails.devices().size()];
-        try {
-            for (int d = 0; d < cqs.length; d++) {
-                cqs[d] = new io.rdmaflux.core.internal.cq.SharedCompletionQueue(cqs.length == 1 ? name : name + " " + rails.devices().get(d).name(),
-                    rails.devices().get(d), maxQueuePairs, entriesPerQp);
-            }
-        } catch (RuntimeException e) {
-            for (var cq : cqs) {
-                if (cq != null) {
-                    cq.close();
-                }
-            }
-            rails.close();
-            throw e;
-        }
-        return cqs;
     }
 
     public static Builder builder() {
@@ -826,24 +804,6 @@ public final class RdmaNode implements AutoCloseable {
          */
         public Builder rails(String rails) {
             return rails(RailSpec.parseList(rails));
-        }
-
-        /** The rails: those given to {@link #rails}, else {@link #ports} of {@link #device} (or the first device). */
-        List<RailSpec> railSpecs(RdmaProvider provider) {
-            if (railSpecs != null) {
-                if (device != null || portsGiven) {
-                    throw new IllegalArgumentException("rails(" + railSpecs + ") cannot be combined with device(..) or ports(..); name"
-                        + " each rail's device in rails(..), e.g. rails(RailSpec.of(\"soft0\", 1), RailSpec.of(\"soft0\", 2))");
-                }
-                NodeRails.requireDistinct(railSpecs);
-                return railSpecs;
-            }
-            String d = device != null ? device : provider.devices().get(0).name();
-            List<RailSpec> list = new ArrayList<>();
-            for (int port : ports) {
-                list.add(RailSpec.of(d, port));
-            }
-            return list;
         }
 
         /** Size of every send and receive buffer in bytes, frame header (24 bytes) included; in [64, 16 MiB]. */
