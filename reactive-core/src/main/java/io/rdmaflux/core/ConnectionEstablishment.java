@@ -83,7 +83,7 @@ final class ConnectionEstablishment {
             int rails = request.endpoints().size();
             if (rails != peer.rails() || rails > this.rails.railCount()) {
                 throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for " + rails
-                    + " rails but node " + node.name() + " has " + this.rails.railCount() + " " + this.rails
+                    + " rails but node " + node.name() + " has " + this.rails.railCount() + " ports (rails " + this.rails + ")"
                     + "; use ConnectionSpec.rails(n) with n <= " + this.rails.railCount());
             }
             int[] nodeRails = new int[rails];
@@ -94,6 +94,10 @@ final class ConnectionEstablishment {
             List<ChannelKind> kinds = new ArrayList<>(rails);
             for (int r = 0; r < rails; r++) {
                 kinds.add(offeredKind(from, r, peer.kindCodes().get(r)));
+            }
+            String unfit = overDevicesUnfit(devices, kinds);
+            if (unfit != null) {
+                throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for " + unfit);
             }
             for (int r = 0; r < rails; r++) {
                 created.add(newChannel(r, nodeRails[r], kinds.get(r), settings.eager()));
@@ -145,6 +149,10 @@ final class ConnectionEstablishment {
                             + " offers " + providers.keySet() + "; add its provider with RdmaNode.Builder.channelProvider(..)");
                     }
                     kinds.add(kind);
+                }
+                String unfit = overDevicesUnfit(rails.railDevices(nodeRails), kinds);
+                if (unfit != null) {
+                    throw new IllegalArgumentException("spec asks for " + unfit);
                 }
                 for (int r = 0; r < spec.rails(); r++) {
                     Channel sc = newChannel(r, nodeRails[r], kinds.get(r), eager);
@@ -214,6 +222,23 @@ final class ConnectionEstablishment {
             }
         }
         return asked;
+    }
+
+    /**
+     * Why {@code kinds} cannot run on rails over several devices, or null: a rail's CTS must carry one rkey per
+     * rail, which the reliable-UD channel's grant does not.
+     */
+    private static @Nullable String overDevicesUnfit(RailDevices devices, List<ChannelKind> kinds) {
+        if (!devices.spansDevices()) {
+            return null;
+        }
+        for (int r = 0; r < kinds.size(); r++) {
+            if (kinds.get(r) == ChannelKind.RELIABLE_UD) {
+                return "channel kind " + ChannelKind.RELIABLE_UD + " on rail " + r + " of a connection whose rails span several devices;"
+                    + " use RC_SEND_RECV or EAGER_RDMA channels there, or rails of one device (ConnectionSpec.rails(..) by name)";
+            }
+        }
+        return null;
     }
 
     /** The kind a peer's handshake asks for on {@code rail}, if this node offers it. */

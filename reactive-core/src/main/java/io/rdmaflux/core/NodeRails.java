@@ -174,7 +174,7 @@ final class NodeRails implements AutoCloseable {
         if (wanted.isEmpty()) {
             if (spec.rails() > ports.length) {
                 throw new IllegalArgumentException("spec asks for " + spec.rails() + " rails but node " + nodeName + " has "
-                    + ports.length + " " + names + "; add rails with RdmaNode.Builder.rails(..) or ports(..), or use fewer rails");
+                    + ports.length + " ports (rails " + names + "); add rails with RdmaNode.Builder.rails(..) or ports(..), or use fewer rails");
             }
             int[] first = new int[spec.rails()];
             for (int i = 0; i < first.length; i++) {

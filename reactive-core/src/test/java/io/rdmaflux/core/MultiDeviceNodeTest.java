@@ -209,6 +209,30 @@ class MultiDeviceNodeTest {
     }
 
     @Test
+    void reliableUdRailsOverSeveralDevicesAreRefusedAtConnect() {
+        io.rdmaflux.core.channel.ChannelProvider ud = new io.rdmaflux.core.channel.ChannelProvider() {
+            @Override
+            public io.rdmaflux.core.channel.ChannelKind kind() {
+                return io.rdmaflux.core.channel.ChannelKind.RELIABLE_UD;
+            }
+
+            @Override
+            public io.rdmaflux.core.channel.Channel open(io.rdmaflux.core.channel.ChannelSetup setup) {
+                throw new AssertionError("no channel is opened for a refused spec");
+            }
+        };
+        try (InvokerPair p = InvokerPair.overDevices(2, 1, ConnectionSpec.rails(2), b -> b.channelProvider(ud))) {
+            AtomicReference<Throwable> error = new AtomicReference<>();
+            p.clientNode.connect(p.listenAddress(), ConnectionSpec.rails(2).channelKind(io.rdmaflux.core.channel.ChannelKind.RELIABLE_UD))
+                .subscribe(null, error::set);
+            p.drive();
+            assertTrue(error.get() instanceof IllegalArgumentException, () -> "" + error.get());
+            assertTrue(error.get().getMessage().contains("RELIABLE_UD on rail 0 of a connection whose rails span several devices"),
+                error.get().getMessage());
+        }
+    }
+
+    @Test
     void oneSidedRdmaIsRefusedOnAConnectionSpanningDevices() {
         try (InvokerPair p = InvokerPair.overDevices(2, 1, ConnectionSpec.rails(2), b -> { })) {
             UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, p.client::oneSided);
