@@ -9,9 +9,7 @@ import io.rdmaflux.core.channel.QpTimeouts;
 import io.rdmaflux.core.frame.HandshakeCodec;
 import io.rdmaflux.verbs.CmParams;
 import io.rdmaflux.verbs.ConnectionManager;
-import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.PortAddress;
-import io.rdmaflux.verbs.ProtectionDomain;
 import io.rdmaflux.verbs.QpEndpoint;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -31,6 +29,12 @@ import java.util.function.Consumer;
  * what was asked fails the connect with an error naming the value and the fix; every channel opened for
  * it is closed.
  *
+ * <p><b>Rails:</b> a connecting side uses the node rails its spec picks ({@link ConnectionSpec#rails(String...)}),
+ * or its first {@code n}; an accepting side its first {@code n}. Each channel is opened in the protection
+ * domain of its rail's device, with that device's shared CQ. A connection whose rails span several devices
+ * uses the WRITE rendezvous (its CTS carries one rkey per rail): a side spanning devices asks for WRITE, and
+ * answers that it has no READ rendezvous.
+ *
  * <p><b>Concurrency:</b> {@link #connect} on any thread when subscribed; {@link #accept} on the
  * connection manager's thread.
  */
@@ -48,25 +52,24 @@ final class ConnectionEstablishment {
 
     private final RdmaNode node;
     private final ConnectionManager cm;
-    private final ProtectionDomain pd;
-    private final Port[] ports;
+    private final NodeRails rails;
     private final Settings settings;
     /** The channel kinds the node offers, each with its provider. */
     private final Map<ChannelKind, ChannelProvider> providers;
     private final ChannelFactory acceptFactory;
     private final io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers;
-    private final io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCq;
+    /** One shared CQ per device of the node (by device index), or null: one CQ per channel. */
+    private final io.rdmaflux.core.internal.cq.SharedCompletionQueue @Nullable [] sharedCqs;
 
-    ConnectionEstablishment(RdmaNode node, ConnectionManager cm, ProtectionDomain pd, Port[] ports, Settings settings,
+    ConnectionEstablishment(RdmaNode node, ConnectionManager cm, NodeRails rails, Settings settings,
                             Map<ChannelKind, ChannelProvider> providers, ChannelFactory acceptFactory,
                             io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers,
-                            io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCq) {
+                            io.rdmaflux.core.internal.cq.SharedCompletionQueue @Nullable [] sharedCqs) {
         this.sharedBuffers = sharedBuffers;
-        this.sharedCq = sharedCq;
+        this.sharedCqs = sharedCqs;
         this.node = node;
         this.cm = cm;
-        this.pd = pd;
-        this.ports = ports;
+        this.rails = rails;
         this.settings = settings;
         this.providers = providers;
         this.acceptFactory = acceptFactory;
@@ -78,16 +81,26 @@ final class ConnectionEstablishment {
             node.ensureOpen();
             HandshakeCodec peer = HandshakeCodec.decode(request.privateData());
             int rails = request.endpoints().size();
-            if (rails != peer.rails() || rails > ports.length) {
+            if (rails != peer.rails() || rails > this.rails.railCount()) {
                 throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for " + rails
-                    + " rails but node " + node.name() + " has " + ports.length + " ports; use ConnectionSpec.rails(n) with n <= " + ports.length);
+                    + " rails but node " + node.name() + " has " + this.rails.railCount() + " ports (rails " + this.rails + ")"
+                    + "; use ConnectionSpec.rails(n) with n <= " + this.rails.railCount());
             }
+            int[] nodeRails = new int[rails];
+            for (int r = 0; r < rails; r++) {
+                nodeRails[r] = r;
+            }
+            RailDevices devices = this.rails.railDevices(nodeRails);
             List<ChannelKind> kinds = new ArrayList<>(rails);
             for (int r = 0; r < rails; r++) {
                 kinds.add(offeredKind(from, r, peer.kindCodes().get(r)));
             }
+            String unfit = overDevicesUnfit(devices, kinds);
+            if (unfit != null) {
+                throw new RdmaException(RdmaException.Category.CONFIGURATION, "peer " + from + " asks for " + unfit);
+            }
             for (int r = 0; r < rails; r++) {
-                created.add(newChannel(r, kinds.get(r), settings.eager()));
+                created.add(newChannel(r, nodeRails[r], kinds.get(r), settings.eager()));
             }
             List<QpEndpoint> endpoints = new ArrayList<>();
             for (int r = 0; r < rails; r++) {
@@ -96,11 +109,12 @@ final class ConnectionEstablishment {
                 endpoints.add(sc.localEndpoint());
             }
             // the connecting side's mode, if both sides and every rail's kind have the READ rendezvous
-            RendezvousMode mode = agreed(RendezvousMode.ofCode(peer.rendezvousModeCode()), peer, kinds);
+            RendezvousMode mode = devices.spansDevices() ? RendezvousMode.WRITE
+                : agreed(RendezvousMode.ofCode(peer.rendezvousModeCode()), peer, kinds);
             DefaultRdmaConnection c = node.register(created, acceptFactory, peer.maxMessageBytes(), peer.rendezvousBuffers() > 0,
-                mode, "accepted from " + from);
+                mode, devices, "accepted from " + from);
             emit.accept(c);
-            return CompletableFuture.completedFuture(new CmParams(endpoints, handshake(kinds, false, mode).encode()));
+            return CompletableFuture.completedFuture(new CmParams(endpoints, handshake(kinds, false, mode, devices).encode()));
         } catch (RuntimeException e) {
             created.forEach(Channel::close);
             return CompletableFuture.failedFuture(e);
@@ -110,9 +124,11 @@ final class ConnectionEstablishment {
     Mono<RdmaConnection> connect(PortAddress address, ConnectionSpec spec) {
         return Mono.defer(() -> {
             node.ensureOpen();
-            if (spec.rails() > ports.length) {
-                return Mono.error(new IllegalArgumentException("spec asks for " + spec.rails() + " rails but node " + node.name()
-                    + " has " + ports.length + " ports; add ports with RdmaNode.Builder.ports(..) or use fewer rails"));
+            int[] nodeRails;
+            try {
+                nodeRails = rails.select(spec, node.name());
+            } catch (IllegalArgumentException e) {
+                return Mono.error(e);
             }
             if (spec.isLazy()) {
                 // seed 003 3.2: nothing is made until the connection is used
@@ -134,12 +150,19 @@ final class ConnectionEstablishment {
                     }
                     kinds.add(kind);
                 }
+                String unfit = overDevicesUnfit(rails.railDevices(nodeRails), kinds);
+                if (unfit != null) {
+                    throw new IllegalArgumentException("spec asks for " + unfit);
+                }
                 for (int r = 0; r < spec.rails(); r++) {
-                    Channel sc = newChannel(r, kinds.get(r), eager);
+                    Channel sc = newChannel(r, nodeRails[r], kinds.get(r), eager);
                     created.add(sc);
                     endpoints.add(sc.localEndpoint());
                 }
-                CmParams request = new CmParams(endpoints, handshake(kinds, defaultEager, spec.rendezvousMode()).encode());
+                RailDevices devices = rails.railDevices(nodeRails);
+                // one rkey per rail travels in the CTS only: the READ rendezvous's RTS_READ has one
+                RendezvousMode askedMode = devices.spansDevices() ? RendezvousMode.WRITE : spec.rendezvousMode();
+                CmParams request = new CmParams(endpoints, handshake(kinds, defaultEager, askedMode, devices).encode());
                 return Mono.fromFuture(cm.connect(address, request, spec.connectTimeoutNs()))
                     .map(reply -> {
                         HandshakeCodec peer = HandshakeCodec.decode(reply.privateData());
@@ -166,7 +189,7 @@ final class ConnectionEstablishment {
                         return (RdmaConnection) node.register(created, spec.channelFactory(), peer.maxMessageBytes(),
                             peer.rendezvousBuffers() > 0,
                             // the kinds the rails run now: a rail downgraded to its fallback answers for that kind
-                            agreed(spec.rendezvousMode(), peer, created.stream().map(Channel::kind).toList()), "to " + address);
+                            agreed(askedMode, peer, created.stream().map(Channel::kind).toList()), devices, "to " + address);
                     })
                     .doOnError(e -> created.forEach(Channel::close))
                     .doOnCancel(() -> created.forEach(Channel::close));
@@ -177,11 +200,12 @@ final class ConnectionEstablishment {
         });
     }
 
-    private HandshakeCodec handshake(List<ChannelKind> kinds, boolean fallbackAllowed, RendezvousMode mode) {
+    private HandshakeCodec handshake(List<ChannelKind> kinds, boolean fallbackAllowed, RendezvousMode mode, RailDevices devices) {
         return new HandshakeCodec(kinds.size(), settings.bufferBytes(), settings.receiveBuffers(), 0, settings.maxMessageBytes(),
             settings.rendezvousBuffers(),
             kinds.stream().map(k -> k.wireCode() | (fallbackAllowed && k.fallback() != k ? FALLBACK_ALLOWED : 0)).toList(),
-            HandshakeCodec.features(true, mode.code()));
+            // rails over several devices: no READ rendezvous (its RTS_READ carries one rkey), so the peer uses WRITE too
+            HandshakeCodec.features(!devices.spansDevices(), mode.code()));
     }
 
     /**
@@ -198,6 +222,23 @@ final class ConnectionEstablishment {
             }
         }
         return asked;
+    }
+
+    /**
+     * Why {@code kinds} cannot run on rails over several devices, or null: a rail's CTS must carry one rkey per
+     * rail, which the reliable-UD channel's grant does not.
+     */
+    private static @Nullable String overDevicesUnfit(RailDevices devices, List<ChannelKind> kinds) {
+        if (!devices.spansDevices()) {
+            return null;
+        }
+        for (int r = 0; r < kinds.size(); r++) {
+            if (kinds.get(r) == ChannelKind.RELIABLE_UD) {
+                return "channel kind " + ChannelKind.RELIABLE_UD + " on rail " + r + " of a connection whose rails span several devices;"
+                    + " use RC_SEND_RECV or EAGER_RDMA channels there, or rails of one device (ConnectionSpec.rails(..) by name)";
+            }
+        }
+        return null;
     }
 
     /** The kind a peer's handshake asks for on {@code rail}, if this node offers it. */
@@ -219,18 +260,20 @@ final class ConnectionEstablishment {
         return kind;
     }
 
-    private Channel newChannel(int rail, ChannelKind kind, EagerSpec eager) {
+    /** The channel of connection rail {@code rail} on node rail {@code nodeRail}, in its device's protection domain. */
+    private Channel newChannel(int rail, int nodeRail, ChannelKind kind, EagerSpec eager) {
         // CTS and FIN frames take no credit: each rendezvous buffer can have one of each in flight per rail
         Settings s = settings;
-        ChannelSetup setup = new ChannelSetup(rail, pd, ports[rail], s.bufferBytes(), s.receiveBuffers(),
+        ChannelSetup setup = new ChannelSetup(rail, rails.pdOfRail(nodeRail), rails.port(nodeRail), s.bufferBytes(), s.receiveBuffers(),
             s.controlBuffers() + 2 * s.rendezvousBuffers(), s.sendBuffers(), s.creditThreshold(), s.timeouts(), s.rendezvousBuffers(),
             eager, s.eagerPollingSet());
         ChannelProvider provider = providers.get(kind);
-        if ((sharedBuffers != null || sharedCq != null) && provider == io.rdmaflux.core.internal.rc.RcChannelProvider.INSTANCE) {
+        if ((sharedBuffers != null || sharedCqs != null) && provider == io.rdmaflux.core.internal.rc.RcChannelProvider.INSTANCE) {
             // the node's RC channels share one SRQ-backed receive pool and one send region per rail, and/or
             // one CQ per device
             return io.rdmaflux.core.internal.rc.RcChannelProvider.INSTANCE.open(setup,
-                sharedBuffers == null ? null : sharedBuffers.rail(rail, ports[rail]), sharedCq);
+                sharedBuffers == null ? null : sharedBuffers.rail(nodeRail, rails.port(nodeRail), rails.pdOfRail(nodeRail)),
+                sharedCqs == null ? null : sharedCqs[rails.deviceOf(nodeRail)]);
         }
         return provider.open(setup);
     }

@@ -8,14 +8,16 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * How {@link RdmaNode#connect} opens a connection: how many rails (one subchannel per port of the
- * node, in the order given to {@link RdmaNode.Builder#ports}) and which multiplexing/striping
+ * How {@link RdmaNode#connect} opens a connection: how many rails (one subchannel per rail of the
+ * node, its first ones in the order given to {@link RdmaNode.Builder#ports} or {@link RdmaNode.Builder#rails},
+ * or those {@link #rails(String...)} names) and which multiplexing/striping
  * policy schedules messages over them. Immutable; every method returns a new spec.
  *
  * <pre>{@code
  * ConnectionSpec.defaults()                          // one rail, the plain send/receive channel
  * ConnectionSpec.rails(2).striping(Rails.adaptive())  // a factory from a striping module
  * ConnectionSpec.rails(2).channelKind(ChannelKind.RC_SEND_RECV)  // the channel kind of every rail
+ * ConnectionSpec.rails("mlx5_0:1", "mlx5_1:1")       // two rails of the node by name, on two devices
  * }</pre>
  *
  * <p>The channel kind of each rail is agreed in the handshake: the accepting node must offer it
@@ -25,7 +27,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class ConnectionSpec {
     private static final ConnectionSpec DEFAULTS = new ConnectionSpec(1, ChannelFactory.roundRobin(), 5_000_000_000L,
-        List.of(ChannelKind.RC_SEND_RECV), false, false, null, RendezvousMode.WRITE, ConnectRetry.none(), false);
+        List.of(ChannelKind.RC_SEND_RECV), false, false, null, RendezvousMode.WRITE, ConnectRetry.none(), false, List.of());
 
     private final int rails;
     private final ChannelFactory channelFactory;
@@ -39,11 +41,14 @@ public final class ConnectionSpec {
     private final RendezvousMode rendezvousMode;
     private final ConnectRetry connectRetry;
     private final boolean lazy;
+    /** The node rails by name ({@link #rails(String...)}), or empty: the node's first {@link #rails} rails. */
+    private final List<String> railNames;
 
     private ConnectionSpec(int rails, ChannelFactory channelFactory, long connectTimeoutNs, List<ChannelKind> kinds,
                            boolean perRail, boolean kindsExplicit, @Nullable EagerSpec eager, RendezvousMode rendezvousMode,
-                           ConnectRetry connectRetry, boolean lazy) {
+                           ConnectRetry connectRetry, boolean lazy, List<String> railNames) {
         this.lazy = lazy;
+        this.railNames = railNames;
         this.rails = rails;
         this.channelFactory = channelFactory;
         this.connectTimeoutNs = connectTimeoutNs;
@@ -62,7 +67,7 @@ public final class ConnectionSpec {
      */
     public ConnectionSpec connectRetry(ConnectRetry retry) {
         return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode,
-            Objects.requireNonNull(retry, "retry"), lazy);
+            Objects.requireNonNull(retry, "retry"), lazy, railNames);
     }
 
     /** The connect retry ({@link ConnectRetry#none()} unless set). */
@@ -77,7 +82,7 @@ public final class ConnectionSpec {
      */
     public ConnectionSpec rendezvous(RendezvousMode mode) {
         return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager,
-            Objects.requireNonNull(mode, "mode"), connectRetry, lazy);
+            Objects.requireNonNull(mode, "mode"), connectRetry, lazy, railNames);
     }
 
     /**
@@ -90,7 +95,7 @@ public final class ConnectionSpec {
      * the address and carries the connection manager's error as its cause; the connection is then closed.
      */
     public ConnectionSpec lazy(boolean lazy) {
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry, lazy);
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry, lazy, railNames);
     }
 
     /** Whether establishment waits for the first use ({@link #lazy(boolean)}). */
@@ -128,12 +133,46 @@ public final class ConnectionSpec {
             throw new IllegalArgumentException("rails(" + n + ") but this spec names the channel kinds of " + kinds.size()
                 + " rails " + kinds + "; set the rails first, or give channelKind(kind) for every rail");
         }
-        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry, lazy);
+        return new ConnectionSpec(n, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry, lazy,
+            List.of());
+    }
+
+    /**
+     * A spec over the node rails named {@code railNames}, in this order, with the default round-robin scheduler:
+     * names as {@link RdmaNode#railNames()} lists them, {@code device:port} (e.g. {@code soft1:1}) or
+     * {@code device:port/p} for path {@code p} of a port with several paths. The connect fails with an
+     * {@link IllegalArgumentException} naming a rail the node does not have. (The accepting node uses its
+     * first rails, one per rail named.)
+     *
+     * @throws IllegalArgumentException if none, more than 255, blank or repeated
+     */
+    public static ConnectionSpec rails(String... railNames) {
+        return DEFAULTS.withRails(List.of(railNames));
+    }
+
+    /** This spec over the node rails named {@code railNames} (see {@link #rails(String...)}). */
+    public ConnectionSpec withRails(List<String> railNames) {
+        List<String> names = List.copyOf(railNames);
+        ConnectionSpec s = withRails(names.size());
+        for (int i = 0; i < names.size(); i++) {
+            String name = names.get(i);
+            if (name.isBlank() || names.subList(0, i).contains(name)) {
+                throw new IllegalArgumentException("rail name '" + name + "' in " + names + " is " + (name.isBlank() ? "blank" : "repeated")
+                    + "; name each rail once as RdmaNode.railNames() lists them, e.g. rails(\"soft0:1\", \"soft1:1\")");
+            }
+        }
+        return new ConnectionSpec(s.rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry,
+            lazy, names);
+    }
+
+    /** The node rails named by {@link #rails(String...)}, or empty: the node's first {@link #rails()} rails. */
+    public List<String> railNames() {
+        return railNames;
     }
 
     /** This spec with the scheduling policy {@code factory} builds per connection. */
     public ConnectionSpec striping(ChannelFactory factory) {
-        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry, lazy);
+        return new ConnectionSpec(rails, Objects.requireNonNull(factory, "factory"), connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry, lazy, railNames);
     }
 
     /** This spec with a connect timeout in ns. @throws IllegalArgumentException unless &gt; 0 */
@@ -141,7 +180,7 @@ public final class ConnectionSpec {
         if (timeoutNs <= 0) {
             throw new IllegalArgumentException("connectTimeoutNs > 0 required but it was " + timeoutNs);
         }
-        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry, lazy);
+        return new ConnectionSpec(rails, channelFactory, timeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry, lazy, railNames);
     }
 
     /**
@@ -151,7 +190,7 @@ public final class ConnectionSpec {
      */
     public ConnectionSpec channelKind(ChannelKind kind) {
         return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.of(Objects.requireNonNull(kind, "kind")), false,
-            true, eager, rendezvousMode, connectRetry, lazy);
+            true, eager, rendezvousMode, connectRetry, lazy, railNames);
     }
 
     /**
@@ -160,7 +199,7 @@ public final class ConnectionSpec {
      * without this call the node's ({@code RdmaNode.Builder.eager}) apply.
      */
     public ConnectionSpec eager(EagerSpec spec) {
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, Objects.requireNonNull(spec, "spec"), rendezvousMode, connectRetry, lazy);
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, Objects.requireNonNull(spec, "spec"), rendezvousMode, connectRetry, lazy, railNames);
     }
 
     /** The eager settings given with {@link #eager(EagerSpec)}, or null for the node's. */
@@ -183,7 +222,7 @@ public final class ConnectionSpec {
             throw new IllegalArgumentException(kindsPerRail.size() + " channel kinds " + kindsPerRail + " for " + rails
                 + " rails; give one kind per rail, or channelKind(kind) for every rail");
         }
-        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(kindsPerRail), true, true, eager, rendezvousMode, connectRetry, lazy);
+        return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, List.copyOf(kindsPerRail), true, true, eager, rendezvousMode, connectRetry, lazy, railNames);
     }
 
     /** The channel kind of rail {@code rail}. @throws IndexOutOfBoundsException unless 0 &lt;= rail &lt; rails() */
@@ -206,7 +245,7 @@ public final class ConnectionSpec {
 
     @Override
     public String toString() {
-        return "ConnectionSpec{rails=" + rails + ", kinds=" + kinds + (kindsExplicit ? "" : " (default)") + ", eager=" + eager
+        return "ConnectionSpec{rails=" + (railNames.isEmpty() ? rails : railNames) + ", kinds=" + kinds + (kindsExplicit ? "" : " (default)") + ", eager=" + eager
             + ", connectTimeoutNs=" + connectTimeoutNs + ", rendezvous=" + rendezvousMode
             + (connectRetry.maxAttempts() > 1 ? ", " + connectRetry : "") + (lazy ? ", lazy" : "") + "}";
     }

@@ -73,6 +73,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     private final SendOps ops;
     private final RendezvousSender rvSender;
     private final RendezvousMode rendezvousMode;
+    /** The node device of each rail: the keys each rail uses. */
+    private final RailDevices devices;
     private final SendPipeline pipeline;
     private final CreditGrantor grantor;
     private final CloseHandshake close;
@@ -96,8 +98,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
 
     DefaultRdmaConnection(RdmaNode node, String name, Channel[] channels, SubchannelScheduler scheduler,
                           int peerMaxMessageBytes, int localMaxMessageBytes, int sendQueue, int reorderWindow,
-                          int creditThreshold, boolean peerRendezvous, RendezvousMode rendezvousMode) {
+                          int creditThreshold, boolean peerRendezvous, RendezvousMode rendezvousMode, RailDevices devices) {
         this.rendezvousMode = rendezvousMode;
+        this.devices = devices;
         this.node = node;
         this.name = name;
         this.channels = channels;
@@ -121,13 +124,13 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         this.delivery = new InboundDelivery(this, messageCredits, buffers, channels.length, reorderWindow);
         this.assembler = new InboundAssembler(this, messageCredits, buffers, delivery, channels.length, localMaxMessageBytes);
         this.rvReceiver = new RendezvousReceiver(this, channels, messageCredits, delivery, receivePool, node.rendezvousBuffers(),
-            reorderWindow, localMaxMessageBytes, scheduler);
+            reorderWindow, localMaxMessageBytes, scheduler, devices);
         // PSNs not yet completed at this side span at most the messages the send slots carry (packed frames
         // carry several) plus what the peer's reorder window admits
         this.ledger = new InflightLedger(sendSlots * DataFrameCodec.MAX_PACKED_MESSAGES + reorderWindow);
         this.ops = new SendOps(this, scheduler, ledger, sendCredits);
         this.rvSender = new RendezvousSender(this, channels, scheduler, ops, sendPool, node.rendezvousThresholdBytes(),
-            node.rendezvousBuffers(), node.registrationCache(), rendezvousMode);
+            node.rendezvousBuffers(), node.registrationCache(), rendezvousMode, devices);
         this.pipeline = new SendPipeline(this, node, channels, scheduler, sendCredits, ledger, ops, rvSender, peerMaxMessageBytes);
         this.grantor = new CreditGrantor(channels, messageCredits, buffers, assembler, rvReceiver);
         this.close = new CloseHandshake(this, channels);
@@ -217,6 +220,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
 
     @Override
     public OneSided oneSided() {
+        if (devices.spansDevices()) {
+            // exposures and local regions are registered on the node's first device only
+            throw new UnsupportedOperationException("one-sided RDMA on connection " + name + " is not supported: its rails span"
+                + " several devices; connect with ConnectionSpec.rails(..) naming rails of one device for one-sided RDMA");
+        }
         return oneSided;
     }
 
@@ -512,6 +520,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     @Override
     public void onCts(Channel ch, int psn, int messageLength, long remoteAddress, int rkey, int flags) {
         rvSender.onCts(ch, psn, messageLength, remoteAddress, rkey, flags);
+    }
+
+    @Override
+    public void onCts(Channel ch, int psn, int messageLength, long remoteAddress, int[] railRkeys, int flags) {
+        rvSender.onCts(ch, psn, messageLength, remoteAddress, railRkeys, flags);
     }
 
     @Override

@@ -13,7 +13,6 @@ import io.rdmaflux.core.internal.buffer.MessageBufferPool;
 import io.rdmaflux.core.internal.regcache.RegistrationCache;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.ConnectionManager;
-import io.rdmaflux.verbs.Device;
 import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ProgressAgent;
@@ -36,7 +35,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * An rdmaflux endpoint: one device of a provider, the ports used as rails, the buffer sizes, and
+ * An rdmaflux endpoint: the ports of a provider's device(s) used as rails, the buffer sizes, and
  * the progress engine that runs every connection of the node.
  *
  * <pre>{@code
@@ -45,6 +44,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * RdmaServer server = node.bind(PortAddress.parse("mem://soft0:7000"));
  * Mono<RdmaConnection> c = other.connect(server.address(), ConnectionSpec.defaults());
  * }</pre>
+ *
+ * <p><b>Several devices:</b> {@link Builder#rails(RailSpec...)} takes ports of one or more devices (HCAs),
+ * and several paths (queue pairs) per port (seed 000 &sect;4.2), e.g. {@code rails(RailSpec.of("mlx5_0", 1),
+ * RailSpec.of("mlx5_1", 1))}; a connection stripes over the rails it uses
+ * ({@link ConnectionSpec#rails(String...)} picks them by name), and a device that fails fails its rails over
+ * to the others'. The node allocates one protection domain per device and registers its rendezvous pools
+ * on every device (one registration per device); each rail uses its device's keys. Memory registered with
+ * {@link #registerMemory}, messages sent by reference and one-sided RDMA use the first device: on a
+ * connection whose rails span devices large messages are staged (one copy) and one-sided RDMA is refused.
  *
  * <p><b>Memory per rail of a connection:</b> {@code (receiveBuffers + controlBuffers + sendBuffers) * bufferBytes}
  * registered bytes, plus one buffer of the message length per reassembled (multi-fragment) message
@@ -77,8 +85,9 @@ public final class RdmaNode implements AutoCloseable {
 
     private final String name;
     private final RdmaProvider provider;
-    private final Device device;
-    private final Port[] ports;
+    /** The devices, their protection domains and the rails on them. */
+    private final NodeRails rails;
+    /** The first device's protection domain: the registration cache, user regions and one-sided RDMA use it. */
     private final ProtectionDomain pd;
     private final ProgressEngine engine;
     private final NanoClock clock;
@@ -104,8 +113,8 @@ public final class RdmaNode implements AutoCloseable {
     private final ConnectRetries connectRetries;
     /** The SRQ-backed receive pools and shared send regions of the rails (null: per-connection pools). */
     private final io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers;
-    /** One CQ for the device's QPs of every connection and rail (null: one CQ per channel). */
-    private final io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCq;
+    /** Per device one CQ for its QPs of every connection and rail (null: one CQ per channel). */
+    private final io.rdmaflux.core.internal.cq.SharedCompletionQueue @Nullable [] sharedCqs;
     private final Set<DefaultRdmaConnection> connections = ConcurrentHashMap.newKeySet();
     private final java.util.concurrent.CopyOnWriteArrayList<ConnectionListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final List<RdmaServer> servers = new ArrayList<>();
@@ -117,11 +126,7 @@ public final class RdmaNode implements AutoCloseable {
     private RdmaNode(Builder b) {
         this.provider = Objects.requireNonNull(b.provider, "provider: call RdmaNode.builder().provider(..)");
         this.name = b.name != null ? b.name : "node" + IDS.incrementAndGet();
-        this.device = b.device != null ? provider.device(b.device) : provider.devices().get(0);
-        this.ports = new Port[b.ports.length];
-        for (int i = 0; i < b.ports.length; i++) {
-            ports[i] = device.port(b.ports[i]);
-        }
+        this.rails = NodeRails.open(provider, NodeRails.specs(provider, b.railSpecs, b.device, b.ports, b.portsGiven), b.bufferBytes);
         this.clock = b.clock;
         this.bufferBytes = b.bufferBytes;
         this.receiveBuffers = b.receiveBuffers;
@@ -134,24 +139,27 @@ public final class RdmaNode implements AutoCloseable {
         this.rendezvousThresholdBytes = b.rendezvousThresholdBytes >= 0 ? b.rendezvousThresholdBytes : bufferBytes - FrameHeader.LENGTH;
         this.acceptChannelFactory = b.acceptChannelFactory;
         this.qpTimeouts = new QpTimeouts(b.qpRetryTimeoutNs, b.qpRetryCount, b.qpRnrTimeoutNs, b.qpRnrRetryCount);
-        this.pd = device.allocateProtectionDomain();
+        this.pd = rails.pds().get(0);
         // REMOTE_READ: a receiver pulls a message from it by the READ rendezvous
         this.registrationCache = new RegistrationCache(pd, b.registrationCacheBytes, Access.REMOTE_READ);
         // seed 003 2.1: one receive pool per rail for every connection, where the device has SRQs
-        this.sharedBuffers = b.sharedReceiveBuffers > 0 && device.capabilities().sharedReceiveQueue()
-            ? new io.rdmaflux.core.internal.srq.NodeSharedBuffers(name, pd, ports.length, bufferBytes, b.sharedReceiveBuffers,
+        this.sharedBuffers = b.sharedReceiveBuffers > 0 && rails.devices().stream().allMatch(d -> d.capabilities().sharedReceiveQueue())
+            ? new io.rdmaflux.core.internal.srq.NodeSharedBuffers(name, rails.railCount(), bufferBytes, b.sharedReceiveBuffers,
                 Math.max(controlBuffers, b.sharedReceiveBuffers / 16), b.sharedSendBuffers, b.sharedCreditWindow)
             : null;
         // seed 000 5.1: one CQ per device, polled in turn by the progress engine, sized from the QPs it serves
-        this.sharedCq = b.sharedCqQueuePairs > 0
-            ? new io.rdmaflux.core.internal.cq.SharedCompletionQueue(name, device, b.sharedCqQueuePairs,
-                io.rdmaflux.core.internal.rc.RcSubchannel.entriesPerQp(receiveBuffers, controlBuffers + 2 * rendezvousBuffers, sendBuffers,
-                    rendezvousBuffers))
-            : null;
-        this.establishment = new ConnectionEstablishment(this, provider.connectionManager(), pd, ports,
+        try {
+            this.sharedCqs = b.sharedCqQueuePairs <= 0 ? null : io.rdmaflux.core.internal.cq.SharedCompletionQueue.perDevice(name,
+                rails.devices(), b.sharedCqQueuePairs, io.rdmaflux.core.internal.rc.RcSubchannel.entriesPerQp(receiveBuffers,
+                    controlBuffers + 2 * rendezvousBuffers, sendBuffers, rendezvousBuffers));
+        } catch (RuntimeException e) {
+            rails.close();
+            throw e;
+        }
+        this.establishment = new ConnectionEstablishment(this, provider.connectionManager(), rails,
             new ConnectionEstablishment.Settings(bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold,
                 qpTimeouts, rendezvousBuffers, maxMessageBytes, b.eager, b.eagerPollingSet), b.offeredChannelProviders(),
-            acceptChannelFactory, sharedBuffers, sharedCq);
+            acceptChannelFactory, sharedBuffers, sharedCqs);
         boolean drive = b.driveProvider != null ? b.driveProvider : provider.threadingMode() == ThreadingMode.INVOKER;
         this.engine = new ProgressEngine(name, b.threadingMode, clock, idleStrategy(b.idleStrategy, drive), Throwable::printStackTrace);
         this.connectRetries = new ConnectRetries(name, clock);
@@ -169,9 +177,11 @@ public final class RdmaNode implements AutoCloseable {
                 }
             });
         }
-        if (sharedCq != null) {
-            // polled before the connections in each duty cycle: it hands their completions to them
-            engine.add(sharedCq);
+        if (sharedCqs != null) {
+            // polled before the connections in each duty cycle: they hand their completions to them
+            for (io.rdmaflux.core.internal.cq.SharedCompletionQueue cq : sharedCqs) {
+                engine.add(cq);
+            }
         }
     }
 
@@ -206,9 +216,22 @@ public final class RdmaNode implements AutoCloseable {
         return provider;
     }
 
-    /** The ports used as rails, in rail order. */
+    /** The ports used as rails, in rail order (a port with several paths once per path). */
     public List<Port> ports() {
-        return List.of(ports);
+        return rails.ports();
+    }
+
+    /**
+     * The names of the rails, in rail order: {@code device:port}, or {@code device:port/p} for path {@code p} of a
+     * port given several paths; {@link ConnectionSpec#rails(String...)} picks rails by them.
+     */
+    public List<String> railNames() {
+        return rails.names();
+    }
+
+    /** The names of the devices the rails are on, in the order their first rail was given. */
+    public List<String> deviceNames() {
+        return rails.devices().stream().map(io.rdmaflux.verbs.Device::name).toList();
     }
 
     ProgressEngine engine() {
@@ -269,7 +292,8 @@ public final class RdmaNode implements AutoCloseable {
      *     {@link VerbsException} (refused, unreachable, rejected, timed out: a {@link io.rdmaflux.verbs.CmException}
      *     with the reason where the provider classifies it), with a {@link ConnectFailedException} when
      *     {@link ConnectionSpec#connectRetry} retries ran out, or
-     *     {@link IllegalArgumentException} if {@code spec.rails()} exceeds this node's ports, or
+     *     {@link IllegalArgumentException} if {@code spec.rails()} exceeds this node's rails or the spec names a rail
+     *     the node does not have ({@link #railNames()}), or
      *     {@link IllegalStateException} naming the node if it is closed (when subscribed)
      */
     public Mono<RdmaConnection> connect(PortAddress address, ConnectionSpec spec) {
@@ -345,8 +369,14 @@ public final class RdmaNode implements AutoCloseable {
         return sb == null ? 0 : sb.registeredBytes();
     }
 
+    /** The first device's shared CQ, or null. */
     io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCompletionQueue() {
-        return sharedCq;
+        return sharedCompletionQueue(0);
+    }
+
+    /** Device {@code device}'s shared CQ (index into {@link #deviceNames()}), or null. */
+    io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCompletionQueue(int device) {
+        return sharedCqs == null ? null : sharedCqs[device];
     }
 
     io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers() {
@@ -387,7 +417,8 @@ public final class RdmaNode implements AutoCloseable {
                 if (closed) {
                     throw new IllegalStateException("node " + name + " is closed");
                 }
-                p = new MessageBufferPool(name + (receive ? " rendezvous receive" : " rendezvous send"), pd, Math.max(1, maxMessageBytes),
+                // registered on every device: each rail writes, reads and grants with its device's keys
+                p = new MessageBufferPool(name + (receive ? " rendezvous receive" : " rendezvous send"), rails.pds(), Math.max(1, maxMessageBytes),
                     // the send side may be RDMA-read by the receiver (the READ rendezvous)
                     rendezvousBuffers, receive ? Access.LOCAL_WRITE | Access.REMOTE_WRITE : Access.LOCAL_WRITE | Access.REMOTE_READ);
                 if (receive) {
@@ -401,7 +432,7 @@ public final class RdmaNode implements AutoCloseable {
     }
 
     DefaultRdmaConnection register(List<Channel> subchannels, ChannelFactory factory, int peerMaxMessageBytes,
-                                           boolean peerRendezvous, RendezvousMode rendezvousMode,
+                                           boolean peerRendezvous, RendezvousMode rendezvousMode, RailDevices devices,
                                            String description) {
         Channel[] scs = subchannels.toArray(new Channel[0]);
         // ahead of the ESN: messages holding receive buffers or credits, one partial message per rail,
@@ -409,7 +440,7 @@ public final class RdmaNode implements AutoCloseable {
         int window = subchannels.size() * (receiveBuffers + 1) + rendezvousBuffers + 1;
         DefaultRdmaConnection c = new DefaultRdmaConnection(this, name + "/conn" + connectionIds.incrementAndGet() + " (" + description + ")",
             scs, factory.create(List.of(scs)), peerMaxMessageBytes, maxMessageBytes, sendQueue, window, creditThreshold, peerRendezvous,
-            rendezvousMode);
+            rendezvousMode, devices);
         connections.add(c);
         engine.add(c);
         for (ConnectionListener l : listeners) {
@@ -571,12 +602,14 @@ public final class RdmaNode implements AutoCloseable {
             // every connection's QPs are gone: nothing consumes the SRQs or reads the send regions
             sharedBuffers.close();
         }
-        if (sharedCq != null) {
-            sharedCq.close();
+        if (sharedCqs != null) {
+            for (io.rdmaflux.core.internal.cq.SharedCompletionQueue cq : sharedCqs) {
+                cq.close();
+            }
         }
         // every connection is freed: no RDMA operation reads cached memory any more
         registrationCache.close();
-        pd.close();
+        rails.close();
         report(leaks);
     }
 
@@ -613,7 +646,7 @@ public final class RdmaNode implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "RdmaNode{" + name + ", " + provider.name() + "/" + device.name() + ", rails=" + ports.length + ", " + engine.mode() + "}";
+        return "RdmaNode{" + name + ", " + provider.name() + ", rails=" + rails + ", " + engine.mode() + "}";
     }
 
     /**
@@ -627,6 +660,9 @@ public final class RdmaNode implements AutoCloseable {
         private @Nullable String device;
         private @Nullable String name;
         private int[] ports = {1};
+        private boolean portsGiven;
+        /** Null: {@link #device} and {@link #ports} make the rails. */
+        private @Nullable List<RailSpec> railSpecs;
         private int bufferBytes = 8192;
         private int receiveBuffers = 64;
         private int controlBuffers = 8;
@@ -729,13 +765,45 @@ public final class RdmaNode implements AutoCloseable {
             return this;
         }
 
-        /** The port numbers (1-based) used as rails, in rail order. */
+        /** The port numbers (1-based) of {@link #device} used as rails, in rail order. */
         public Builder ports(int... portNumbers) {
             if (portNumbers.length == 0) {
                 throw new IllegalArgumentException("at least one port is required; e.g. ports(1)");
             }
             this.ports = portNumbers.clone();
+            this.portsGiven = true;
             return this;
+        }
+
+        /**
+         * The rails, in rail order, from one or more devices (HCAs) of the provider: each entry a port of a
+         * device and its paths (queue pairs per connection, seed 000 &sect;4.2), e.g.
+         * {@code rails(RailSpec.of("soft0", 1), RailSpec.of("soft1", 1))}. Instead of {@link #device} and
+         * {@link #ports}, which it cannot be combined with.
+         *
+         * @throws IllegalArgumentException if empty (at build: if a port is given twice, or device/ports were given too)
+         */
+        public Builder rails(RailSpec... rails) {
+            return rails(List.of(rails));
+        }
+
+        /** {@link #rails(RailSpec...)} from a list. */
+        public Builder rails(List<RailSpec> rails) {
+            if (rails.isEmpty()) {
+                throw new IllegalArgumentException("at least one rail is required; e.g. rails(RailSpec.of(\"soft0\", 1))");
+            }
+            this.railSpecs = List.copyOf(rails);
+            return this;
+        }
+
+        /**
+         * {@link #rails(RailSpec...)} from text, {@code device:port[:paths]} entries separated by commas, e.g.
+         * {@code "mlx5_0:1,mlx5_1:1"} or {@code "soft0:1:2"}.
+         *
+         * @throws IllegalArgumentException naming the bad entry and the expected form
+         */
+        public Builder rails(String rails) {
+            return rails(RailSpec.parseList(rails));
         }
 
         /** Size of every send and receive buffer in bytes, frame header (24 bytes) included; in [64, 16 MiB]. */
@@ -760,12 +828,12 @@ public final class RdmaNode implements AutoCloseable {
         }
 
         /**
-         * One completion queue for the device, shared by the RC queue pairs of every connection and rail of
-         * this node and polled in turn by the progress engine, completions dispatched by queue pair number
-         * (seed 000 &sect;5.1), instead of one CQ per connection and rail. The CQ holds
+         * One completion queue per device, shared by the RC queue pairs of every connection and rail of
+         * this node on that device and polled in turn by the progress engine, completions dispatched by queue
+         * pair number (seed 000 &sect;5.1), instead of one CQ per connection and rail. Each device's CQ holds
          * {@code maxQueuePairs} times what one queue pair can have outstanding, so it cannot overrun; a
-         * connection that would exceed {@code maxQueuePairs} (one per rail) fails to open with an error
-         * naming this option. 0 (the default) is off.
+         * connection that would exceed {@code maxQueuePairs} on a device (one per rail on it) fails to open with
+         * an error naming this option. 0 (the default) is off.
          *
          * @throws IllegalArgumentException if negative, or (at build) if the CQ would exceed the device's largest
          */

@@ -41,10 +41,15 @@ final class RendezvousReceiver {
     private final AtomicInteger outstanding = new AtomicInteger();
     private final RendezvousReads reads;
     private int ctsRail;
+    /** The node device of each rail: a connection over several devices grants with one rkey per rail. */
+    private final RailDevices devices;
+    /** The message buffers' rkey per rail, made on the first CTS of a connection over several devices. */
+    private int @Nullable [] railRkeys;
 
     RendezvousReceiver(DefaultRdmaConnection connection, Channel[] channels, MessageCredits messageCredits,
                        InboundDelivery delivery, @Nullable MessageBufferPool pool, int buffers, int reorderWindow,
-                       int localMaxMessageBytes, SubchannelScheduler scheduler) {
+                       int localMaxMessageBytes, SubchannelScheduler scheduler, RailDevices devices) {
+        this.devices = devices;
         this.reads = new RendezvousReads(connection, channels, scheduler, buffers);
         this.connection = connection;
         this.channels = channels;
@@ -136,6 +141,22 @@ final class RendezvousReceiver {
     }
 
     /**
+     * Grants {@code [address, +length)} of the message buffers to message {@code psn} on {@code ch}: with the
+     * pool's one rkey, or, on a connection over several devices, with the rkey of each rail's device.
+     */
+    private boolean sendCts(Channel ch, int psn, int length, long address, MessageBufferPool p) {
+        if (!devices.spansDevices()) {
+            return ch.sendCts(psn, length, address, p.rkey(), 0);
+        }
+        int[] keys = railRkeys;
+        if (keys == null) {
+            keys = devices.rkeys(p);
+            railRkeys = keys;
+        }
+        return ch.sendCts(psn, length, address, keys, 0);
+    }
+
+    /**
      * Replies CTS to waiting RTSs: in PSN order from the ESN, each only when every earlier PSN has
      * arrived (is queued or is a rendezvous in progress) and a message buffer is free. After the
      * inbound side closed, every waiting RTS gets a discarding CTS instead.
@@ -160,7 +181,7 @@ final class RendezvousReceiver {
             work += sent;
         }
         for (int i = 0; i < t.state.length && t.owed > 0; i++) {
-            if (t.ctsOwed[i] && ctsRailFor(t.rail[i]).sendCts(t.psn[i], t.length[i], p.address(t.slot[i]), p.rkey(), 0)) {
+            if (t.ctsOwed[i] && sendCts(ctsRailFor(t.rail[i]), t.psn[i], t.length[i], p.address(t.slot[i]), p)) {
                 t.ctsSent(i);
                 work++;
             }
@@ -197,7 +218,7 @@ final class RendezvousReceiver {
                         work++;
                         continue;
                     }
-                    if (!ctsRailFor(t.rail[i]).sendCts(q, t.length[i], p.address(slot), p.rkey(), 0)) {
+                    if (!sendCts(ctsRailFor(t.rail[i]), q, t.length[i], p.address(slot), p)) {
                         p.release(slot);
                         return work;
                     }

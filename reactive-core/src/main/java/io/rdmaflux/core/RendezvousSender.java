@@ -53,12 +53,17 @@ final class RendezvousSender {
     private final @Nullable RendezvousSource source;
     /** The negotiated mode: READ or AUTO only when the peer and every rail's channel kind have the READ rendezvous. */
     private final RendezvousMode mode;
+    /** The node device of each rail: over several devices each stripe uses its rail's keys. */
+    private final RailDevices devices;
+    /** Per entry the rkey of each rail from a CTS over several devices; null entries: {@code t.rkey} for every rail. */
+    private final int @Nullable [][] railRkeys;
 
     RendezvousSender(DefaultRdmaConnection connection, Channel[] channels, SubchannelScheduler scheduler, SendOps ops,
                      @Nullable MessageBufferPool staging, int thresholdBytes, int rendezvousBuffers, RegistrationCache cache,
-                     RendezvousMode mode) {
+                     RendezvousMode mode, RailDevices devices) {
+        this.devices = devices;
         this.connection = connection;
-        this.source = staging == null ? null : new RendezvousSource(staging, cache);
+        this.source = staging == null ? null : new RendezvousSource(staging, cache, devices.spansDevices());
         this.mode = mode;
         this.channels = channels;
         this.scheduler = scheduler;
@@ -70,6 +75,7 @@ final class RendezvousSender {
         StripePolicy own = scheduler.stripePolicy();
         this.hooks = own == null ? new SchedulerStripePolicy(scheduler, channels) : null;
         this.engine = new StripeEngine(channels.length, t.state.length, own != null ? own : hooks);
+        this.railRkeys = devices.spansDevices() ? new int[t.state.length][] : null;
     }
 
     /** Whether messages above the threshold go by rendezvous at all (this node and the peer have it on). */
@@ -85,7 +91,8 @@ final class RendezvousSender {
     /** Whether a message of {@code lengthBytes} goes by rendezvous ({@code registered}: from the node's own registered memory). */
     boolean takes(int lengthBytes, boolean registered) {
         MessageBufferPool s = staging;
-        return s != null && lengthBytes > thresholdBytes && (registered || lengthBytes <= s.slotBytes());
+        // over several devices registered memory is staged too (it is registered on the first device only)
+        return s != null && lengthBytes > thresholdBytes && (registered && !devices.spansDevices() || lengthBytes <= s.slotBytes());
     }
 
     /** Where large messages are read from (cache pin or staging slot); null while rendezvous is off. */
@@ -174,6 +181,20 @@ final class RendezvousSender {
     }
 
     void onCts(Channel ch, int psn, int length, long remoteAddress, int rkey, int flags) {
+        onCts(ch, psn, length, remoteAddress, rkey, null, flags);
+    }
+
+    /** A CTS with one rkey per rail (rails over several devices): stripe {@code r} is written with {@code railRkeys[r]}. */
+    void onCts(Channel ch, int psn, int length, long remoteAddress, int[] railRkeys, int flags) {
+        if (railRkeys.length != channels.length) {
+            connection.protocolFailure("peer sent a CTS for PSN " + psn + " with rkeys of " + railRkeys.length + " rails on rail " + ch.rail()
+                + " but the connection has " + channels.length);
+            return;
+        }
+        onCts(ch, psn, length, remoteAddress, railRkeys[0], railRkeys, flags);
+    }
+
+    private void onCts(Channel ch, int psn, int length, long remoteAddress, int rkey, int @Nullable [] keys, int flags) {
         int e = t.awaitingCts(psn);
         if (e < 0) {
             // a second CTS answering an RTS re-sent after a failover, or for a message already complete
@@ -192,6 +213,9 @@ final class RendezvousSender {
         }
         t.remoteAddress[e] = remoteAddress;
         t.rkey[e] = rkey;
+        if (railRkeys != null) {
+            railRkeys[e] = keys;
+        }
         if (t.hasSplit[e]) {
             // again after a failover: the split stays, stripes that completed are not written again
             engine.unpostAll(e);
@@ -229,7 +253,10 @@ final class RendezvousSender {
                     continue;
                 }
                 engine.post(e, r, ch.rail(), nowNs);
-                ch.writeStripe(t.psn[e], t.length[e], t.localAddress[e], t.lkey[e], t.remoteAddress[e], t.rkey[e],
+                // over several devices the source is a staging slot (RendezvousSource), registered on every device
+                int lkey = devices.spansDevices() ? devices.lkey(staging, ch.rail()) : t.lkey[e];
+                int rkey = railRkeys != null && railRkeys[e] != null ? railRkeys[e][ch.rail()] : t.rkey[e];
+                ch.writeStripe(t.psn[e], t.length[e], t.localAddress[e], lkey, t.remoteAddress[e], rkey,
                     (int) engine.stripeOffset(e, r), (int) engine.stripeBytes(e, r), stripes, r, WorkRequestTokens.stripe(e, r));
                 work++;
                 if (connection.isTerminated() || t.state[e] != RendezvousSends.POSTING) {

@@ -15,15 +15,21 @@ import org.jspecify.annotations.Nullable;
  * cache bypasses) is copied once into a registered staging slot of the node's send pool, whose region
  * allows REMOTE_READ so the READ rendezvous can read it too.
  *
+ * <p>On a connection whose rails span several devices every large message is staged: the staging slots
+ * are registered on every device, the cache and application regions on the node's first device only.
+ *
  * <p><b>Concurrency:</b> progress thread only (the cache and the pool are thread-safe themselves).
  */
 final class RendezvousSource {
     private final MessageBufferPool staging;
     private final RegistrationCache cache;
+    /** Rails over several devices: never by reference, always a staging copy. */
+    private final boolean stageOnly;
 
-    RendezvousSource(MessageBufferPool staging, RegistrationCache cache) {
+    RendezvousSource(MessageBufferPool staging, RegistrationCache cache, boolean stageOnly) {
         this.staging = staging;
         this.cache = cache;
+        this.stageOnly = stageOnly;
     }
 
     /**
@@ -34,6 +40,9 @@ final class RendezvousSource {
      *     was deregistered)
      */
     @Nullable CacheEntry pin(RdmaMessage m, int length) {
+        if (stageOnly) {
+            return null;
+        }
         if (m instanceof RegisteredMessage rm) {
             return rm.region() instanceof UserRegion ur && cache.pinUser(ur) ? ur.entry() : null;
         }

@@ -23,15 +23,27 @@ final class InvokerPair implements AutoCloseable {
     private final PortAddress listenAddress;
 
     private InvokerPair(int ports, ConnectionSpec spec, Consumer<RdmaNode.Builder> config) {
-        soft = SoftTwoNodes.create(ports, RailConfig.UNSHAPED);
+        this(1, ports, spec, config);
+    }
+
+    /** {@code devices} devices of {@code ports} ports per host; the nodes' rails: every port of every device, device by device. */
+    private InvokerPair(int devices, int ports, ConnectionSpec spec, Consumer<RdmaNode.Builder> config) {
+        soft = SoftTwoNodes.create(ports, RailConfig.UNSHAPED, b -> b.devices(devices));
         int[] portNumbers = new int[ports];
         for (int i = 0; i < ports; i++) {
             portNumbers[i] = i + 1;
         }
-        RdmaNode.Builder cb = RdmaNode.builder().provider(soft.a()).name("client").ports(portNumbers)
+        RdmaNode.Builder cb = RdmaNode.builder().provider(soft.a()).name("client")
             .threadingMode(ThreadingMode.INVOKER).clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000);
-        RdmaNode.Builder sb = RdmaNode.builder().provider(soft.b()).name("server").ports(portNumbers)
+        RdmaNode.Builder sb = RdmaNode.builder().provider(soft.b()).name("server")
             .threadingMode(ThreadingMode.INVOKER).clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000);
+        if (devices == 1) {
+            cb.ports(portNumbers);
+            sb.ports(portNumbers);
+        } else {
+            cb.rails(allPorts(soft.a(), ports));
+            sb.rails(allPorts(soft.b(), ports));
+        }
         config.accept(cb);
         config.accept(sb);
         clientNode = cb.build();
@@ -62,6 +74,21 @@ final class InvokerPair implements AutoCloseable {
 
     static InvokerPair open(int ports, ConnectionSpec spec, Consumer<RdmaNode.Builder> config) {
         return new InvokerPair(ports, spec, config);
+    }
+
+    /** A pair whose nodes' rails are the {@code ports} ports of each of {@code devices} devices per host (rail order: device by device). */
+    static InvokerPair overDevices(int devices, int ports, ConnectionSpec spec, Consumer<RdmaNode.Builder> config) {
+        return new InvokerPair(devices, ports, spec, config);
+    }
+
+    private static java.util.List<RailSpec> allPorts(io.rdmaflux.verbs.soft.SoftProvider p, int ports) {
+        java.util.List<RailSpec> rails = new java.util.ArrayList<>();
+        for (io.rdmaflux.verbs.Device d : p.devices()) {
+            for (int port = 1; port <= ports; port++) {
+                rails.add(RailSpec.of(d.name(), port));
+            }
+        }
+        return rails;
     }
 
     /** Where the server node listens. */

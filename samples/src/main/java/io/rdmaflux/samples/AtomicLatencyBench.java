@@ -47,7 +47,7 @@ final class AtomicLatencyBench {
             throw new UserError("the receiver's exposed region did not arrive");
         }
         BenchCommand.Settings shown = new BenchCommand.Settings(s.test(), s.fabric(), s.rails(), s.addresses(), s.sizes(), s.schedule(),
-            s.window(), s.railBytesPerSec(), s.shaped(), "one rail per atomic", s.peer(), s.json(), false, s.provider(), null);
+            s.window(), s.railBytesPerSec(), s.shaped(), "one rail per atomic", s.peer(), s.json(), false, s.provider(), null, s.layout());
         BenchCommand.header(out, shown, fop ? " (RdmaConnection.fetchAndAdd, eager off)" : " (RdmaConnection.compareAndSwap, eager off)");
         BenchReport report = BenchReport.of(s, "");
         long done = 0;

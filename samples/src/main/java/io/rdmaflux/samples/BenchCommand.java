@@ -58,7 +58,13 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         + "Of the ucx provider: sm (UCX shared memory; default in one JVM) or tcp (UCX over TCP; default with --listen/--connect).")
     @Nullable String fabric;
 
-    @Option(names = "--rails", description = "Rails, 1..16 (default 1; with --addresses: one per address).")
+    @Option(names = "--rails", paramLabel = "N|DEV:PORT,..", description = RailsOption.HELP + " (default 1; with --addresses: one per address).")
+    @Nullable String railsOption;
+
+    @Option(names = "--devices", paramLabel = "N", description = RailsOption.DEVICES_HELP + ".")
+    @Nullable Integer devices;
+
+    /** The rail count of {@code --rails}, or null: not given. */
     @Nullable Integer rails;
 
     @Option(names = "--policy", description = "Scheduling policy: " + Policies.CHOICES + "; put-bw/get-bw also load-balanced (default ${DEFAULT-VALUE}).")
@@ -108,7 +114,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     /** Validated settings: what every mode needs. */
     record Settings(Test test, String fabric, int rails, @Nullable List<String> addresses, List<Integer> sizes, OsuSchedule schedule,
                     int window, List<Long> railBytesPerSec, boolean shaped, String policy, NetOptions.Parsed peer, java.nio.file.@Nullable Path json,
-                    boolean eager, String provider, @Nullable List<ChannelKind> kinds) {
+                    boolean eager, String provider, @Nullable List<ChannelKind> kinds, @Nullable SoftRailLayout layout) {
         int maxSize() {
             return sizes.stream().mapToInt(Integer::intValue).max().orElse(1);
         }
@@ -147,14 +153,15 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         } else if (fabric != null && !"mem".equals(fabric) && !"net".equals(fabric)) {
             throw new UserError("--fabric " + fabric + " is not supported by bench; use --fabric mem (in-JVM) or --fabric net (IP)");
         }
-        if (rails != null && (rails < 1 || rails > 16)) {
-            throw new UserError("--rails must be in 1..16 but it was " + rails);
-        }
+        RailsOption.Parsed railsParsed = RailsOption.parse(railsOption, devices, 1);
+        rails = railsOption != null ? railsParsed.count() : null;
         NetOptions.Parsed peer = net.parse(rails != null ? rails : 1, null);
         if (peer.peerMode() && "mem".equals(fabric)) {
             throw new UserError("--listen/--connect run over the IP fabric; drop --fabric mem (or use --fabric net)");
         }
         String fab = ucx ? ucxFabric(fabric, peer.peerMode()) : fabric != null ? fabric : peer.peerMode() ? "net" : "mem";
+        railsParsed.requireOneDevice(ucx, "--provider ucx").requireOneDevice("net".equals(fab), "--fabric net or --listen/--connect")
+            .requireOneDevice(oneSided(t), name(t) + " (one-sided RDMA uses one device's registrations)");
         if (net.addresses != null && "mem".equals(fab)) {
             throw new UserError("--addresses applies to --fabric net and --listen/--connect only (the in-JVM mem fabric needs no addresses)");
         }
@@ -224,7 +231,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         }
         TransportOption.Choice kinds = TransportOption.parse(transport, eager, railCount);
         return new Settings(t, fab, railCount, addrs, sizeList, schedule, window, rates, railRates != null, policy, peer, json,
-            kinds.eager(), ucx ? "ucx" : "soft", kinds.kinds());
+            kinds.eager(), ucx ? "ucx" : "soft", kinds.kinds(), railsParsed.layout());
     }
 
     /** The ucx provider's fabric: {@code --fabric}, else sm in one JVM and tcp between processes. */
@@ -254,8 +261,8 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
 
     /** The table's first lines: what runs where, and the column heads. */
     static void header(PrintWriter out, Settings s, String where) {
-        out.printf(Locale.ROOT, "# rdmaflux %s: provider %s, fabric %s, %d rail(s), policy %s, %s%s%s%n", name(s.test), s.provider, s.fabric,
-            s.rails, s.policy + (s.kinds == null ? "" : ", transport " + TransportOption.describe(s.kinds)), s.schedule.describe(),
+        out.printf(Locale.ROOT, "# rdmaflux %s: provider %s, fabric %s, %s, policy %s, %s%s%s%n", name(s.test), s.provider, s.fabric,
+            s.layout == null ? s.rails + " rail(s)" : s.rails + " rail(s) on " + s.layout.describe(), s.policy + (s.kinds == null ? "" : ", transport " + TransportOption.describe(s.kinds)), s.schedule.describe(),
             isLatency(s.test) ? "" : ", window " + s.window, where);
         switch (s.test) {
             case latency, put_latency, get_latency, fop_latency, cas_latency -> out.println("# Size          Latency (us)    p50 (us)    p99 (us)");
@@ -358,7 +365,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             int maxMessage = Math.max(size, 1 << 20);
             BenchLink opened = s.addresses == null
                 ? InJvmRails.open(new InJvmRails.Settings(s.railBytesPerSec, 0, buffer, 64, maxMessage, 4, Policies.parse(s.policy, s.rails),
-                    EagerOption.spec(s.eager)).on(s.provider, "ucx".equals(s.provider) ? s.fabric : null).channelKinds(s.kinds))
+                    EagerOption.spec(s.eager)).on(s.provider, "ucx".equals(s.provider) ? s.fabric : null).channelKinds(s.kinds).layout(s.layout))
                 : NetPair.open(new NetRails.Settings(s.addresses, s.shaped ? s.railBytesPerSec : null, buffer, 64, maxMessage, 4,
                     Policies.parse(s.policy, s.rails)).eager(s.eager).channelKinds(s.kinds));
             long deadlineNs = System.nanoTime() + IN_JVM_SIZE_TIMEOUT.toNanos();

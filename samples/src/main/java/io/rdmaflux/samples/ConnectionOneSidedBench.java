@@ -74,7 +74,7 @@ final class ConnectionOneSidedBench {
         }
         // the connection's one-sided engine always fragments load-balanced (seed 002 §3.2): say so, not the --policy
         BenchCommand.Settings shown = new BenchCommand.Settings(s.test(), s.fabric(), s.rails(), s.addresses(), s.sizes(), s.schedule(),
-            s.window(), s.railBytesPerSec(), s.shaped(), "load-balanced", s.peer(), s.json(), false, s.provider(), null);
+            s.window(), s.railBytesPerSec(), s.shaped(), "load-balanced", s.peer(), s.json(), false, s.provider(), null, null);
         BenchCommand.header(out, shown, " (RdmaConnection put/get, eager off)");
         BenchReport report = BenchReport.of(s, "");
         int maxSize = s.maxSize();

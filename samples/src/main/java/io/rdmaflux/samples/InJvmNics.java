@@ -60,9 +60,21 @@ final class InJvmNics implements AutoCloseable {
      * @throws UserError naming the value and the fix, for an unknown provider or fabric, UCX missing, or shaped UCX rails
      */
     static InJvmNics open(String provider, String ucxFabric, List<Long> railBytesPerSec, long latencyNs, int bufferBytes) {
+        return open(provider, ucxFabric, SoftRailLayout.ofCount(railBytesPerSec.size(), 1), railBytesPerSec, latencyNs, bufferBytes);
+    }
+
+    /**
+     * As {@link #open(String, String, List, long, int)}, the soft hosts' NICs laid out as {@code layout} says
+     * (several devices per host); the ucx provider takes a one-device layout only.
+     */
+    static InJvmNics open(String provider, String ucxFabric, SoftRailLayout layout, List<Long> railBytesPerSec, long latencyNs,
+                          int bufferBytes) {
+        if (!"soft".equals(provider) && layout.devices() > 1) {
+            throw new UserError("--devices " + layout.devices() + " applies to --provider soft; the ucx provider has one device per host");
+        }
         return switch (provider) {
             case "soft" -> {
-                SoftProvider p = InJvmRails.provider(railBytesPerSec, latencyNs, bufferBytes);
+                SoftProvider p = InJvmRails.provider(layout, railBytesPerSec, latencyNs, bufferBytes);
                 yield new InJvmNics("soft", "mem", p, "tx0", p, "rx0");
             }
             case "ucx" -> ucx(ucxFabric, railBytesPerSec, latencyNs);

@@ -39,20 +39,28 @@ public final class InJvmRails implements BenchLink {
     private final RdmaConnection receiver;
     private final RailProbe probe;
     private final List<Long> railBytesPerSec;
+    private final SoftRailLayout layout;
 
     private InJvmRails(Settings s) {
         this.railBytesPerSec = List.copyOf(s.railBytesPerSec);
         int rails = railBytesPerSec.size();
-        nics = InJvmNics.open(s.provider, s.fabric, railBytesPerSec, s.latencyNs, s.bufferBytes);
+        SoftRailLayout layout = s.layout != null ? s.layout : SoftRailLayout.ofCount(rails, 1);
+        if (layout.railCount() != rails) {
+            throw new UserError("the rails (" + layout.describe() + ") are " + layout.railCount() + " but " + rails
+                + " rail rates were given; give one rate per rail");
+        }
+        this.layout = layout;
+        nics = InJvmNics.open(s.provider, s.fabric, layout, railBytesPerSec, s.latencyNs, s.bufferBytes);
         RdmaNode tx = null;
         RdmaNode rx = null;
         try {
-            int[] ports = new int[rails];
-            for (int i = 0; i < rails; i++) {
-                ports[i] = i + 1;
+            if ("soft".equals(nics.provider())) {
+                tx = node("sender", nics.senderProvider(), layout.senderRails(), s);
+                rx = node("receiver", nics.receiverProvider(), layout.receiverRails(), s);
+            } else {
+                tx = node("sender", nics.senderProvider(), List.of(io.rdmaflux.core.RailSpec.of(nics.senderDevice(), 1)), s, rails);
+                rx = node("receiver", nics.receiverProvider(), List.of(io.rdmaflux.core.RailSpec.of(nics.receiverDevice(), 1)), s, rails);
             }
-            tx = node("sender", nics.senderProvider(), nics.senderDevice(), ports, s);
-            rx = node("receiver", nics.receiverProvider(), nics.receiverDevice(), ports, s);
             probe = new RailProbe(s.policy);
             RdmaServer server = rx.bind(nics.receiverAddress());
             Mono<RdmaConnection> accepted = server.accept().next();
@@ -84,15 +92,26 @@ public final class InJvmRails implements BenchLink {
      * ({@link Long#MAX_VALUE}: unshaped) and {@code latencyNs}. It runs its NIC engines on its own thread.
      */
     static SoftProvider provider(List<Long> railBytesPerSec, long latencyNs, int bufferBytes) {
-        int rails = railBytesPerSec.size();
+        return provider(SoftRailLayout.ofCount(railBytesPerSec.size(), 1), railBytesPerSec, latencyNs, bufferBytes);
+    }
+
+    /**
+     * As {@link #provider(List, long, int)} with the NICs {@code layout} gives each host ({@code tx0..}, {@code rx0..}):
+     * the port of rail {@code i} on the sender's device and the same port of the receiver's shaped to
+     * {@code railBytesPerSec.get(i)} (several paths of one port: the first path's rate).
+     */
+    static SoftProvider provider(SoftRailLayout layout, List<Long> railBytesPerSec, long latencyNs, int bufferBytes) {
         int id = FABRICS.incrementAndGet();
         SoftProvider p = SoftProvider.builder().name("samples" + id).fabric(SoftFabric.mem("samples-" + id))
-            .deviceNames(List.of("tx0", "rx0")).portsPerDevice(rails).threadingMode(ThreadingMode.DEDICATED).build();
+            .deviceNames(layout.deviceNames()).portsPerDevice(layout.portsPerDevice()).threadingMode(ThreadingMode.DEDICATED).build();
         try {
-            for (int d = 0; d < 2; d++) {
-                for (int r = 0; r < rails; r++) {
-                    p.softDevice(d).softPort(r + 1).setRail(rail(railBytesPerSec.get(r), latencyNs, bufferBytes));
-                }
+            List<int[]> ports = layout.railPorts();
+            // last rail first: of several paths on one port, the first path's rate is set last and stays
+            for (int r = ports.size() - 1; r >= 0; r--) {
+                int[] dp = ports.get(r);
+                RailConfig rail = rail(railBytesPerSec.get(r), latencyNs, bufferBytes);
+                p.softDevice(dp[0]).softPort(dp[1]).setRail(rail);
+                p.softDevice(layout.devices() + dp[0]).softPort(dp[1]).setRail(rail);
             }
         } catch (RuntimeException e) {
             p.close();
@@ -111,10 +130,23 @@ public final class InJvmRails implements BenchLink {
         return rail.build();
     }
 
-    private static RdmaNode node(String name, RdmaProvider provider, String device, int[] ports, Settings s) {
-        return RdmaNode.builder().provider(provider).device(device).name(name).ports(ports)
+    private static RdmaNode node(String name, RdmaProvider provider, List<io.rdmaflux.core.RailSpec> rails, Settings s) {
+        return builder(name, provider, s).rails(rails).build();
+    }
+
+    /** A node on {@code rails} ports from port 1 of the one device {@code rails.get(0)} names (the ucx hosts). */
+    private static RdmaNode node(String name, RdmaProvider provider, List<io.rdmaflux.core.RailSpec> device, Settings s, int rails) {
+        int[] ports = new int[rails];
+        for (int i = 0; i < rails; i++) {
+            ports[i] = i + 1;
+        }
+        return builder(name, provider, s).device(device.get(0).device()).ports(ports).build();
+    }
+
+    private static RdmaNode.Builder builder(String name, RdmaProvider provider, Settings s) {
+        return RdmaNode.builder().provider(provider).name(name)
             .bufferBytes(s.bufferBytes).receiveBuffers(s.receiveBuffers).sendBuffers(s.receiveBuffers)
-            .maxMessageBytes(s.maxMessageBytes).rendezvousBuffers(s.rendezvousBuffers).eager(s.eager).threadingMode(ThreadingMode.SHARED).build();
+            .maxMessageBytes(s.maxMessageBytes).rendezvousBuffers(s.rendezvousBuffers).eager(s.eager).threadingMode(ThreadingMode.SHARED);
     }
 
     /** Opens the rails and connects sender to receiver. */
@@ -165,9 +197,9 @@ public final class InJvmRails implements BenchLink {
         return probe.toString();
     }
 
-    /** What the rails run on, e.g. {@code soft provider, in-JVM mem fabric}. */
+    /** What the rails run on, e.g. {@code soft provider, in-JVM mem fabric}, and on how many devices. */
     public String describe() {
-        return nics.describe();
+        return nics.describe() + (layout.devices() > 1 || layout.railCount() > 1 ? ", " + layout.describe() : "");
     }
 
     @Override
@@ -198,10 +230,26 @@ public final class InJvmRails implements BenchLink {
      * @param fabric          for {@code ucx}: {@code sm} (null: the default) or {@code tcp}; null for soft
      * @param channelKinds    the channel kind of every rail (one) or of each rail (one per rail), insisted on; null for
      *                        the nodes' default (eager RDMA where offered, else RC send/receive)
+     * @param layout          the soft hosts' NICs and which of their ports are the rails (null: one NIC per host, port
+     *                        {@code i + 1} rail {@code i})
      */
     public record Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
                            int rendezvousBuffers, ChannelFactory policy, EagerSpec eager, String provider, @Nullable String fabric,
-                           @Nullable List<ChannelKind> channelKinds) {
+                           @Nullable List<ChannelKind> channelKinds, @Nullable SoftRailLayout layout) {
+        /** With the default layout: one NIC per host. */
+        public Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
+                        int rendezvousBuffers, ChannelFactory policy, EagerSpec eager, String provider, @Nullable String fabric,
+                        @Nullable List<ChannelKind> channelKinds) {
+            this(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager, provider, fabric,
+                channelKinds, null);
+        }
+
+        /** These settings with the soft hosts' NICs laid out as {@code layout} (null: one NIC per host). */
+        Settings layout(@Nullable SoftRailLayout layout) {
+            return new Settings(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager,
+                provider, fabric, channelKinds, layout);
+        }
+
         /** On the soft provider's in-JVM fabric, with the nodes' default channel kinds. */
         public Settings(List<Long> railBytesPerSec, long latencyNs, int bufferBytes, int receiveBuffers, int maxMessageBytes,
                         int rendezvousBuffers, ChannelFactory policy, EagerSpec eager) {
@@ -217,13 +265,13 @@ public final class InJvmRails implements BenchLink {
         /** These settings on {@code provider} ({@code soft} or {@code ucx}) and, for ucx, {@code fabric} ({@code sm} or {@code tcp}). */
         public Settings on(String provider, @Nullable String fabric) {
             return new Settings(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager,
-                provider, fabric, channelKinds);
+                provider, fabric, channelKinds, layout);
         }
 
         /** These settings with {@code kinds} (see {@link #channelKinds()}; null: the nodes' default). */
         public Settings channelKinds(@Nullable List<ChannelKind> kinds) {
             return new Settings(railBytesPerSec, latencyNs, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager,
-                provider, fabric, kinds == null ? null : List.copyOf(kinds));
+                provider, fabric, kinds == null ? null : List.copyOf(kinds), layout);
         }
     }
 }

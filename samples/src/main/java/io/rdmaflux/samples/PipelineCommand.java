@@ -65,8 +65,14 @@ public final class PipelineCommand implements Callable<Integer> {
     @Option(names = "--all", description = "Stream the whole input, ignoring --limit-mib.")
     boolean all;
 
-    @Option(names = "--rails", paramLabel = "N", description = "Rails (ports) of the connection, 1..16 (default ${DEFAULT-VALUE}).")
-    int rails = 2;
+    @Option(names = "--rails", paramLabel = "N|DEV:PORT,..", description = RailsOption.HELP + " (default ${DEFAULT-VALUE}).")
+    String railsOption = "2";
+
+    @Option(names = "--devices", paramLabel = "N", description = RailsOption.DEVICES_HELP + ".")
+    @Nullable Integer devices;
+
+    /** The rail count {@code --rails} gives (or the addresses). */
+    int rails;
 
     @Option(names = "--rail-rates", paramLabel = "MIBPS", split = ",",
         description = "Bandwidth per rail in MiB/s, one per rail, 0 = unshaped (default 96,24: 4:1 so the adaptive weights show).")
@@ -150,7 +156,7 @@ public final class PipelineCommand implements Callable<Integer> {
     record Settings(Path input, long limitBytes, boolean records, List<Long> railBytesPerSec, long latencyNs,
                     String policy, int chunkBytes, int bufferBytes, int inFlight, Path reportDir, boolean progress, @Nullable Net net,
                     @Nullable Path weightsOut, boolean metrics, boolean eager, String provider, @Nullable String fabric,
-                    @Nullable List<ChannelKind> kinds) {
+                    @Nullable List<ChannelKind> kinds, @Nullable SoftRailLayout layout) {
         /** Messages the consumer's {@code publishOn} holds: as many as can be in flight. */
         int prefetch() {
             return inFlight;
@@ -158,9 +164,8 @@ public final class PipelineCommand implements Callable<Integer> {
     }
 
     Settings settings() {
-        if (rails < 1 || rails > 16) {
-            throw new UserError("--rails must be in 1..16 but it was " + rails);
-        }
+        RailsOption.Parsed railsParsed = RailsOption.parse(railsOption, devices, 2);
+        rails = railsParsed.count();
         if (!all && limitMib < 1) {
             throw new UserError("--limit-mib must be >= 1 but it was " + limitMib + "; use --all for the whole input");
         }
@@ -186,6 +191,7 @@ public final class PipelineCommand implements Callable<Integer> {
             rails = addrs.size();
         }
         boolean ucx = checkProvider();
+        railsParsed.requireOneDevice(ucx, "--provider ucx").requireOneDevice(netMode, "--listen/--connect");
         List<Long> rates = railRates != null ? railRates : ucx ? java.util.Collections.nCopies(rails, 0L) : defaultRates(rails);
         if (rates.size() != rails) {
             throw new UserError("--rail-rates gives " + rates.size() + " rates for " + rails + " rails; give one per rail, e.g. --rail-rates "
@@ -225,7 +231,8 @@ public final class PipelineCommand implements Callable<Integer> {
         }
         return new Settings(in, all ? Long.MAX_VALUE : limitMib << 20, records, bytesPerSec, (latencyUs != null ? latencyUs : ucx ? 0 : 5) * 1000, policy,
             chunkBytes, bufferBytes, inFlight, reports, !noProgress, netSettings, weightsOut, metrics,
-            transportChoice.eager(), provider, ucx ? BenchCommand.ucxFabric(fabric, netMode) : null, transportChoice.kinds());
+            transportChoice.eager(), provider, ucx ? BenchCommand.ucxFabric(fabric, netMode) : null, transportChoice.kinds(),
+            railsParsed.layout());
     }
 
     /**
@@ -287,7 +294,7 @@ public final class PipelineCommand implements Callable<Integer> {
         // marshalled as records (RecordBatch) grows by a stop-bit length per line: at most 2x (lines of one byte)
         InJvmRails.Settings railSettings = new InJvmRails.Settings(s.railBytesPerSec, s.latencyNs, s.bufferBytes, RECEIVE_BUFFERS,
             s.records ? 2 * s.chunkBytes : s.chunkBytes, s.inFlight, Policies.parse(s.policy, s.railBytesPerSec.size()),
-            EagerOption.spec(s.eager)).on(s.provider, s.fabric).channelKinds(s.kinds);
+            EagerOption.spec(s.eager)).on(s.provider, s.fabric).channelKinds(s.kinds).layout(s.layout);
         Scheduler producer = Schedulers.newSingle("rdmaflux-producer");
         Scheduler consumer = Schedulers.newSingle("rdmaflux-consumer");
         ProgressBar bar = s.progress ? new ProgressBarBuilder().setTaskName(s.records ? "records" : "streaming")

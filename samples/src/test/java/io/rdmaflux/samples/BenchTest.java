@@ -254,6 +254,18 @@ class BenchTest {
     }
 
     @Test
+    void bwStripesOverTwoDevicesOrTwoPortsOfOne() {
+        Sides.Run devices = Sides.run("bench", "bw", "--devices", "2", "--rails", "2", "--sizes", "1k,256k", "--iterations", "3", "--window", "8");
+        assertTable(devices, "# Size      Bandwidth (MB/s)", 1024, 262144);
+        assertTrue(devices.out().contains("2 rail(s) on 2 devices x 1 port, rails tx0:1,tx1:1"), devices.out());
+        Sides.Run named = Sides.run("bench", "bw", "--rails", "tx0:1,tx1:1", "--sizes", "256k", "--iterations", "3", "--window", "8");
+        assertTable(named, "# Size      Bandwidth (MB/s)", 262144);
+        Sides.Run ports = Sides.run("bench", "bw", "--rails", "tx0:1,tx0:2", "--sizes", "256k", "--iterations", "3", "--window", "8");
+        assertTable(ports, "# Size      Bandwidth (MB/s)", 262144);
+        assertTrue(ports.out().contains("1 device x 2 ports"), ports.out());
+    }
+
+    @Test
     void badFlagValuesAreOneLineNamingTheValue() {
         String[][] cases = {
             {"bw --listen 127.0.0.1:1 --connect 127.0.0.1:2", "--listen and --connect exclude each other"},
@@ -265,6 +277,12 @@ class BenchTest {
             {"bw --fabric net --rails 3 --addresses 127.0.0.1,127.0.0.1", "--rails 3 disagrees with --addresses 127.0.0.1,127.0.0.1 (2 rails)"},
             {"bw --fabric net --addresses 127.0.0.1,,127.0.0.1", "--addresses 127.0.0.1,,127.0.0.1 has an empty entry"},
             {"bw --rails 17", "--rails must be in 1..16 but it was 17"},
+            {"bw --rails soft0:1", "--rails soft0:1 names device 'soft0'; the in-JVM soft run names the sender's NICs tx0, tx1"},
+            {"bw --rails tx0:1,tx3:1 --devices 2", "names device tx3 but --devices 2 gives tx0..tx1"},
+            {"bw --rails tx0:x", "rail 'tx0:x' has port 'x', not a whole number"},
+            {"bw --devices 0", "--devices must be in 1..16 but it was 0"},
+            {"put-bw --devices 2 --rails 2", "and --devices apply to the in-JVM soft run, not put-bw"},
+            {"bw --fabric net --devices 2", "and --devices apply to the in-JVM soft run, not --fabric net"},
             {"latency --eager maybe", "--eager must be on or off but it was maybe"},
             {"bw --transport tcp", "--transport must be rc, eager or ud (or a comma list of them, one per rail) but it was 'tcp'"},
             {"bw --rails 2 --transport rc,udp", "--transport must be rc, eager or ud (or a comma list of them, one per rail) but one was 'udp'"},

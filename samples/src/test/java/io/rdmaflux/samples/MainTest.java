@@ -188,6 +188,18 @@ class MainTest {
     }
 
     @Test
+    void pipelineStreamsOverRailsOfTwoDevices() throws IOException {
+        Path file = dir.resolve("two-devices.bin");
+        byte[] bytes = new byte[2 * 1024 * 1024 + 777];
+        new Random(7).nextBytes(bytes);
+        Files.write(file, bytes);
+        int code = run(pipeline(file.toString(), "--rails", "tx0:1,tx1:1", "--rail-rates", "0,0", "--chunk-kib", "64"));
+        assertEquals(0, code, err + out);
+        assertTrue(out.contains("OK, verified"), out);
+        assertTrue(out.contains("rail 1"), out);
+    }
+
+    @Test
     void badFlagValuesAreOneLineWithTheValue() throws IOException {
         Path f = Files.writeString(dir.resolve("f.txt"), "x\n");
         assertOneLineError(run(pipeline(f.toString(), "--rails", "0")), "--rails must be in 1..16 but it was 0");
@@ -206,9 +218,8 @@ class MainTest {
             "--weights-out needs a policy with weights (adaptive, even, weighted:.., window-rr:N) but --policy was rr");
         assertOneLineError(run(pipeline(f.toString(), "--weights-out", f.resolve("w.txt").toString())), "cannot write --weights-out " + f.resolve("w.txt"),
             "give a writable file path");
-        int code = run(pipeline(f.toString(), "--rails", "two"));
-        assertOneLineError(code, "'two'", "--help");
-        assertEquals(2, code);
+        assertOneLineError(run(pipeline(f.toString(), "--rails", "two")), "--rails two", "'two' is not device:port[:paths]");
+        assertOneLineError(run(pipeline(f.toString(), "--rails", "tx0:1,rx0:1")), "names device 'rx0'");
         assertOneLineError(run("pipeline", "--no-such-flag"), "--no-such-flag");
     }
 

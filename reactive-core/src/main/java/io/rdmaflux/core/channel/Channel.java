@@ -251,6 +251,24 @@ public interface Channel extends Subchannel, AutoCloseable {
     /** Answers an RTS: the peer may write message {@code psn} to {@code [remoteAddress, +messageLength)}. */
     boolean sendCts(int psn, int messageLength, long remoteAddress, int rkey, int flags);
 
+    /**
+     * Answers an RTS on a connection whose rails span several devices: the peer writes rail {@code r}'s stripe
+     * with {@code railRkeys[r]} (the message buffer is registered once per device). The default sends one
+     * rkey when every rail's is the same and otherwise throws: a channel kind that carries CTS frames of the
+     * RC channel overrides it.
+     *
+     * @throws UnsupportedOperationException if the rkeys differ and this channel kind cannot carry them
+     */
+    default boolean sendCts(int psn, int messageLength, long remoteAddress, int[] railRkeys, int flags) {
+        for (int k : railRkeys) {
+            if (k != railRkeys[0]) {
+                throw new UnsupportedOperationException("channel kind " + kind() + " cannot send a CTS with one rkey per rail;"
+                    + " use rails of one device, or RC_SEND_RECV or EAGER_RDMA channels, for rails over several devices");
+            }
+        }
+        return sendCts(psn, messageLength, remoteAddress, railRkeys[0], flags);
+    }
+
     /** Tells the peer that rail {@code failedRail} failed here. */
     boolean sendRailDown(int failedRail);
 

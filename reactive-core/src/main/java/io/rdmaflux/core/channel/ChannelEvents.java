@@ -63,6 +63,15 @@ public interface ChannelEvents {
     /** A CTS arrived: message {@code psn} may be written to {@code [remoteAddress, +messageLength)} with {@code rkey}. */
     void onCts(Channel channel, int psn, int messageLength, long remoteAddress, int rkey, int flags);
 
+    /**
+     * A CTS with one rkey per rail arrived (rails over several devices): rail {@code r}'s stripe is written
+     * with {@code railRkeys[r]}. The default hands rail 0's rkey to {@link #onCts(Channel, int, int, long, int, int)}:
+     * a listener that relays events to another must override it.
+     */
+    default void onCts(Channel channel, int psn, int messageLength, long remoteAddress, int[] railRkeys, int flags) {
+        onCts(channel, psn, messageLength, remoteAddress, railRkeys[0], flags);
+    }
+
     /** A FIN arrived: the stripe {@code [stripeOffset, +stripeLength)} of message {@code psn}, one of {@code stripes}, is in place. */
     void onFin(Channel channel, int psn, int stripeOffset, int stripeLength, int stripes, int stripeIndex);
 

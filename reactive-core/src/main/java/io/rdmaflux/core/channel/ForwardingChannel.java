@@ -247,6 +247,11 @@ public abstract class ForwardingChannel implements Channel {
     }
 
     @Override
+    public boolean sendCts(int psn, int messageLength, long remoteAddress, int[] railRkeys, int flags) {
+        return delegate.sendCts(psn, messageLength, remoteAddress, railRkeys, flags);
+    }
+
+    @Override
     public boolean sendRailDown(int failedRail) {
         return delegate.sendRailDown(failedRail);
     }

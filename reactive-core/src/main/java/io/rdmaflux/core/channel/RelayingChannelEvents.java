@@ -74,6 +74,14 @@ public abstract class RelayingChannelEvents implements ChannelEvents {
     }
 
     @Override
+    public void onCts(Channel ch, int psn, int messageLength, long remoteAddress, int[] railRkeys, int flags) {
+        ChannelEvents l = listener();
+        if (l != null) {
+            l.onCts(outer, psn, messageLength, remoteAddress, railRkeys, flags);
+        }
+    }
+
+    @Override
     public void onFin(Channel ch, int psn, int stripeOffset, int stripeLength, int stripes, int stripeIndex) {
         ChannelEvents l = listener();
         if (l != null) {

@@ -32,7 +32,15 @@ import org.agrona.MutableDirectBuffer;
  * +---------------------------------------------------------------+
  * |                 flags (u32): bit 0 DISCARD                    | 36
  * +---------------------------------------------------------------+
+ * |     optional: rkey of rail 0, rail 1, ... (u32 each)          | 40
+ * +                              ...                              +
  * </pre>
+ *
+ * <p><b>Rails over several devices</b> (seed 000 &sect;4.2, one registration per HCA): the message buffer
+ * is registered on every device of the receiving node, so each rail the sender stripes over needs the rkey
+ * of its own device. Such a CTS carries one rkey per rail of the connection after the flags (payload
+ * {@code 16 + 4 x rails} bytes; the rkey field at 32 is rail 0's). A CTS whose rails share one device has
+ * the 16-byte payload and one rkey for every rail.
  *
  * <p>A CTS with {@link #DISCARD} tells the sender that the receiver closed its inbound side (or already
  * has the message, after a failover re-sent its RTS): the message counts as delivered and no data is
@@ -47,6 +55,10 @@ public final class CtsFrameCodec {
     public static final int RKEY_OFFSET = FrameHeader.LENGTH + 8;
     /** Offset of the CTS flags (u32). */
     public static final int FLAGS_OFFSET = FrameHeader.LENGTH + 12;
+    /** Offset of the first per-rail rkey, when the payload carries them. */
+    public static final int RAIL_RKEYS_OFFSET = FrameHeader.LENGTH + 16;
+    /** Most rails whose rkeys a CTS carries. */
+    public static final int MAX_RAIL_RKEYS = 255;
     /** Flag: the receiver drops the message; write nothing, count it delivered. */
     public static final int DISCARD = 0x1;
 
@@ -74,12 +86,59 @@ public final class CtsFrameCodec {
     }
 
     /**
-     * Checks that a received CTS frame has its fixed 16-byte payload.
+     * Encodes a CTS with one rkey per rail ({@code railRkeys[r]} for rail {@code r}); the 16-byte form when
+     * every rail has the same rkey (rails on one device).
+     *
+     * @return the frame length in bytes: {@link #LENGTH}, or {@code LENGTH + 4 x rails}
+     * @throws IllegalArgumentException if {@code messageLength} is negative or there are no or too many rails
+     */
+    public static int encode(MutableDirectBuffer b, int offset, int psn, int credits, int messageLength,
+                             long remoteAddress, int[] railRkeys, int flags) {
+        if (railRkeys.length < 1 || railRkeys.length > MAX_RAIL_RKEYS) {
+            throw new IllegalArgumentException("railRkeys in [1, " + MAX_RAIL_RKEYS + "] required but there were " + railRkeys.length);
+        }
+        boolean same = true;
+        for (int k : railRkeys) {
+            same &= k == railRkeys[0];
+        }
+        int len = encode(b, offset, psn, credits, messageLength, remoteAddress, railRkeys[0], flags);
+        if (same) {
+            return len;
+        }
+        b.putInt(offset + FrameHeader.PAYLOAD_LENGTH_OFFSET, LENGTH - FrameHeader.LENGTH + 4 * railRkeys.length, FrameHeader.ORDER);
+        for (int r = 0; r < railRkeys.length; r++) {
+            b.putInt(offset + RAIL_RKEYS_OFFSET + 4 * r, railRkeys[r], FrameHeader.ORDER);
+        }
+        return length(railRkeys.length);
+    }
+
+    /** Length of a CTS carrying {@code rails} per-rail rkeys, bytes. */
+    public static int length(int rails) {
+        return LENGTH + 4 * rails;
+    }
+
+    /**
+     * Checks that a received CTS frame has its 16-byte payload, or that plus 4 bytes per rail.
      *
      * @throws FrameFormatException naming the payload length found
      */
     public static void validatePayload(DirectBuffer b, int offset) {
-        FrameHeader.requirePayload(b, offset, FrameType.CTS, LENGTH - FrameHeader.LENGTH);
+        int payload = FrameHeader.payloadLength(b, offset);
+        int fixed = LENGTH - FrameHeader.LENGTH;
+        if (payload != fixed && (payload < fixed + 4 || payload > fixed + 4 * MAX_RAIL_RKEYS || (payload - fixed) % 4 != 0)) {
+            throw new FrameFormatException("CTS frame carries " + payload + " payload bytes but its layout has " + fixed
+                + ", or " + fixed + " + 4 per rail rkey");
+        }
+    }
+
+    /** Rails whose rkeys the CTS carries: 0 when one rkey ({@link #rkey(DirectBuffer, int)}) serves every rail. */
+    public static int railRkeyCount(DirectBuffer b, int offset) {
+        return (FrameHeader.payloadLength(b, offset) - (LENGTH - FrameHeader.LENGTH)) / 4;
+    }
+
+    /** The rkey of rail {@code rail}, of a CTS with {@link #railRkeyCount} above {@code rail}. */
+    public static int rkey(DirectBuffer b, int offset, int rail) {
+        return b.getInt(offset + RAIL_RKEYS_OFFSET + 4 * rail, FrameHeader.ORDER);
     }
 
     public static long remoteAddress(DirectBuffer b, int offset) {

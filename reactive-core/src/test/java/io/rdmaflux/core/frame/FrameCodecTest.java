@@ -274,6 +274,32 @@ class FrameCodecTest {
     }
 
     @Test
+    void ctsOverSeveralDevicesCarriesOneRkeyPerRailAndOneWhenTheyAreTheSame() {
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        int len = CtsFrameCodec.encode(b, 0, 7, 0, 4096, 0x1122334455667788L, new int[] {0xCAFE, 0xBEEF}, 0);
+        assertEquals(48, len);
+        assertEquals("03050000" + "00000000" + "07000000" + "00000000" + "18000000" + "00100000"
+            + "8877665544332211" + "feca0000" + "00000000" + "feca0000" + "efbe0000", hex(b, len));
+        assertEquals(FrameType.CTS, FrameHeader.validate(b, 0, len));
+        CtsFrameCodec.validatePayload(b, 0);
+        assertEquals(2, CtsFrameCodec.railRkeyCount(b, 0));
+        assertEquals(0xCAFE, CtsFrameCodec.rkey(b, 0), "rail 0's in the one-rkey field");
+        assertEquals(0xCAFE, CtsFrameCodec.rkey(b, 0, 0));
+        assertEquals(0xBEEF, CtsFrameCodec.rkey(b, 0, 1));
+        // rails on one device: the 16-byte payload, byte for byte the one-rkey frame
+        int same = CtsFrameCodec.encode(b, 0, 7, 0, 4096, 0x1122334455667788L, new int[] {0xCAFE, 0xCAFE}, CtsFrameCodec.DISCARD);
+        assertEquals(40, same);
+        assertEquals(0, CtsFrameCodec.railRkeyCount(b, 0));
+        assertEquals("03050000" + "00000000" + "07000000" + "00000000" + "10000000" + "00100000"
+            + "8877665544332211" + "feca0000" + "01000000", hex(b, same));
+        b.putInt(FrameHeader.PAYLOAD_LENGTH_OFFSET, 18, java.nio.ByteOrder.LITTLE_ENDIAN);
+        FrameFormatException odd = assertThrows(FrameFormatException.class, () -> CtsFrameCodec.validatePayload(b, 0));
+        assertTrue(odd.getMessage().contains("CTS frame carries 18 payload bytes but its layout has 16, or 16 + 4 per rail rkey"),
+            odd.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> CtsFrameCodec.encode(b, 0, 1, 0, 10, 0, new int[0], 0));
+    }
+
+    @Test
     void rtsReadFrameCarriesTheSendersAddressAndRkeyAndTakesACredit() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         int len = RtsReadFrameCodec.encode(b, 0, 5, FrameHeader.packCredits(2, 1), 1 << 20, 0x1122334455667788L, 0xBEEF);

@@ -503,7 +503,7 @@ public abstract class ConnectionTck {
                     assertEquals(fx.maxFramePayloadBytes(), sc.maxFramePayloadBytes(), side + " rail " + i);
                     assertEquals(0, sc.messagesCompleted(), side + " rail " + i + " before any send");
                 }
-                assertEquals(rails, before.stream().map(sc -> sc.port().number()).distinct().count(), side + ": a port per rail");
+                assertEquals(rails, before.stream().map(SubchannelSnapshot::port).distinct().count(), side + ": a port per rail (of one device or several)");
                 assertEquals(rails, before.stream().map(SubchannelSnapshot::identity).distinct().count(), side + ": an identity per rail");
             }
             List<SubchannelSnapshot> clientBefore = fx.client().subchannels();

@@ -19,7 +19,12 @@ public final class SoftRails {
 
     /** Port of rail {@code rail} (0-based) on the first device of {@code p}. */
     public static SoftPort port(SoftProvider p, int rail) {
-        return p.softDevice(0).softPort(rail + 1);
+        return port(p, rail, false);
+    }
+
+    /** Port of rail {@code rail}: port 1 of device {@code rail} when the rails are {@code overDevices}, else {@link #port(SoftProvider, int)}. */
+    public static SoftPort port(SoftProvider p, int rail, boolean overDevices) {
+        return overDevices ? p.softDevice(rail).softPort(1) : p.softDevice(0).softPort(rail + 1);
     }
 
     /**
@@ -28,9 +33,15 @@ public final class SoftRails {
      * model to the frames it sends next.
      */
     public static void apply(SoftProvider client, SoftProvider server, int rails, long skewNs, @Nullable RailFaults faults) {
+        apply(client, server, rails, skewNs, faults, false);
+    }
+
+    /** {@link #apply(SoftProvider, SoftProvider, int, long, RailFaults)} with rails over devices ({@link #port(SoftProvider, int, boolean)}). */
+    public static void apply(SoftProvider client, SoftProvider server, int rails, long skewNs, @Nullable RailFaults faults,
+                             boolean overDevices) {
         for (int r = 0; r < rails; r++) {
-            port(client, r).setRail(rail(r * Math.max(0, skewNs), faults, r, 0));
-            port(server, r).setRail(rail(r * Math.max(0, skewNs), faults, r, 1));
+            port(client, r, overDevices).setRail(rail(r * Math.max(0, skewNs), faults, r, 0));
+            port(server, r, overDevices).setRail(rail(r * Math.max(0, skewNs), faults, r, 1));
         }
     }
 

@@ -27,24 +27,43 @@ public final class VirtualTimeMemPair extends AbstractPair {
     static final long FAULT_RETRY_TIMEOUT_NS = 200_000;
 
     private final SoftTwoNodes soft;
+    /** Rail {@code r} is port 1 of device {@code r} (a node over several devices), not port {@code r + 1} of one device. */
+    private final boolean overDevices;
 
     public VirtualTimeMemPair(PairOptions o) {
-        this(o, SoftTwoNodes.create(o.rails(), RailConfig.UNSHAPED));
+        this(o, SoftTwoNodes.create(o.rails(), RailConfig.UNSHAPED), false);
     }
 
-    private VirtualTimeMemPair(PairOptions o, SoftTwoNodes soft) {
+    /**
+     * A pair whose nodes' rails are on several devices: rail {@code r} is port 1 of device {@code r}, with at
+     * least two devices per host (a one-rail connection then uses the first device's), and each device's
+     * memory registrations and keys of its own.
+     */
+    public static VirtualTimeMemPair overDevices(PairOptions o) {
+        int devices = Math.max(2, o.rails());
+        return new VirtualTimeMemPair(o, SoftTwoNodes.create(1, RailConfig.UNSHAPED, b -> b.devices(devices)), true);
+    }
+
+    private VirtualTimeMemPair(PairOptions o, SoftTwoNodes soft, boolean overDevices) {
         super(o.rails());
         this.soft = soft;
+        this.overDevices = overDevices;
         try {
             if (o.railLatencySkewNs() > 0) {
-                SoftRails.apply(soft.a(), soft.b(), o.rails(), o.railLatencySkewNs(), null);
+                SoftRails.apply(soft.a(), soft.b(), o.rails(), o.railLatencySkewNs(), null, overDevices);
             }
             long retryTimeoutNs = o.railFaults() != null ? FAULT_RETRY_TIMEOUT_NS : 1_000_000;
-            int[] ports = ports(o.rails());
-            RdmaNode.Builder cb = RdmaNode.builder().provider(soft.a()).name("tck-client").ports(ports)
+            RdmaNode.Builder cb = RdmaNode.builder().provider(soft.a()).name("tck-client")
                 .threadingMode(ThreadingMode.INVOKER).clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(retryTimeoutNs);
-            RdmaNode.Builder sb = RdmaNode.builder().provider(soft.b()).name("tck-server").ports(ports)
+            RdmaNode.Builder sb = RdmaNode.builder().provider(soft.b()).name("tck-server")
                 .threadingMode(ThreadingMode.INVOKER).clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(retryTimeoutNs);
+            if (overDevices) {
+                cb.rails(railPerDevice(soft.a()));
+                sb.rails(railPerDevice(soft.b()));
+            } else {
+                cb.ports(ports(o.rails()));
+                sb.ports(ports(o.rails()));
+            }
             o.configureNode(cb);
             o.configureNode(sb);
             clientNode = cb.build();
@@ -62,13 +81,17 @@ public final class VirtualTimeMemPair extends AbstractPair {
             }
             connected(connected.get(), accepted.get());
             if (o.railFaults() != null) {
-                SoftRails.apply(soft.a(), soft.b(), o.rails(), o.railLatencySkewNs(), o.railFaults());
+                SoftRails.apply(soft.a(), soft.b(), o.rails(), o.railLatencySkewNs(), o.railFaults(), overDevices);
             }
             settle();
         } catch (RuntimeException | Error e) {
             closeQuietly();
             throw e;
         }
+    }
+
+    private static java.util.List<io.rdmaflux.core.RailSpec> railPerDevice(io.rdmaflux.verbs.soft.SoftProvider p) {
+        return p.devices().stream().map(d -> io.rdmaflux.core.RailSpec.of(d.name(), 1)).toList();
     }
 
     /** One pass: both providers, then both nodes. */
@@ -128,12 +151,12 @@ public final class VirtualTimeMemPair extends AbstractPair {
 
     @Override
     public void failRail(Side side, int rail) {
-        SoftRails.port(side == Side.CLIENT ? soft.a() : soft.b(), rail).setState(PortState.DOWN);
+        SoftRails.port(side == Side.CLIENT ? soft.a() : soft.b(), rail, overDevices).setState(PortState.DOWN);
     }
 
     @Override
     public void restoreRail(Side side, int rail) {
-        SoftRails.port(side == Side.CLIENT ? soft.a() : soft.b(), rail).setState(PortState.ACTIVE);
+        SoftRails.port(side == Side.CLIENT ? soft.a() : soft.b(), rail, overDevices).setState(PortState.ACTIVE);
     }
 
     @Override

@@ -98,6 +98,17 @@ public final class SoftDevice implements Device, ProgressAgent {
         return ports;
     }
 
+    /**
+     * Sets every port of this device to {@code state}: {@link io.rdmaflux.verbs.PortState#DOWN} fails the whole
+     * NIC (an HCA lost: its RC queue pairs' peers and its own see their work requests time out), while the
+     * provider's other devices go on; {@link io.rdmaflux.verbs.PortState#ACTIVE} brings it back. Any thread.
+     */
+    public void setPortsState(io.rdmaflux.verbs.PortState state) {
+        for (Port p : ports) {
+            ((SoftPort) p).setState(state);
+        }
+    }
+
     /** Port {@code number} as a {@link SoftPort} (rail control: state, rail model). */
     public SoftPort softPort(int number) {
         return (SoftPort) port(number);

@@ -27,6 +27,8 @@ public final class MessageBufferPool implements AutoCloseable {
 
     private final String name;
     private final MemoryRegion region;
+    /** The region registered on each of the node's devices: [0] is {@link #region}, the others register its memory again. */
+    private final MemoryRegion[] regions;
     private final UnsafeBuffer memory;
     private final int slotBytes;
     private final int slots;
@@ -41,6 +43,21 @@ public final class MessageBufferPool implements AutoCloseable {
      * @throws IllegalArgumentException naming the value out of range
      */
     public MessageBufferPool(String name, ProtectionDomain pd, int slotBytes, int slots, int access) {
+        this(name, java.util.List.of(pd), slotBytes, slots, access);
+    }
+
+    /**
+     * Allocates the pool in {@code pds.get(0)} and registers the same memory in each further protection
+     * domain (one per device of a node over several devices): {@link #lkey(int)} and {@link #rkey(int)}
+     * give the keys on device {@code i}.
+     *
+     * @param pds one protection domain per device, at least one
+     * @throws IllegalArgumentException naming the value out of range
+     */
+    public MessageBufferPool(String name, java.util.List<ProtectionDomain> pds, int slotBytes, int slots, int access) {
+        if (pds.isEmpty()) {
+            throw new IllegalArgumentException("at least one protection domain required for message buffer pool '" + name + "'");
+        }
         if (slots < 1 || slots > MAX_SLOTS) {
             throw new IllegalArgumentException("slots in [1, " + MAX_SLOTS + "] required but it was " + slots);
         }
@@ -55,7 +72,17 @@ public final class MessageBufferPool implements AutoCloseable {
         this.name = name;
         this.slotBytes = slotBytes;
         this.slots = slots;
-        this.region = pd.allocateMemory(total, access);
+        this.region = pds.get(0).allocateMemory(total, access);
+        this.regions = new MemoryRegion[pds.size()];
+        regions[0] = region;
+        try {
+            for (int i = 1; i < regions.length; i++) {
+                regions[i] = pds.get(i).registerMemory(region.buffer(), access);
+            }
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
         this.memory = new UnsafeBuffer(region.address(), (int) total);
         this.free = new AtomicLong(slots == 64 ? -1L : (1L << slots) - 1);
     }
@@ -117,6 +144,16 @@ public final class MessageBufferPool implements AutoCloseable {
         return region.rkey();
     }
 
+    /** The lkey on device {@code device} (index into the protection domains the pool was registered in). */
+    public int lkey(int device) {
+        return regions[device].lkey();
+    }
+
+    /** The rkey on device {@code device} (index into the protection domains the pool was registered in). */
+    public int rkey(int device) {
+        return regions[device].rkey();
+    }
+
     public int slotBytes() {
         return slotBytes;
     }
@@ -132,7 +169,12 @@ public final class MessageBufferPool implements AutoCloseable {
 
     @Override
     public void close() {
-        region.deregister();
+        // the further registrations first: the memory is the first region's
+        for (int i = regions.length - 1; i >= 0; i--) {
+            if (regions[i] != null) {
+                regions[i].deregister();
+            }
+        }
     }
 
     @Override

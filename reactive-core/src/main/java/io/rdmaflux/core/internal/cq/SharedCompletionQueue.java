@@ -49,6 +49,30 @@ public final class SharedCompletionQueue implements ProgressAgent, CompletionSin
     private boolean closed;
 
     /**
+     * One CQ per device of a node (seed 000 &sect;5.1: per device, not per node), each for {@code maxQueuePairs}
+     * of that device's queue pairs; named {@code name} alone with one device, {@code name device} with several.
+     *
+     * @throws IllegalArgumentException as {@link #SharedCompletionQueue}; the CQs made before are closed
+     */
+    public static SharedCompletionQueue[] perDevice(String name, java.util.List<Device> devices, int maxQueuePairs, int entriesPerQp) {
+        SharedCompletionQueue[] cqs = new SharedCompletionQueue[devices.size()];
+        try {
+            for (int d = 0; d < cqs.length; d++) {
+                cqs[d] = new SharedCompletionQueue(cqs.length == 1 ? name : name + " " + devices.get(d).name(), devices.get(d),
+                    maxQueuePairs, entriesPerQp);
+            }
+        } catch (RuntimeException e) {
+            for (SharedCompletionQueue cq : cqs) {
+                if (cq != null) {
+                    cq.close();
+                }
+            }
+            throw e;
+        }
+        return cqs;
+    }
+
+    /**
      * Creates the CQ on {@code device}.
      *
      * @param maxQueuePairs queue pairs it may serve at once, &ge; 1

@@ -132,9 +132,22 @@ final class RcFrameDispatch {
                 long address = CtsFrameCodec.remoteAddress(memory, off);
                 int rkey = CtsFrameCodec.rkey(memory, off);
                 int flags = CtsFrameCodec.flags(memory, off);
+                int rails = CtsFrameCodec.railRkeyCount(memory, off);
+                int[] railRkeys = null;
+                if (rails > 0) {
+                    // rails over several devices: one rkey each (only then is an array made)
+                    railRkeys = new int[rails];
+                    for (int r = 0; r < rails; r++) {
+                        railRkeys[r] = CtsFrameCodec.rkey(memory, off, r);
+                    }
+                }
                 ch.repost(slot);
                 if (l != null) {
-                    l.onCts(ch, psn, length, address, rkey, flags);
+                    if (railRkeys != null) {
+                        l.onCts(ch, psn, length, address, railRkeys, flags);
+                    } else {
+                        l.onCts(ch, psn, length, address, rkey, flags);
+                    }
                 }
             }
             case FIN -> {

@@ -533,6 +533,29 @@ public final class RcSubchannel implements Channel, CompletionSink {
     }
 
     /**
+     * Posts a CTS frame carrying one rkey per rail (rails over several devices, {@link CtsFrameCodec}); the
+     * one-rkey frame when they are all the same.
+     *
+     * @return false if no send buffer is free now (retry later) or the subchannel cannot send
+     * @throws IllegalStateException if the frame does not fit a send buffer (naming the sizes and the fix)
+     */
+    @Override
+    public boolean sendCts(int psn, int messageLength, long remoteAddress, int[] railRkeys, int flags) {
+        if (!established || failed || finalSent || sendPool.available() == 0) {
+            return false;
+        }
+        if (CtsFrameCodec.length(railRkeys.length) > sendPool.slotBytes()) {
+            throw new IllegalStateException("a CTS with " + railRkeys.length + " rail rkeys takes " + CtsFrameCodec.length(railRkeys.length)
+                + " bytes but a send buffer has " + sendPool.slotBytes() + "; raise RdmaNode.Builder.bufferBytes(..)");
+        }
+        int slot = sendPool.acquire();
+        int len = CtsFrameCodec.encode(sendMemory, sendPool.offset(slot), psn, takeCreditWord(), messageLength,
+            remoteAddress, railRkeys, flags);
+        sendQueue.post(slot, len, NO_TOKEN, FrameType.CTS);
+        return !failed;
+    }
+
+    /**
      * Whether one rendezvous stripe (an RDMA WRITE and its FIN frame) can be posted now: a send
      * buffer for the FIN beyond the one kept for control frames, and room for the WRITE.
      */

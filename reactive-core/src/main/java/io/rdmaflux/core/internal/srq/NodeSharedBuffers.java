@@ -16,7 +16,6 @@ import org.jspecify.annotations.Nullable;
  */
 public final class NodeSharedBuffers implements AutoCloseable {
     private final String name;
-    private final ProtectionDomain pd;
     private final int bufferBytes;
     private final int receiveBuffers;
     private final int controlReserve;
@@ -31,7 +30,7 @@ public final class NodeSharedBuffers implements AutoCloseable {
      * @param sendBuffers    send buffers per rail, &ge; 1
      * @throws IllegalArgumentException naming the value and the builder option to fix it
      */
-    public NodeSharedBuffers(String name, ProtectionDomain pd, int rails, int bufferBytes, int receiveBuffers, int controlReserve,
+    public NodeSharedBuffers(String name, int rails, int bufferBytes, int receiveBuffers, int controlReserve,
                              int sendBuffers, int creditWindow) {
         this.creditWindow = creditWindow;
         if (receiveBuffers <= controlReserve || controlReserve < 1) {
@@ -43,7 +42,6 @@ public final class NodeSharedBuffers implements AutoCloseable {
                 + "; raise RdmaNode.Builder.sharedSendBuffers(..)");
         }
         this.name = name;
-        this.pd = pd;
         this.bufferBytes = bufferBytes;
         this.receiveBuffers = receiveBuffers;
         this.controlReserve = controlReserve;
@@ -52,11 +50,12 @@ public final class NodeSharedBuffers implements AutoCloseable {
     }
 
     /**
-     * The shared buffers of rail {@code rail} (port {@code port}), created on first use.
+     * The shared buffers of rail {@code rail} (port {@code port}), created on first use, registered in
+     * {@code pd} (the protection domain of the port's device).
      *
      * @throws IllegalStateException if closed
      */
-    public synchronized RailSharedBuffers rail(int rail, Port port) {
+    public synchronized RailSharedBuffers rail(int rail, Port port, ProtectionDomain pd) {
         if (closed) {
             throw new IllegalStateException("node " + name + " is closed");
         }
