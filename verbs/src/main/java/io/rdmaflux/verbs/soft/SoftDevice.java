@@ -291,6 +291,8 @@ public final class SoftDevice implements Device, ProgressAgent {
     void removeQp(SoftQueuePair qp) {
         if (qp.type() == io.rdmaflux.verbs.QpType.RC && qp.route() != null) {
             routesToRelease.add(qp);
+            // an engine waiting in the transport releases the route now rather than at its next wake
+            attachment.wakeup();
         }
         synchronized (setupLock) {
             SoftQueuePair[] table = qpTable;
