@@ -57,11 +57,6 @@ final class NetAttachment implements FrameTransport.Attachment {
     static final int SELECT_EVERY_PASSES = 64;
     /** ... or this often, ns, whichever comes first. */
     static final long SELECT_EVERY_NS = 100_000;
-    /**
-     * A released stream whose peer has not closed its side this long after the release is closed
-     * regardless (a peer that stopped reading, or one whose engine no longer runs); ns.
-     */
-    static final long RELEASE_LINGER_NS = 10_000_000_000L;
     private volatile boolean closed;
     private final NetPeerFilter filter;
 
@@ -224,7 +219,7 @@ final class NetAttachment implements FrameTransport.Attachment {
             InboundStream s = lingering.get(i);
             if (!s.lingerDeadlineSet) {
                 s.lingerDeadlineSet = true;
-                s.lingerUntilNs = nowNs + RELEASE_LINGER_NS;
+                s.lingerUntilNs = nowNs + transport.config.releaseLingerNs();
             } else if (nowNs - s.lingerUntilNs >= 0) {
                 transport.releasesTimedOut.incrementAndGet();
                 s.close();

@@ -64,7 +64,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * RETRY_EXC_ERR only if it sends again and nothing answers: the route forgets the released stream, a
  * later frame opens a new connection, and the peer's NIC drops frames for a QP it no longer has. If both
  * QPs are destroyed at once, both release frames cross and each side closes on the other's FIN. A peer
- * that never closes its side is cut off after {@code NetAttachment.RELEASE_LINGER_NS} (10 s). A host that
+ * that never closes its side is cut off after {@link NetTransportConfig#releaseLingerNs()} (10 s). A host that
  * dies, or a provider that closes, sends no release: the peer sees EOF or a reset and fails the QPs on
  * those routes, as before. Streams are per QP pair, so no QP shares a stream another QP releases, and
  * a new QP (even one that reuses the QPN) gets a new stream: the release runs before the pass transmits.
@@ -172,7 +172,7 @@ public final class NetTransport implements FrameTransport {
     }
 
     /**
-     * Released streams closed at the linger bound ({@value NetAttachment#RELEASE_LINGER_NS} ns) because
+     * Released streams closed at the linger bound ({@link NetTransportConfig#releaseLingerNs()}) because
      * the peer had not closed its side by then.
      */
     public long releasesTimedOut() {

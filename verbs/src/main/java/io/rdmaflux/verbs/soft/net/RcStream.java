@@ -326,7 +326,7 @@ final class RcStream {
      * already queued (the last acknowledgements) are written, then a route release frame for the pair
      * {@code (localQpn -> remoteQpn)}, then the connection is half-closed; from now on its reader
      * discards what arrives and closes the connection when the peer closes its side, or when the linger
-     * bound passes ({@link NetAttachment#RELEASE_LINGER_NS}). Later frames for the route are dropped.
+     * bound passes ({@link NetTransportConfig#releaseLingerNs()}). Later frames for the route are dropped.
      * Nothing is reported to the NIC, even if the connection fails meanwhile. No-op on a broken stream.
      */
     void release(int localQpn, int remoteQpn) {

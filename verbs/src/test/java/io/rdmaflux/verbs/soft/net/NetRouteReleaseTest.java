@@ -1,6 +1,7 @@
 package io.rdmaflux.verbs.soft.net;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -8,19 +9,28 @@ import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.CompletionQueue;
 import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.ProtectionDomain;
+import io.rdmaflux.verbs.PortAddress;
+import io.rdmaflux.verbs.QpEndpoint;
 import io.rdmaflux.verbs.QpInitAttributes;
 import io.rdmaflux.verbs.QpState;
 import io.rdmaflux.verbs.QpType;
 import io.rdmaflux.verbs.QueuePair;
+import io.rdmaflux.verbs.VerbsException;
 import io.rdmaflux.verbs.ReceiveWorkRequest;
 import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.WcStatus;
 import io.rdmaflux.verbs.WorkCompletion;
 import io.rdmaflux.verbs.WrOpcode;
+import io.rdmaflux.verbs.soft.FrameType;
+import io.rdmaflux.verbs.soft.SoftFrame;
 import io.rdmaflux.verbs.soft.SoftProvider;
+import io.rdmaflux.verbs.soft.TestFrames;
 import io.rdmaflux.verbs.testing.NoLeaksExtension;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -276,5 +286,65 @@ class NetRouteReleaseTest {
         assertTrue(hosts.transportOf(a.provider).streamsBroken() >= 1);
         qp[0].close();
         hosts.runUntil(() -> hosts.transportOf(a.provider).openStreams() == 0);
+    }
+
+    /**
+     * The peer here is a bare TCP socket that plays a QP (it sends one SEND) and then neither reads nor
+     * closes: the release frame is on the wire after the ACK, then FIN, and the released stream is
+     * closed at the linger bound.
+     */
+    @Test
+    void aReleaseIsAFrameThenFinAndAPeerThatNeverClosesIsCutOffAtTheLingerBound() throws IOException {
+        Side a = new Side(hosts.host("a", NetTransportConfig.builder().releaseLingerNs(50_000_000L).build()));
+        NetTransport ta = hosts.transportOf(a.provider);
+        QueuePair qa = a.qp(x -> x.retryTimeoutNs(HOUR_NS));
+        PortAddress at = qa.localEndpoint().address();
+        try (SocketChannel peer = SocketChannel.open()) {
+            peer.bind(new InetSocketAddress("127.0.0.1", 0));
+            int peerPort = ((InetSocketAddress) peer.getLocalAddress()).getPort();
+            qa.connect(new QpEndpoint(new PortAddress("net", "127.0.0.1", peerPort), 5, 100, 4096));
+            assertTrue(qa.postReceive(new ReceiveWorkRequest().wrId(1).sge(a.mr, 0, 64)));
+            peer.connect(new InetSocketAddress(at.host(), at.port()));
+            ByteBuffer send = NetFrameCodec.direct(NetFrameCodec.HEADER_BYTES + 8);
+            SoftFrame f = TestFrames.newFrame();
+            f.type = FrameType.SEND;
+            f.sourceQpn = 5;
+            f.destinationQpn = qa.localEndpoint().qpn();
+            f.psn = 100;
+            f.length = 8;
+            NetFrameCodec.encodeHeader(f, send, 0);
+            f.release();
+            while (send.hasRemaining()) {
+                peer.write(send);
+            }
+            assertEquals(WcStatus.SUCCESS, await(a.cq, 1).get(0).status(), "the SEND from the bare socket is received");
+            ByteBuffer in = NetFrameCodec.direct(4 * NetFrameCodec.HEADER_BYTES);
+            peer.configureBlocking(false);
+            hosts.runUntil(() -> read(peer, in) >= 0 && in.position() >= NetFrameCodec.HEADER_BYTES);
+            assertEquals(FrameType.ACK.ordinal(), in.get(NetFrameCodec.TYPE_OFFSET), "a answers on the socket the peer opened");
+            qa.close();
+            hosts.runUntil(() -> read(peer, in) < 0);
+            assertEquals(2 * NetFrameCodec.HEADER_BYTES, in.position(), "an ACK, then the release, then FIN");
+            assertTrue(NetFrameCodec.isRouteRelease(in, NetFrameCodec.HEADER_BYTES));
+            assertEquals(5, in.getInt(NetFrameCodec.HEADER_BYTES + NetFrameCodec.DESTINATION_QPN_OFFSET));
+            hosts.runUntil(() -> ta.openStreams() == 0);
+            assertEquals(1, ta.releasesTimedOut());
+            assertEquals(0, ta.streamsBroken());
+        }
+    }
+
+    @Test
+    void aLingerBoundThatIsNotPositiveIsRefusedNamingTheValue() {
+        VerbsException e = assertThrows(VerbsException.class, () -> NetTransportConfig.builder().releaseLingerNs(0));
+        assertTrue(e.getMessage().contains("releaseLingerNs must be > 0 but it was 0"), e.getMessage());
+    }
+
+    /** Reads what arrived into {@code b}; the count read, or -1 at EOF. */
+    private static int read(SocketChannel ch, ByteBuffer b) {
+        try {
+            return ch.read(b);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }
