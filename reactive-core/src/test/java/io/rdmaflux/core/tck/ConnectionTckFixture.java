@@ -100,6 +100,11 @@ public interface ConnectionTckFixture extends AutoCloseable {
         throw new UnsupportedOperationException(getClass().getSimpleName() + " injects no RC wire faults");
     }
 
+    /** What the UD fault model asked for by {@link PairOptions#railFaults()} did so far, over both sides and every rail. */
+    default SoftRails.UdFaultCounters udFaultCounters() {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " injects no UD wire faults");
+    }
+
     /**
      * Closes both connections gracefully (aborting what does not close within the bound), checks that
      * neither node still holds a received message, then closes nodes and providers. The module's

@@ -1,6 +1,7 @@
 package io.rdmaflux.core.tck;
 
 import io.rdmaflux.verbs.Port;
+import io.rdmaflux.verbs.soft.LossGenerator;
 import io.rdmaflux.verbs.soft.RailConfig;
 import io.rdmaflux.verbs.soft.SoftDevice;
 import io.rdmaflux.verbs.soft.SoftPort;
@@ -10,7 +11,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The rail model a {@link ConnectionTck} pair on the soft provider's in-JVM fabric gives its ports: rail
  * {@code r} (port {@code r + 1}) {@code r x skewNs} slower each way, and the {@link RailFaults} on the RC
- * frames every port sends. Each port draws from its own seed (the profile's, the rail and the side), so
+ * frames and the UD datagrams every port sends (the RC fault model acts on RC channels, the UD one on
+ * reliable UD channels). Each port draws from its own seed (the profile's, the rail and the side), so
  * the two directions and the rails do not lose the same frames.
  */
 public final class SoftRails {
@@ -48,10 +50,38 @@ public final class SoftRails {
     private static RailConfig rail(long latencyNs, @Nullable RailFaults f, int rail, int side) {
         RailConfig.Builder b = RailConfig.builder().latencyNs(latencyNs);
         if (f != null) {
+            long seed = f.seed() * 1_000 + rail * 2L + side;
             b.rcLossRate(f.lossRate()).rcDuplicateRate(f.duplicateRate()).rcReorderRate(f.reorderRate())
-                .rcReorderDelayNs(f.reorderDelayNs()).rcFaultSeed(f.seed() * 1_000 + rail * 2L + side);
+                .rcReorderDelayNs(f.reorderDelayNs()).rcFaultSeed(seed);
+            b.loss(f.lossRate() > 0 ? LossGenerator.random(f.lossRate(), seed) : LossGenerator.none())
+                .duplicateRate(f.duplicateRate()).reorderRate(f.reorderRate()).reorderDelayNs(f.reorderDelayNs()).faultSeed(seed);
         }
         return b.build();
+    }
+
+    /**
+     * What the UD fault model did, summed over every port of both sides: datagrams lost, sent twice and
+     * held back so later ones overtook them.
+     */
+    public record UdFaultCounters(long datagramsLost, long datagramsDuplicated, long datagramsReordered) {
+    }
+
+    /** The UD fault counters of every port of {@code providers}, summed. */
+    public static UdFaultCounters udCounters(SoftProvider... providers) {
+        long lost = 0;
+        long duplicated = 0;
+        long reordered = 0;
+        for (SoftProvider p : providers) {
+            for (int d = 0; d < p.devices().size(); d++) {
+                for (Port port : p.softDevice(d).ports()) {
+                    SoftPort sp = (SoftPort) port;
+                    lost += sp.framesLost();
+                    duplicated += sp.framesDuplicated();
+                    reordered += sp.framesReordered();
+                }
+            }
+        }
+        return new UdFaultCounters(lost, duplicated, reordered);
     }
 
     /** The RC fault and recovery counters of every port and device of {@code providers}, summed. */

@@ -165,6 +165,11 @@ public final class VirtualTimeMemPair extends AbstractPair {
     }
 
     @Override
+    public SoftRails.UdFaultCounters udFaultCounters() {
+        return SoftRails.udCounters(soft.a(), soft.b());
+    }
+
+    @Override
     protected void closeProviders() {
         soft.close();
     }

@@ -109,6 +109,20 @@ public interface FrameTransport {
         default void wakeup() {
         }
 
+        /**
+         * The RC QP {@code localQpn}, connected over {@code route} to the peer's QP {@code remoteQpn},
+         * was destroyed; called on the NIC's engine thread, in its first pass after the destroy, before
+         * that pass transmits anything (so a new QP, even one reusing the QPN, never sees state of the old
+         * one). A transport that holds a resource per route (a connection) lets it go here, in an orderly
+         * way the peer can tell from a dead host: the peer must not report its own route broken
+         * ({@link SoftDevice#routeBroken}) for it. Frames already handed to {@link #transmit} for the
+         * route (the last acknowledgements) should still be delivered. Not called when the NIC closes
+         * ({@link #close()} ends everything at once, as a host that dies). The default holds nothing
+         * per route.
+         */
+        default void releaseRoute(Route route, int localQpn, int remoteQpn) {
+        }
+
         /** Unbinds every port; frames later sent to them are dropped. Idempotent. */
         @Override
         void close();

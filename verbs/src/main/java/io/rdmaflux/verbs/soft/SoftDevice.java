@@ -14,6 +14,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -304,7 +305,15 @@ public final class SoftDevice implements Device, ProgressAgent {
         }
     }
 
+    /** Destroyed RC QPs whose routes the engine has yet to release ({@link #releaseRoutes}); any thread adds. */
+    private final ConcurrentLinkedQueue<SoftQueuePair> routesToRelease = new ConcurrentLinkedQueue<>();
+
     void removeQp(SoftQueuePair qp) {
+        if (qp.type() == io.rdmaflux.verbs.QpType.RC && qp.route() != null) {
+            routesToRelease.add(qp);
+            // an engine waiting in the transport releases the route now rather than at its next wake
+            attachment.wakeup();
+        }
         synchronized (setupLock) {
             SoftQueuePair[] table = qpTable;
             if (table[qp.qpn] == qp) {
@@ -466,7 +475,8 @@ public final class SoftDevice implements Device, ProgressAgent {
             return 0;
         }
         applyTornPieces();
-        int work = delayed.isEmpty() ? 0 : drainDelayed(nowNs);
+        int work = routesToRelease.isEmpty() ? 0 : releaseRoutes();
+        work += delayed.isEmpty() ? 0 : drainDelayed(nowNs);
         SoftQueuePair[] list = qpList;
         int rung = 0;
         for (SoftQueuePair qp : list) {
@@ -533,6 +543,23 @@ public final class SoftDevice implements Device, ProgressAgent {
     /** Ends an {@link #awaitWork} in progress (any thread). */
     void wakeup() {
         attachment.wakeup();
+    }
+
+    /**
+     * Engine, at the start of a pass (before anything is transmitted): tells the transport the routes of
+     * RC QPs destroyed since ({@link FrameTransport.Attachment#releaseRoute}).
+     */
+    private int releaseRoutes() {
+        int n = 0;
+        SoftQueuePair qp;
+        while ((qp = routesToRelease.poll()) != null) {
+            Route r = qp.route();
+            if (r != null) {
+                attachment.releaseRoute(r, qp.qpn, qp.remoteQpn());
+                n++;
+            }
+        }
+        return n;
     }
 
     private int flushAcks(long nowNs) {

@@ -16,7 +16,9 @@ import org.jspecify.annotations.Nullable;
  * frame due now is handed over by reference into the buffer (the NIC places it before returning);
  * one the NIC must hold (a rail with latency) is copied first. The buffer grows to the largest
  * frame seen (up to {@link NetTransportConfig#maxFrameBytes()}). A malformed header closes the
- * stream (its framing is lost) and is counted. Engine thread only.
+ * stream (its framing is lost) and is counted. A route release frame from the peer ends the stream
+ * without breaking its writer's route ({@link #peerReleased}); after a local release the stream only
+ * discards what arrives until the peer closes ({@link #drain}). Engine thread only.
  */
 final class InboundStream {
     private static final int INITIAL_BYTES = 64 << 10;
@@ -42,12 +44,18 @@ final class InboundStream {
     private boolean sawFrame;
     private int firstSourceQpn;
     private int firstDestinationQpn;
+    /** The local QP of this connection's pair was destroyed: what arrives is discarded until EOF. */
+    private boolean draining;
+    /** When a draining stream is closed regardless (set by {@link NetAttachment} on its first pass after). */
+    long lingerUntilNs;
+    boolean lingerDeadlineSet;
 
     InboundStream(NetTransport transport, SoftDevice nic, SocketChannel channel, NetAttachment owner) {
         this.transport = transport;
         this.nic = nic;
         this.channel = channel;
         this.owner = owner;
+        transport.openStreams.incrementAndGet();
     }
 
     SocketChannel channel() {
@@ -67,7 +75,7 @@ final class InboundStream {
      * {@code (remoteQpn -> localQpn)} from {@code remote}, with no local send half yet.
      */
     boolean carries(InetAddress remote, int remoteQpn, int localQpn) {
-        if (closed || writer != null || !sawFrame || firstSourceQpn != remoteQpn || firstDestinationQpn != localQpn) {
+        if (closed || draining || writer != null || !sawFrame || firstSourceQpn != remoteQpn || firstDestinationQpn != localQpn) {
             return false;
         }
         if (remoteIp == null) {
@@ -82,6 +90,10 @@ final class InboundStream {
 
     /** Reads what arrived and delivers complete frames, at most {@code limit}; returns frames delivered. */
     int onReadable(long nowNs, int limit) {
+        if (draining) {
+            discardArrived();
+            return 0;
+        }
         int delivered = deliver(nowNs, limit);
         while (!closed && !backlogged && delivered < limit) {
             if (writePos == buf.capacity()) {
@@ -131,10 +143,19 @@ final class InboundStream {
 
     /** Delivers complete frames in the buffer, at most {@code limit}. */
     int deliver(long nowNs, int limit) {
+        if (draining) {
+            readPos = 0;
+            writePos = 0;
+            return 0;
+        }
         int n = 0;
         while (!closed && writePos - readPos >= NetFrameCodec.HEADER_BYTES) {
             if (n >= limit) {
                 backlogged = true;
+                return n;
+            }
+            if (NetFrameCodec.isRouteRelease(buf, readPos)) {
+                peerReleased();
                 return n;
             }
             if (NetFrameCodec.validate(buf, readPos, transport.config.maxFrameBytes()) != NetFrameCodec.Verdict.OK) {
@@ -223,11 +244,66 @@ final class InboundStream {
         return true;
     }
 
+    /**
+     * The local QP of this connection's pair was destroyed and its writer released the route: from now
+     * on what arrives is read and discarded (never handed to the NIC, where a new QP may have taken the
+     * QPN), and the connection closes when the peer closes its side, or at the linger bound.
+     */
+    void drain() {
+        if (closed || draining) {
+            return;
+        }
+        draining = true;
+        readPos = 0;
+        writePos = 0;
+        owner.lingering(this);
+    }
+
+    boolean isDraining() {
+        return draining;
+    }
+
+    /** Reads and drops what arrived (a few reads at most per pass); closes on EOF or error. */
+    private void discardArrived() {
+        for (int i = 0; i < 4 && !closed; i++) {
+            buf.clear();
+            int n;
+            try {
+                n = channel.read(buf);
+            } catch (IOException e) {
+                close();
+                return;
+            }
+            if (n < 0) {
+                close();
+                return;
+            }
+            if (n < buf.capacity()) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * The peer sent a route release (its QP of this pair was destroyed): close without reporting the
+     * route broken. The peer has half-closed and sends nothing more, so closing here ends the
+     * connection cleanly (FIN, no reset), and the peer, which discards until EOF, closes its side.
+     */
+    private void peerReleased() {
+        transport.streamsReleasedByPeer.incrementAndGet();
+        RcStream w = writer;
+        if (w != null) {
+            w.peerReleased();
+        }
+        close();
+    }
+
     void close() {
         if (closed) {
             return;
         }
         closed = true;
+        transport.openStreams.decrementAndGet();
         owner.forget(this);
         NetAttachment.closeQuietly(channel);
         RcStream w = writer;

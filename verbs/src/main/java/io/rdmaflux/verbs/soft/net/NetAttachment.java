@@ -43,6 +43,8 @@ final class NetAttachment implements FrameTransport.Attachment {
     private final Consumer<SelectionKey> onReady = this::onReady;
     private final ArrayList<InboundStream> backlogged = new ArrayList<>();
     private final ArrayList<RcStream> dirty = new ArrayList<>();
+    /** Streams released locally, discarding until the peer closes its side (see {@link RcStream#release}). */
+    private final ArrayList<InboundStream> lingering = new ArrayList<>();
     private long nowNs;
     private int budget;
     /** This pass reads RC streams directly rather than through the selector (see {@link #readStreamsDirectly}). */
@@ -178,6 +180,60 @@ final class NetAttachment implements FrameTransport.Attachment {
         return s;
     }
 
+    /**
+     * Releases the connections of the destroyed QP pair {@code (localQpn -> remoteQpn)} on {@code r}
+     * (engine thread): the route's own stream, and a connection the peer opened for the pair that no
+     * local send half took over (when both sides opened one). Each gets the route release frame after
+     * what is queued on it, then is half-closed; see {@link RcStream#release}.
+     */
+    @Override
+    public void releaseRoute(Route r, int localQpn, int remoteQpn) {
+        if (closed || !(r instanceof NetTransport.NetRoute route) || route.owner != this) {
+            return;
+        }
+        RcStream s = route.stream;
+        if (s != null) {
+            s.release(localQpn, remoteQpn);
+        }
+        InetAddress peer = route.socketAddress.getAddress();
+        for (int i = inbound.size() - 1; i >= 0; i--) {
+            InboundStream in = inbound.get(i);
+            if (in.carries(peer, remoteQpn, localQpn)) {
+                RcStream.over(transport, this, in, route).release(localQpn, remoteQpn);
+            }
+        }
+    }
+
+    /** {@code s} drains after a release; closed at the linger bound if the peer does not close first. */
+    void lingering(InboundStream s) {
+        s.lingerDeadlineSet = false;
+        lingering.add(s);
+    }
+
+    /** Closes released streams whose peer let the linger bound pass. */
+    private void expireLingering(long nowNs) {
+        for (int i = lingering.size() - 1; i >= 0; i--) {
+            if (i >= lingering.size()) {
+                continue;
+            }
+            InboundStream s = lingering.get(i);
+            if (!s.lingerDeadlineSet) {
+                s.lingerDeadlineSet = true;
+                s.lingerUntilNs = nowNs + transport.config.releaseLingerNs();
+            } else if (nowNs - s.lingerUntilNs >= 0) {
+                transport.releasesTimedOut.incrementAndGet();
+                s.close();
+            }
+        }
+    }
+
+    /** {@code s} no longer carries its route (released or broken); it is not closed again with the NIC. */
+    void forgetOutbound(RcStream s) {
+        if (!closed) {
+            outbound.remove(s);
+        }
+    }
+
     /** A receive half for a connection a local {@link RcStream} opens. */
     InboundStream reader(SocketChannel ch) {
         InboundStream r = new InboundStream(transport, nic, ch, this);
@@ -285,6 +341,9 @@ final class NetAttachment implements FrameTransport.Attachment {
         this.nowNs = nowNs;
         this.budget = limit;
         int before = limit;
+        if (!lingering.isEmpty()) {
+            expireLingering(nowNs);
+        }
         if (!backlogged.isEmpty()) {
             for (int i = 0; i < backlogged.size() && budget > 0; i++) {
                 InboundStream s = backlogged.get(i);
@@ -439,6 +498,9 @@ final class NetAttachment implements FrameTransport.Attachment {
     void forget(InboundStream s) {
         inbound.remove(s);
         backlogged.remove(s);
+        if (s.isDraining()) {
+            lingering.remove(s);
+        }
     }
 
     private void receiveDatagrams(BoundPort p) {
@@ -497,6 +559,7 @@ final class NetAttachment implements FrameTransport.Attachment {
             s.close();
         }
         inbound.clear();
+        lingering.clear();
         for (BoundPort p : ports) {
             closeQuietly(p.tcp);
             closeQuietly(p.udp);

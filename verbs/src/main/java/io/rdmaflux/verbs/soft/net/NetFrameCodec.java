@@ -37,6 +37,17 @@ import java.nio.ByteOrder;
  * <p>{@link #validate} rejects, with a {@link Verdict}, a header a well-behaved sender never
  * writes: wrong magic or version, unknown type or status, a frame length that disagrees with the
  * header, or one above the receiver's limit. A bad frame is dropped and counted by the caller.
+ *
+ * <h2>Route release (TCP streams only)</h2>
+ * One frame is the net fabric's own, not a soft-NIC frame: the <b>route release</b>, type byte
+ * {@value #ROUTE_RELEASE_TYPE} (outside {@link FrameType}'s codes), status 0, frame length
+ * {@value #HEADER_BYTES}, length 0, every other field 0 but the QPNs (the released pair, for
+ * diagnostics only). A host sends it as the last frame of an RC stream whose local QP was destroyed,
+ * then half-closes the stream: the peer closes its side without taking the end of the stream for a
+ * dead host (see {@link NetTransport}, "Route release"). {@link #validate} refuses it
+ * ({@link Verdict#BAD_TYPE}), so every path that does not look for it first (UDP datagrams, the UCX
+ * provider's active messages) drops it as malformed; a stream reader checks {@link #isRouteRelease}
+ * before {@link #validate}.
  */
 public final class NetFrameCodec {
     /** "RDFX" read as a little-endian int. */
@@ -61,6 +72,9 @@ public final class NetFrameCodec {
     static final int REMOTE_ADDRESS_OFFSET = 40;
     static final int SENT_AT_OFFSET = 48;
     static final int DELAY_OFFSET = 56;
+
+    /** The type byte of a route release (see the class Javadoc); no {@link FrameType} has this code. */
+    static final int ROUTE_RELEASE_TYPE = 0xF0;
 
     private static final int FLAG_IMMEDIATE = 1;
     private static final FrameType[] TYPES = FrameType.values();
@@ -123,6 +137,33 @@ public final class NetFrameCodec {
             return Verdict.BAD_LENGTH;
         }
         return Verdict.OK;
+    }
+
+    /** Writes a route release for the QP pair {@code (sourceQpn -> destinationQpn)} at {@code at} of {@code b}. */
+    static void encodeRouteRelease(ByteBuffer b, int at, int sourceQpn, int destinationQpn) {
+        for (int i = 0; i < HEADER_BYTES; i += 8) {
+            b.putLong(at + i, 0L);
+        }
+        b.putInt(at + MAGIC_OFFSET, MAGIC);
+        b.put(at + VERSION_OFFSET, (byte) VERSION);
+        b.put(at + TYPE_OFFSET, (byte) ROUTE_RELEASE_TYPE);
+        b.putInt(at + FRAME_LENGTH_OFFSET, HEADER_BYTES);
+        b.putInt(at + SOURCE_QPN_OFFSET, sourceQpn);
+        b.putInt(at + DESTINATION_QPN_OFFSET, destinationQpn);
+    }
+
+    /**
+     * Whether the header at {@code at} (at least {@link #HEADER_BYTES} readable bytes) is a well-formed
+     * route release: magic, version, its type, status 0, frame length {@value #HEADER_BYTES}, length 0.
+     * Anything else with its type byte is left to {@link #validate}, which refuses it.
+     */
+    static boolean isRouteRelease(ByteBuffer b, int at) {
+        return (b.get(at + TYPE_OFFSET) & 0xFF) == ROUTE_RELEASE_TYPE
+            && b.getInt(at + MAGIC_OFFSET) == MAGIC
+            && b.get(at + VERSION_OFFSET) == VERSION
+            && b.get(at + STATUS_OFFSET) == 0
+            && b.getInt(at + FRAME_LENGTH_OFFSET) == HEADER_BYTES
+            && b.getInt(at + LENGTH_OFFSET) == 0;
     }
 
     /** Total frame bytes of a validated header. */

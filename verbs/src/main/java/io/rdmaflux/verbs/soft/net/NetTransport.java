@@ -53,6 +53,23 @@ import java.util.concurrent.atomic.AtomicLong;
  * the time its outstanding requests take on the wire (seconds on slow links); a shorter timeout is
  * safe but retransmits.
  *
+ * <h2>Route release</h2>
+ * A connection lives as long as its QP pair, not as long as the NIC: when an RC QP is destroyed, its
+ * NIC releases the route ({@link FrameTransport.Attachment#releaseRoute}) in its next engine pass.
+ * The stream writes what it still has queued (the last acknowledgements), then a <b>route release</b>
+ * frame (the net fabric's own, see {@link NetFrameCodec}), then half-closes the connection (FIN), and
+ * reads and discards what arrives until the peer closes its side. The peer, reading the release, closes
+ * the connection without reporting its route broken: its QP is not failed for it, because a destroyed
+ * peer QP is not a dead host. Like an RC QP on InfiniBand whose peer QP was destroyed, it fails with
+ * RETRY_EXC_ERR only if it sends again and nothing answers: the route forgets the released stream, a
+ * later frame opens a new connection, and the peer's NIC drops frames for a QP it no longer has. If both
+ * QPs are destroyed at once, both release frames cross and each side closes on the other's FIN. A peer
+ * that never closes its side is cut off after {@link NetTransportConfig#releaseLingerNs()} (10 s). A host that
+ * dies, or a provider that closes, sends no release: the peer sees EOF or a reset and fails the QPs on
+ * those routes, as before. Streams are per QP pair, so no QP shares a stream another QP releases, and
+ * a new QP (even one that reuses the QPN) gets a new stream: the release runs before the pass transmits.
+ * {@link #openStreams()} counts the connections open now.
+ *
  * <h2>Foreign and broken senders</h2>
  * A datagram or stream frame with a wrong magic or version, an unknown type or a length that does
  * not match is dropped and counted ({@link #framesRejected()}); a stream that sent one is closed,
@@ -78,6 +95,10 @@ public final class NetTransport implements FrameTransport {
     final AtomicLong streamsBroken = new AtomicLong();
     final AtomicLong streamsOpened = new AtomicLong();
     final AtomicLong peersRefused = new AtomicLong();
+    final AtomicLong streamsReleased = new AtomicLong();
+    final AtomicLong streamsReleasedByPeer = new AtomicLong();
+    final AtomicLong releasesTimedOut = new AtomicLong();
+    final java.util.concurrent.atomic.AtomicInteger openStreams = new java.util.concurrent.atomic.AtomicInteger();
 
     /** A transport binding its ports as {@code config} says. */
     public NetTransport(NetTransportConfig config) {
@@ -130,6 +151,32 @@ public final class NetTransport implements FrameTransport {
     /** RC streams that broke (peer closed or reset them, connect failed, or they sent garbage). */
     public long streamsBroken() {
         return streamsBroken.get();
+    }
+
+    /**
+     * RC stream connections open now (opened or accepted, draining ones included): one socket, so one
+     * file descriptor, each. Any thread; may be stale by an engine pass.
+     */
+    public int openStreams() {
+        return openStreams.get();
+    }
+
+    /** RC streams this transport's NICs released because their QP was destroyed (route release frame written). */
+    public long streamsReleased() {
+        return streamsReleased.get();
+    }
+
+    /** RC streams that ended with the peer's route release frame (the peer's QP was destroyed). */
+    public long streamsReleasedByPeer() {
+        return streamsReleasedByPeer.get();
+    }
+
+    /**
+     * Released streams closed at the linger bound ({@link NetTransportConfig#releaseLingerNs()}) because
+     * the peer had not closed its side by then.
+     */
+    public long releasesTimedOut() {
+        return releasesTimedOut.get();
     }
 
     /** RC streams opened by this transport's NICs. */

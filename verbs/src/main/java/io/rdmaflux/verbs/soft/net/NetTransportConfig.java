@@ -25,6 +25,9 @@ import java.util.Objects;
  *       is a broken sender and closes the stream (default 64 MiB + header).</li>
  *   <li>{@code ackCoalescingNs}: how long a lone RC acknowledgement may wait for a frame to ride
  *       with (default 20 µs; 0 = never).</li>
+ *   <li>{@code releaseLingerNs}: how long a released RC stream (its QP destroyed) waits for the peer
+ *       to close its side before it is closed regardless (default 10 s; see {@link NetTransport},
+ *       "Route release").</li>
  *   <li>{@code allowPeers}: the hosts (CIDR blocks) whose streams, datagrams and connect requests
  *       this node hears ({@link NetPeerFilter}); default every host.</li>
  * </ul>
@@ -36,6 +39,8 @@ public final class NetTransportConfig {
     public static final int DEFAULT_MAX_FRAME_BYTES = (64 << 20) + NetFrameCodec.HEADER_BYTES;
     /** Default ACK coalescing: 20 µs, well below any retry timeout and about one loopback round trip. */
     public static final long DEFAULT_ACK_COALESCING_NS = 20_000;
+    /** Default release linger: 10 s, ample for a loaded peer's engine to read the release and close. */
+    public static final long DEFAULT_RELEASE_LINGER_NS = 10_000_000_000L;
 
     private final List<InetAddress> addresses;
     private final int basePort;
@@ -44,10 +49,12 @@ public final class NetTransportConfig {
     private final int tcpBufferBytes;
     private final int maxFrameBytes;
     private final long ackCoalescingNs;
+    private final long releaseLingerNs;
     private final NetPeerFilter peerFilter;
 
     private NetTransportConfig(Builder b) {
         this.ackCoalescingNs = b.ackCoalescingNs;
+        this.releaseLingerNs = b.releaseLingerNs;
         this.peerFilter = b.peerFilter;
         this.addresses = List.copyOf(b.addresses.isEmpty() ? List.of(InetAddress.getLoopbackAddress()) : b.addresses);
         this.basePort = b.basePort;
@@ -95,6 +102,11 @@ public final class NetTransportConfig {
         return ackCoalescingNs;
     }
 
+    /** How long a released RC stream waits for the peer to close its side, ns. */
+    public long releaseLingerNs() {
+        return releaseLingerNs;
+    }
+
     /** The hosts this node hears ({@link NetPeerFilter#any()} unless {@link Builder#allowPeers} was given). */
     public NetPeerFilter peerFilter() {
         return peerFilter;
@@ -121,6 +133,7 @@ public final class NetTransportConfig {
         private int tcpBufferBytes;
         private int maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
         private long ackCoalescingNs = DEFAULT_ACK_COALESCING_NS;
+        private long releaseLingerNs = DEFAULT_RELEASE_LINGER_NS;
         private NetPeerFilter peerFilter = NetPeerFilter.any();
 
         private Builder() {
@@ -205,6 +218,20 @@ public final class NetTransportConfig {
                 throw new VerbsException("ackCoalescingNs must be in [0, 1000000] but it was " + ns);
             }
             this.ackCoalescingNs = ns;
+            return this;
+        }
+
+        /**
+         * How long a released RC stream (its QP destroyed, the route release sent) waits for the peer to
+         * close its side before it is closed regardless, ns of the NIC's clock, &gt; 0. A peer cut off
+         * this way sees a reset and fails the partner QP, as for a dead host; so keep it well above
+         * the time a loaded peer takes to read the release.
+         */
+        public Builder releaseLingerNs(long ns) {
+            if (ns <= 0) {
+                throw new VerbsException("releaseLingerNs must be > 0 but it was " + ns);
+            }
+            this.releaseLingerNs = ns;
             return this;
         }
 

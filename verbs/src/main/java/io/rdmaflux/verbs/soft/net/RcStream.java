@@ -23,6 +23,11 @@ import org.jspecify.annotations.Nullable;
  * {@link InboundStream}; EOF or reset there breaks this half too. A broken stream is reported to
  * the NIC ({@link io.rdmaflux.verbs.soft.SoftDevice#routeBroken}), which fails the QPs on its route.
  *
+ * <p>Release: when the route's QP is destroyed, {@link #release} writes what is queued, then a route
+ * release frame, then half-closes the connection; its reader discards what still arrives until the
+ * peer closes its side (see {@link NetTransport}, "Route release"). A release arriving from the peer
+ * ({@link #peerReleased}) ends the stream without reporting the route broken.
+ *
  * <p>Acknowledgements: ACKs are cumulative, so a queued ACK followed by a newer one is replaced
  * by it, and a lone ACK is held for up to {@link NetTransportConfig#ackCoalescingNs()} so that it
  * leaves in the same write as the next request or response (as NICs and TCP coalesce
@@ -56,6 +61,12 @@ final class RcStream {
     private boolean broken;
     private boolean dirty;
     private long ackHeldSinceNs;
+    /** {@link #release} was called: frames queued before it are written, then the route release frame. */
+    private boolean releasing;
+    /** The route release frame is in the staging buffer (behind every queued frame). */
+    private boolean releaseStaged;
+    private int releaseSourceQpn;
+    private int releaseDestinationQpn;
     private @Nullable String brokenReason;
 
     RcStream(NetTransport transport, NetAttachment owner, NetTransport.NetRoute route) {
@@ -129,7 +140,7 @@ final class RcStream {
     }
 
     void transmit(SoftFrame f) {
-        if (broken) {
+        if (broken || releasing) {
             transport.framesDroppedOnBrokenStreams.incrementAndGet();
             f.release();
             return;
@@ -156,7 +167,7 @@ final class RcStream {
      * engine pass); returns true when it held a lone ACK back (the stream stays dirty).
      */
     boolean flushQueued(long nowNs, long ackDelayNs) {
-        if (ackDelayNs > 0 && queue.size() == 1 && large == null && stageEnd == stageSent
+        if (ackDelayNs > 0 && !releasing && queue.size() == 1 && large == null && stageEnd == stageSent
             && queue.peekFirst().type == FrameType.ACK && nowNs - ackHeldSinceNs < ackDelayNs) {
             // hold a lone acknowledgement briefly so it can ride with the next request or response
             return true;
@@ -246,6 +257,9 @@ final class RcStream {
                         writeBlocked = false;
                     }
                     key.interestOps(SelectionKey.OP_READ);
+                    if (releaseStaged) {
+                        releaseWritten();
+                    }
                     return;
                 }
             }
@@ -298,7 +312,74 @@ final class RcStream {
             large = queue.poll();
             return true;
         }
+        if (releasing && !releaseStaged && queue.isEmpty() && STAGING_BYTES - stageEnd >= NetFrameCodec.HEADER_BYTES) {
+            NetFrameCodec.encodeRouteRelease(staging, stageEnd, releaseSourceQpn, releaseDestinationQpn);
+            stageEnd += NetFrameCodec.HEADER_BYTES;
+            releaseStaged = true;
+            any = true;
+        }
         return any;
+    }
+
+    /**
+     * Releases the stream, its route's QP {@code localQpn} having been destroyed (engine thread): frames
+     * already queued (the last acknowledgements) are written, then a route release frame for the pair
+     * {@code (localQpn -> remoteQpn)}, then the connection is half-closed; from now on its reader
+     * discards what arrives and closes the connection when the peer closes its side, or when the linger
+     * bound passes ({@link NetTransportConfig#releaseLingerNs()}). Later frames for the route are dropped.
+     * Nothing is reported to the NIC, even if the connection fails meanwhile. No-op on a broken stream.
+     */
+    void release(int localQpn, int remoteQpn) {
+        if (broken || releasing) {
+            return;
+        }
+        releasing = true;
+        releaseSourceQpn = localQpn;
+        releaseDestinationQpn = remoteQpn;
+        owner.forgetOutbound(this);
+        InboundStream r = reader;
+        if (r != null) {
+            r.drain();
+        }
+        if (!dirty) {
+            dirty = true;
+            owner.markDirty(this);
+        }
+    }
+
+    /** The route release frame is written: half-close (FIN); the reader waits for the peer's. */
+    private void releaseWritten() {
+        broken = true;
+        brokenReason = "released";
+        transport.streamsReleased.incrementAndGet();
+        releaseAll();
+        try {
+            channel.shutdownOutput();
+        } catch (IOException e) {
+            InboundStream r = reader;
+            if (r != null) {
+                r.close();
+            }
+        }
+    }
+
+    /**
+     * The peer released the route (its QP was destroyed): queued frames are dropped (counted), the stream
+     * ends without reporting the route broken (its reader closes the connection), and the route forgets
+     * it, so a later frame of the local QP (a retransmission) opens a new connection as a first frame
+     * does, to be refused there as on any fabric whose peer QP is gone.
+     */
+    void peerReleased() {
+        if (broken) {
+            return;
+        }
+        broken = true;
+        brokenReason = "released by the peer";
+        releaseAll();
+        owner.forgetOutbound(this);
+        if (route.stream == this) {
+            route.stream = null;
+        }
     }
 
     void breakStream(String reason) {
@@ -307,6 +388,17 @@ final class RcStream {
         }
         broken = true;
         brokenReason = reason;
+        if (releasing) {
+            // its QP is gone: nothing to tell the NIC, nothing to count
+            releaseAll();
+            NetAttachment.closeQuietly(channel);
+            InboundStream r = reader;
+            if (r != null) {
+                r.close();
+            }
+            return;
+        }
+        owner.forgetOutbound(this);
         transport.streamsBroken.incrementAndGet();
         releaseAll();
         NetAttachment.closeQuietly(channel);

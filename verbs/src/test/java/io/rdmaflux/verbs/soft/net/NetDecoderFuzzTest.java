@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Fuzzes the decoders of the soft provider's IP fabric that take bytes from the network: the frame
- * header of a TCP stream ({@link InboundStream}'s parse loop), a UDP datagram (the UD receive path of
+ * header of a TCP stream ({@link InboundStream}'s parse loop, route release included), a UDP datagram (the UD receive path of
  * {@link NetAttachment}) and the connection manager's messages ({@link CmCodec}). A bounded, seeded run
  * (2,000 mutations per seed; {@code -Dfuzz.iterations=N -Dfuzz.seed=S} for a longer one) plus the stored
  * corpus under {@code src/test/resources/fuzz/}. See verbs/README.md, "Fuzzing the wire decoders".
@@ -61,12 +61,20 @@ class NetDecoderFuzzTest {
     /** Frames handed over and frames refused by a verdict, so a run shows it reached both. */
     private static int framesDecoded;
     private static int framesRefused;
+    private static int releasesHeard;
 
     /** Parses {@code input} as the bytes read from one RC stream, frame by frame, as {@link InboundStream#deliver} does. */
     private static void decodeStream(byte[] input) {
         ByteBuffer buf = wire(input);
         int readPos = 0;
         while (input.length - readPos >= NetFrameCodec.HEADER_BYTES) {
+            if (NetFrameCodec.isRouteRelease(buf, readPos)) {
+                if (NetFrameCodec.frameLength(buf, readPos) != NetFrameCodec.HEADER_BYTES || buf.getInt(readPos + NetFrameCodec.LENGTH_OFFSET) != 0) {
+                    throw new AssertionError("a route release with a body was taken");
+                }
+                releasesHeard++;
+                return; // the stream ends, without breaking its route
+            }
             if (NetFrameCodec.validate(buf, readPos, MAX_FRAME_BYTES) != NetFrameCodec.Verdict.OK) {
                 framesRefused++;
                 return; // the stream is closed and the frame counted
@@ -175,7 +183,21 @@ class NetDecoderFuzzTest {
         System.arraycopy(c, 0, two, a.length, c.length);
         int[] fields = IntStream.concat(IntStream.of(NET_FIELDS), IntStream.of(NET_FIELDS).map(o -> o + a.length)).toArray();
         seeds.add(new Seed("two-frames", two, fields, ByteOrder.LITTLE_ENDIAN, b -> { }));
+        byte[] release = routeRelease();
+        seeds.add(new Seed("route-release", release, NET_FIELDS, ByteOrder.LITTLE_ENDIAN, b -> { }));
+        byte[] ackThenRelease = new byte[c.length + release.length];
+        System.arraycopy(c, 0, ackThenRelease, 0, c.length);
+        System.arraycopy(release, 0, ackThenRelease, c.length, release.length);
+        int[] both = IntStream.concat(IntStream.of(NET_FIELDS), IntStream.of(NET_FIELDS).map(o -> o + c.length)).toArray();
+        seeds.add(new Seed("ack-then-release", ackThenRelease, both, ByteOrder.LITTLE_ENDIAN, b -> { }));
         return seeds;
+    }
+
+    /** A route release as {@link RcStream} writes it last on a released stream. */
+    private static byte[] routeRelease() {
+        ByteBuffer b = ByteBuffer.allocate(NetFrameCodec.HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        NetFrameCodec.encodeRouteRelease(b, 0, 0x11, 0x22);
+        return b.array();
     }
 
     private static Seed netSeed(String name, byte[] bytes) {
@@ -188,10 +210,35 @@ class NetDecoderFuzzTest {
         fuzzer.replay(DecoderFuzzer.corpus(getClass(), "fuzz/net-frame"));
         framesDecoded = 0;
         framesRefused = 0;
+        releasesHeard = 0;
         DecoderFuzzer.Result r = fuzzer.fuzz(frameSeeds(), ITERATIONS, DecoderFuzzer.randomSeed());
-        assertTrue(r.runs() >= 8 * ITERATIONS, "ran " + r.runs());
-        assertTrue(framesDecoded > ITERATIONS && framesRefused > ITERATIONS,
-            "the mutations reach both outcomes: " + framesDecoded + " frames decoded, " + framesRefused + " refused");
+        assertTrue(r.runs() >= 10 * ITERATIONS, "ran " + r.runs());
+        assertTrue(framesDecoded > ITERATIONS && framesRefused > ITERATIONS && releasesHeard > 0,
+            "the mutations reach every outcome: " + framesDecoded + " frames decoded, " + framesRefused + " refused, "
+                + releasesHeard + " route releases heard");
+    }
+
+    @Test
+    void aRouteReleaseIsHeardOnlyWellFormedAndOnlyOnAStream() {
+        ByteBuffer b = wire(routeRelease());
+        assertTrue(NetFrameCodec.isRouteRelease(b, 0));
+        assertEquals(NetFrameCodec.Verdict.BAD_TYPE, NetFrameCodec.validate(b, 0, MAX_FRAME_BYTES),
+            "validate refuses it, so the UDP path and the UCX provider drop it as malformed");
+        framesRefused = 0;
+        decodeDatagram(routeRelease());
+        assertEquals(1, framesRefused, "a route release in a datagram is dropped");
+        for (int[] lie : new int[][] {{NetFrameCodec.LENGTH_OFFSET, 4}, {NetFrameCodec.FRAME_LENGTH_OFFSET, 68},
+            {NetFrameCodec.MAGIC_OFFSET, 0x12345678}}) {
+            byte[] m = routeRelease();
+            WireMutator.writeInt(m, lie[0], lie[1], ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer w = wire(m);
+            assertTrue(!NetFrameCodec.isRouteRelease(w, 0) && NetFrameCodec.validate(w, 0, MAX_FRAME_BYTES) != NetFrameCodec.Verdict.OK,
+                "field at " + lie[0] + " = " + lie[1] + " is neither a release nor a frame");
+        }
+        byte[] badStatus = routeRelease();
+        badStatus[NetFrameCodec.STATUS_OFFSET] = 1;
+        ByteBuffer w = wire(badStatus);
+        assertTrue(!NetFrameCodec.isRouteRelease(w, 0) && NetFrameCodec.validate(w, 0, MAX_FRAME_BYTES) == NetFrameCodec.Verdict.BAD_TYPE);
     }
 
     @Test
