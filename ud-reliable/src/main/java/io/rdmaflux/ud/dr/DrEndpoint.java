@@ -33,8 +33,9 @@ import java.util.zip.CRC32C;
  * <li>The receiver drops duplicates and VFRAGs beyond its credit, restores order by PSN/ESN and hands out
  *     whole messages only. Every datagram's CRC32C is checked first: a corrupted one is dropped and counted,
  *     never delivered.</li>
- * <li>After {@link DrConfig#maxRetriesPerRail()} + 1 timeouts in a row without progress the rail fails and the
- *     peer's traffic moves to the next rail; failed rails are probed and come back when they answer. When every
+ * <li>After more than {@link DrConfig#maxRetriesPerRail()} timeouts in a row without progress <em>and</em>
+ *     {@link DrConfig#railTimeoutNs()} without any ACK from the peer on it (the give-up budget in time, apart from the
+ *     RTT-driven RTO: see {@link RailSet}) the rail fails and the peer's traffic moves to the next rail; failed rails are probed and come back when they answer. When every
  *     rail failed the endpoint fails with an {@link RdmaTransportException} naming the peer, the rails and the
  *     retries, within {@link DrConfig#failureBoundNs(int)} of the peer going silent while work is outstanding
  *     (plus {@link DrConfig#keepaliveNs()} when the endpoint only waits to receive).</li>
@@ -97,7 +98,7 @@ public final class DrEndpoint {
         this.peerId = peerId;
         this.peerName = Objects.requireNonNull(peerName, "peerName");
         this.sink = Objects.requireNonNull(sink, "sink");
-        this.rails = new RailSet(rails);
+        this.rails = new RailSet(rails, nowNs);
         this.send = new SendWindow(config, localId);
         this.receive = new ReceiveWindow(config);
         this.rto = new RtoEstimator(config.initialRtoNs(), config.minRtoNs(), config.maxRtoNs());
@@ -299,6 +300,7 @@ public final class DrEndpoint {
 
     private void onAck(int rail, long nowNs) {
         acksReceived++;
+        rails.ackOn(rail, nowNs);
         int oldLimit = send.creditLimit();
         int oldUna = send.una();
         boolean progress = send.onAck(decoder.psn, decoder.wordB, decoder.wordA, nowNs, rttListener);
@@ -394,7 +396,7 @@ public final class DrEndpoint {
             work++;
             timeouts++;
             rails.countRetry();
-            if (rails.retries() > config.maxRetriesPerRail()) {
+            if (rails.exhausted(nowNs, config.maxRetriesPerRail(), config.railTimeoutNs())) {
                 if (!failover(nowNs)) {
                     return work;
                 }
@@ -433,15 +435,17 @@ public final class DrEndpoint {
         return work;
     }
 
+    /** Sends again the VFRAGs whose local completion is overdue; one pass counts as one retry of the rail, however many. */
     private int localCompletionTimers(long nowNs) {
         int work = 0;
         for (int psn = send.una(); psn - send.nextPsn() < 0; psn++) {
             if (!send.isLocalDone(psn) && !send.isSacked(psn) && nowNs - send.lastSentNs(psn) >= config.localCompletionTimeoutNs()) {
-                work++;
-                rails.countRetry();
-                if (rails.retries() > config.maxRetriesPerRail()) {
-                    failover(nowNs);
-                    return work;
+                if (work++ == 0) {
+                    rails.countRetry();
+                    if (rails.exhausted(nowNs, config.maxRetriesPerRail(), config.railTimeoutNs())) {
+                        failover(nowNs);
+                        return work;
+                    }
                 }
                 if (!retx.retransmit(psn, nowNs)) {
                     return work;
@@ -464,9 +468,9 @@ public final class DrEndpoint {
         int failedRail = rails.current();
         int retries = rails.retries();
         if (rails.failCurrent(nowNs, config.deadRailProbeIntervalNs()) < 0) {
-            fail(new RdmaTransportException("peer " + peerName + " is unreachable: every rail failed after "
-                + (config.maxRetriesPerRail() + 1) + " retransmission timeouts in a row without progress: "
-                + rails.describeFailed() + "; " + send.inFlight() + " VFRAGs in flight from PSN "
+            fail(new RdmaTransportException("peer " + peerName + " is unreachable: every rail failed, each after more than "
+                + config.maxRetriesPerRail() + " retransmission timeouts in a row without progress and no ACK for railTimeoutNs="
+                + config.railTimeoutNs() / 1_000_000 + " ms: " + rails.describeFailed() + "; " + send.inFlight() + " VFRAGs in flight from PSN "
                 + Integer.toUnsignedString(send.una()) + ", " + retx.vfragsRetransmitted() + " retransmissions, " + timeouts
                 + " timeouts (last rail " + failedRail + " after " + retries + " retries)", WcStatus.RETRY_EXC_ERR, null));
             return false;
