@@ -171,9 +171,6 @@ class MainTest {
 
     /** Reliable UD on every rail, then RC send/receive on one and UD on the other: the SHA-256 of what arrived is the file's. */
     @Test
-    @org.junit.jupiter.api.Disabled("known ud-reliable bug found by this test: under a load spike DR declared the in-JVM peer dead "
-        + "(RETRY_EXC_ERR, 8 retransmission timeouts in 0.96 s, 64 VFRAGs in flight) - DR's RTO/retry floor is too low for a "
-        + "stalled SHARED progress thread; passes unloaded. Re-enable with the fix.")
     void pipelineStreamsOverReliableUdAndAPerRailMixAndVerifiesIt() throws IOException {
         Path file = dir.resolve("random-ud.bin");
         byte[] bytes = new byte[2 * 1024 * 1024 + 777];

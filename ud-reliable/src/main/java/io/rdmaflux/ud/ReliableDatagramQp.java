@@ -86,11 +86,13 @@ final class ReliableDatagramQp implements QueuePair {
         this.grants = grants;
         this.attributes = attributes;
         this.cq = cq;
-        // DR gives up on the peer no sooner than the RC transport the node asked for would (retryCount x retryTimeoutNs):
-        // a loaded host's stalled progress thread must not look like a dead peer sooner on UD than on RC
+        // DR gives up on the peer no sooner than the RC transport the node asked for would ((retryCount + 1) x
+        // retryTimeoutNs without an ACK): a loaded host's stalled progress thread must not look like a dead peer sooner
+        // on UD than on RC
         this.config = config.toBuilder().datagramBytes(Math.min(config.datagramBytes(), rail.drDatagramBytes()))
             .maxRtoNs(Math.max(config.maxRtoNs(), attributes.retryTimeoutNs()))
-            .maxRetriesPerRail(Math.max(config.maxRetriesPerRail(), Math.min(1000, attributes.retryCount()))).build();
+            .maxRetriesPerRail(Math.max(config.maxRetriesPerRail(), Math.min(1000, attributes.retryCount())))
+            .railTimeoutNs(Math.max(config.railTimeoutNs(), (attributes.retryCount() + 1L) * attributes.retryTimeoutNs())).build();
         this.qpNumber = rail.register(this);
     }
 

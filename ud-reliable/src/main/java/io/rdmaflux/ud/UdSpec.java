@@ -16,10 +16,14 @@ import java.util.Objects;
  *                         minus the 4-byte tag
  */
 public record UdSpec(int sendQps, int receivePoolSlots, int sendSlots, DrConfig dr) {
-    /** Four send QPs, 512 receive and 256 send buffers per rail, DR timers for a fabric with &mu;s round trips. */
+    /**
+     * Four send QPs, 512 receive and 256 send buffers per rail, DR timers for a fabric with &mu;s round trips (RTO in
+     * [0.2, 5] ms, a rail given up after 8 timeouts and 20 ms without an ACK); a channel lifts the give-up budget to
+     * its node's RC timeouts ({@code (qpRetryCount + 1) x qpRetryTimeoutNs}, 1.6 s by default).
+     */
     public static final UdSpec DEFAULTS = new UdSpec(4, 512, 256, DrConfig.builder().windowVfrags(64).receiveBufferVfrags(128).initialCreditVfrags(4)
         .ackEveryVfrags(4).ackDelayNs(20_000).initialRtoNs(1_000_000).minRtoNs(200_000).maxRtoNs(5_000_000)
-        .maxRetriesPerRail(7).keepaliveNs(1_000_000_000L).build());
+        .maxRetriesPerRail(7).railTimeoutNs(20_000_000).keepaliveNs(1_000_000_000L).build());
 
     /** @throws IllegalArgumentException naming the value out of range */
     public UdSpec {

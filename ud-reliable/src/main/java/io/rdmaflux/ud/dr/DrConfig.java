@@ -25,6 +25,7 @@ public final class DrConfig {
     private final long maxRtoNs;
     private final long localCompletionTimeoutNs;
     private final int maxRetriesPerRail;
+    private final long railTimeoutNs;
     private final long deadRailProbeIntervalNs;
     private final long keepaliveNs;
     private final int maxMessageBytes;
@@ -46,6 +47,7 @@ public final class DrConfig {
         this.maxRtoNs = b.maxRtoNs;
         this.localCompletionTimeoutNs = b.localCompletionTimeoutNs;
         this.maxRetriesPerRail = b.maxRetriesPerRail;
+        this.railTimeoutNs = b.railTimeoutNs;
         this.deadRailProbeIntervalNs = b.deadRailProbeIntervalNs;
         this.keepaliveNs = b.keepaliveNs;
         this.maxMessageBytes = b.maxMessageBytes;
@@ -70,6 +72,7 @@ public final class DrConfig {
         b.maxRtoNs = maxRtoNs;
         b.localCompletionTimeoutNs = localCompletionTimeoutNs;
         b.maxRetriesPerRail = maxRetriesPerRail;
+        b.railTimeoutNs = railTimeoutNs;
         b.deadRailProbeIntervalNs = deadRailProbeIntervalNs;
         b.keepaliveNs = keepaliveNs;
         b.maxMessageBytes = maxMessageBytes;
@@ -133,9 +136,23 @@ public final class DrConfig {
         return localCompletionTimeoutNs;
     }
 
-    /** Retransmission timeouts in a row without progress after which a rail is failed over. */
+    /**
+     * Retransmission timeouts in a row without progress after which a rail may be failed over: it is failed once
+     * more than this many fired <em>and</em> the peer sent no ACK on it for {@link #railTimeoutNs()}.
+     */
     public int maxRetriesPerRail() {
         return maxRetriesPerRail;
+    }
+
+    /**
+     * The give-up budget of a rail in time, ns: a rail is failed over only when no ACK of any kind (new, duplicate,
+     * probe reply, window update) came from the peer on it for this long (and more than {@link #maxRetriesPerRail()}
+     * timeouts fired). Separate from the RTO on purpose: the RTO follows the measured RTT (&mu;s on the mem fabric)
+     * so a lost VFRAG is repaired fast, while giving up must outlast a garbage-collection pause or a progress thread
+     * descheduled on a loaded host; any ACK proves the peer is there and restarts this clock. Default 1 s.
+     */
+    public long railTimeoutNs() {
+        return railTimeoutNs;
     }
 
     /** How often a failed rail is probed to bring it back, ns. */
@@ -163,19 +180,28 @@ public final class DrConfig {
     }
 
     /**
-     * The longest an endpoint with work outstanding takes to fail once its peer stops answering on every one
-     * of {@code rails} rails: each rail is given {@code maxRetriesPerRail + 1} retransmission timeouts of at
-     * most {@code maxRtoNs} each before it is failed over, ns.
+     * The longest one rail takes to be failed over once the peer stops answering on it, ns: it needs
+     * {@code maxRetriesPerRail + 1} timeouts (each at most {@code maxRtoNs} apart) and {@code railTimeoutNs} without
+     * an ACK, checked when a timeout fires: {@code max((maxRetriesPerRail + 1) * maxRtoNs, railTimeoutNs + maxRtoNs)}.
+     */
+    public long railFailureBoundNs() {
+        return Math.max((maxRetriesPerRail + 1) * maxRtoNs, railTimeoutNs + maxRtoNs);
+    }
+
+    /**
+     * The longest an endpoint with work outstanding takes to fail once its peer stops answering on every one of
+     * {@code rails} rails, ns: the rails fail one after the other, each within {@link #railFailureBoundNs()} of the
+     * previous one (or of the silence starting), plus one {@code localCompletionTimeoutNs}.
      */
     public long failureBoundNs(int rails) {
-        return (long) rails * (maxRetriesPerRail + 1) * maxRtoNs + localCompletionTimeoutNs;
+        return rails * railFailureBoundNs() + localCompletionTimeoutNs;
     }
 
     @Override
     public String toString() {
         return "DrConfig{datagramBytes=" + datagramBytes + ", windowVfrags=" + windowVfrags + ", receiveBufferVfrags="
             + receiveBufferVfrags + ", ackEveryVfrags=" + ackEveryVfrags + ", ackDelayNs=" + ackDelayNs + ", rtoNs=["
-            + minRtoNs + ", " + initialRtoNs + ", " + maxRtoNs + "], maxRetriesPerRail=" + maxRetriesPerRail + ", mode=" + mode + "}";
+            + minRtoNs + ", " + initialRtoNs + ", " + maxRtoNs + "], maxRetriesPerRail=" + maxRetriesPerRail + ", railTimeoutNs=" + railTimeoutNs + ", mode=" + mode + "}";
     }
 
     /** Builds a {@link DrConfig}; not thread-safe. */
@@ -191,6 +217,7 @@ public final class DrConfig {
         private long maxRtoNs = 50_000_000;
         private long localCompletionTimeoutNs = 10_000_000;
         private int maxRetriesPerRail = 7;
+        private long railTimeoutNs = 1_000_000_000L;
         private long deadRailProbeIntervalNs = 100_000_000;
         private long keepaliveNs = 1_000_000_000;
         private int maxMessageBytes = 16 << 20;
@@ -263,6 +290,12 @@ public final class DrConfig {
         /** @param retries in [0, 1000] */
         public Builder maxRetriesPerRail(int retries) {
             maxRetriesPerRail = range("maxRetriesPerRail", retries, 0, 1000);
+            return this;
+        }
+
+        /** @param ns &gt; 0: see {@link DrConfig#railTimeoutNs()} */
+        public Builder railTimeoutNs(long ns) {
+            railTimeoutNs = positive("railTimeoutNs", ns);
             return this;
         }
 

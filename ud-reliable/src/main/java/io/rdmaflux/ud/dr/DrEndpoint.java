@@ -2,13 +2,10 @@ package io.rdmaflux.ud.dr;
 
 import io.rdmaflux.core.RdmaException;
 import io.rdmaflux.core.RdmaTransportException;
-import io.rdmaflux.verbs.WcStatus;
 import org.agrona.DirectBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.jspecify.annotations.Nullable;
 
 import java.util.Objects;
-import java.util.zip.CRC32C;
 
 /**
  * DR-style reliability for one peer, both directions, over unreliable datagrams on one or more rails (seed 003
@@ -33,16 +30,18 @@ import java.util.zip.CRC32C;
  * <li>The receiver drops duplicates and VFRAGs beyond its credit, restores order by PSN/ESN and hands out
  *     whole messages only. Every datagram's CRC32C is checked first: a corrupted one is dropped and counted,
  *     never delivered.</li>
- * <li>After {@link DrConfig#maxRetriesPerRail()} + 1 timeouts in a row without progress the rail fails and the
- *     peer's traffic moves to the next rail; failed rails are probed and come back when they answer. When every
+ * <li>After more than {@link DrConfig#maxRetriesPerRail()} timeouts in a row without progress <em>and</em>
+ *     {@link DrConfig#railTimeoutNs()} without any ACK from the peer on it (the give-up budget in time, apart from the
+ *     RTT-driven RTO: see {@link RailSet}) the rail fails and the peer's traffic moves to the next rail; failed rails are probed and come back when they answer. When every
  *     rail failed the endpoint fails with an {@link RdmaTransportException} naming the peer, the rails and the
  *     retries, within {@link DrConfig#failureBoundNs(int)} of the peer going silent while work is outstanding
  *     (plus {@link DrConfig#keepaliveNs()} when the endpoint only waits to receive).</li>
  * </ul>
  *
  * <p>Its parts: {@link SendWindow} and {@link ReceiveWindow} (the state of each direction), {@link AckCoalescer}
- * (when ACKs go), {@link RetransmitPolicy} (what is sent again), {@link RtoEstimator} and {@link RailSet}; this
- * class holds the timers, failover, keepalive and errors.
+ * (when ACKs go), {@link RetransmitPolicy} (what is sent again), {@link RtoEstimator}, {@link RailSet} and
+ * {@link DrTimers} (retransmission, local-completion, keepalive/persist and dead-rail timers, failover, giving up);
+ * this class holds the owner's API, the dispatch of inbound datagrams, the sending duty cycle and the counters.
  *
  * <p><b>Concurrency:</b> not thread-safe; one thread drives it at a time.
  */
@@ -57,22 +56,13 @@ public final class DrEndpoint {
     private final RtoEstimator rto;
     private final RailSet rails;
     private final DrDatagram decoder = new DrDatagram();
-    private final byte[] control = new byte[DrDatagram.HEADER_BYTES];
-    private final UnsafeBuffer controlView = new UnsafeBuffer(control);
-    private final CRC32C crc = new CRC32C();
     private final SendWindow.RttListener rttListener = this::onRttSample;
     private final AckCoalescer acks;
     private final RetransmitPolicy retx;
-
-    private long retxDeadlineNs = Long.MAX_VALUE;
-    private boolean probeOutstanding;
-    private long persistIntervalNs;
-    private long lastHeardNs;
-    private boolean expectingInbound = true;
+    private final DrTimers timers;
     private @Nullable RdmaException failure;
 
     private long vfragsSent;
-    private long timeouts;
     private long acksReceived;
     private long vfragsReceived;
     private long duplicatesDropped;
@@ -81,8 +71,6 @@ public final class DrEndpoint {
     private long malformedDropped;
     private long messagesDelivered;
     private long rttSamples;
-    private long failovers;
-    private long railsRevived;
 
     /**
      * @param localId  this endpoint's id, carried in every datagram it sends
@@ -97,14 +85,13 @@ public final class DrEndpoint {
         this.peerId = peerId;
         this.peerName = Objects.requireNonNull(peerName, "peerName");
         this.sink = Objects.requireNonNull(sink, "sink");
-        this.rails = new RailSet(rails);
+        this.rails = new RailSet(rails, nowNs);
         this.send = new SendWindow(config, localId);
         this.receive = new ReceiveWindow(config);
         this.rto = new RtoEstimator(config.initialRtoNs(), config.minRtoNs(), config.maxRtoNs());
-        this.lastHeardNs = nowNs;
         this.acks = new AckCoalescer(config, localId, sink, receive);
         this.retx = new RetransmitPolicy(config.mode(), sink, send, this.rails, rto);
-        this.persistIntervalNs = rto.rtoNs();
+        this.timers = new DrTimers(config, localId, peerName, sink, send, receive, rto, this.rails, retx, nowNs);
     }
 
     // ------------------------------------------------------------------ owner's commands
@@ -130,7 +117,7 @@ public final class DrEndpoint {
 
     /** Whether the endpoint still waits for inbound messages (keepalive probes run while it does); default true. */
     public void expectingInbound(boolean expecting) {
-        this.expectingInbound = expecting;
+        timers.expectingInbound(expecting);
     }
 
     /**
@@ -227,8 +214,8 @@ public final class DrEndpoint {
     }
 
     public DrStats stats() {
-        return new DrStats(vfragsSent, retx.vfragsRetransmitted(), timeouts, acks.acksSent(), acksReceived, vfragsReceived, duplicatesDropped,
-            outOfWindowDropped, corruptedDropped, malformedDropped, messagesDelivered, rttSamples, failovers, railsRevived,
+        return new DrStats(vfragsSent, retx.vfragsRetransmitted(), timers.timeouts(), acks.acksSent(), acksReceived, vfragsReceived, duplicatesDropped,
+            outOfWindowDropped, corruptedDropped, malformedDropped, messagesDelivered, rttSamples, timers.failovers(), timers.railsRevived(),
             rto.srttNs(), rto.rtoNs());
     }
 
@@ -257,7 +244,7 @@ public final class DrEndpoint {
             malformedDropped++;
             return DrDatagram.FOREIGN;
         }
-        lastHeardNs = nowNs;
+        timers.heard(nowNs);
         switch (decoder.type) {
             case DrDatagram.DATA -> onData(rail, buffer, nowNs);
             case DrDatagram.ACK -> onAck(rail, nowNs);
@@ -303,29 +290,7 @@ public final class DrEndpoint {
         int oldUna = send.una();
         boolean progress = send.onAck(decoder.psn, decoder.wordB, decoder.wordA, nowNs, rttListener);
         boolean probeReply = (decoder.flags & DrDatagram.FLAG_PROBE_REPLY) != 0;
-        if (probeReply) {
-            if (rails.revive(rail)) {
-                railsRevived++;
-            }
-            if (rail == rails.current()) {
-                probeOutstanding = false;
-                rails.progress();
-            }
-        }
-        if (send.creditLimit() != oldLimit) {
-            persistIntervalNs = rto.rtoNs();
-        }
-        if (progress) {
-            rails.progress();
-            retx.progress();
-            retxDeadlineNs = send.inFlight() > 0 ? nowNs + rto.rtoNs() : Long.MAX_VALUE;
-        } else if (send.una() == oldUna && send.inFlight() > 0 && !probeReply) {
-            retx.duplicateAck();
-        }
-        if (send.inFlight() == 0 && !probeOutstanding) {
-            retxDeadlineNs = Long.MAX_VALUE;
-        }
-        retx.afterAck(nowNs);
+        timers.onAck(rail, probeReply, progress, send.una() == oldUna && send.inFlight() > 0, send.creditLimit() != oldLimit, nowNs);
     }
 
     private void onRttSample(long rttNs) {
@@ -344,8 +309,9 @@ public final class DrEndpoint {
         if (failure != null) {
             return 0;
         }
-        int work = timers(nowNs);
-        if (failure != null) {
+        int work = timers.run(nowNs);
+        if (timers.failure() != null) {
+            fail(timers.failure());
             return work;
         }
         if (send.unsent() > 0 && !sendUnsent(nowNs)) {
@@ -355,8 +321,8 @@ public final class DrEndpoint {
             int psn = send.nextPsn();
             boolean wasIdle = send.inFlight() == 0;
             send.fragmentNext(nowNs);
-            if (wasIdle && !probeOutstanding) {
-                retxDeadlineNs = nowNs + rto.rtoNs();
+            if (wasIdle) {
+                timers.sentFromIdle(nowNs);
             }
             int r = sink.send(rails.current(), send.datagram(psn), send.length(psn), psn);
             if (r == DatagramSink.BACK_PRESSURED) {
@@ -388,105 +354,6 @@ public final class DrEndpoint {
         return true;
     }
 
-    private int timers(long nowNs) {
-        int work = 0;
-        if (nowNs - retxDeadlineNs >= 0) {
-            work++;
-            timeouts++;
-            rails.countRetry();
-            if (rails.retries() > config.maxRetriesPerRail()) {
-                if (!failover(nowNs)) {
-                    return work;
-                }
-            } else {
-                long before = nowNs - rto.rtoNs();
-                rto.backoff();
-                if (send.inFlight() > 0) {
-                    retx.retransmitFrom(send.una(), nowNs, before);
-                }
-                if (probeOutstanding) {
-                    sendProbe(rails.current(), nowNs);
-                }
-            }
-            retxDeadlineNs = send.inFlight() > 0 || probeOutstanding ? nowNs + rto.rtoNs() : Long.MAX_VALUE;
-        }
-        if (send.inFlight() > 0) {
-            work += localCompletionTimers(nowNs);
-            if (failure != null) {
-                return work;
-            }
-        }
-        if (send.inFlight() == 0 && !probeOutstanding && wantsPeer() && nowNs - keepaliveDeadlineNs() >= 0) {
-            if (send.blockedOnCredit()) {
-                persistIntervalNs = Math.min(config.maxRtoNs(), persistIntervalNs * 2);
-            }
-            sendProbe(rails.current(), nowNs);
-            probeOutstanding = true;
-            retxDeadlineNs = nowNs + rto.rtoNs();
-            work++;
-        }
-        int rail;
-        while ((rail = rails.dueProbe(nowNs, config.deadRailProbeIntervalNs())) >= 0) {
-            sendProbe(rail, nowNs);
-            work++;
-        }
-        return work;
-    }
-
-    private int localCompletionTimers(long nowNs) {
-        int work = 0;
-        for (int psn = send.una(); psn - send.nextPsn() < 0; psn++) {
-            if (!send.isLocalDone(psn) && !send.isSacked(psn) && nowNs - send.lastSentNs(psn) >= config.localCompletionTimeoutNs()) {
-                work++;
-                rails.countRetry();
-                if (rails.retries() > config.maxRetriesPerRail()) {
-                    failover(nowNs);
-                    return work;
-                }
-                if (!retx.retransmit(psn, nowNs)) {
-                    return work;
-                }
-            }
-        }
-        return work;
-    }
-
-    private boolean wantsPeer() {
-        return send.inFlight() > 0 || send.hasPending() || (expectingInbound && !receive.finReceived());
-    }
-
-    private long keepaliveDeadlineNs() {
-        return lastHeardNs + (send.blockedOnCredit() ? persistIntervalNs : config.keepaliveNs());
-    }
-
-    /** Moves the peer's traffic off the current rail. @return false when no rail is left (the endpoint failed) */
-    private boolean failover(long nowNs) {
-        int failedRail = rails.current();
-        int retries = rails.retries();
-        if (rails.failCurrent(nowNs, config.deadRailProbeIntervalNs()) < 0) {
-            fail(new RdmaTransportException("peer " + peerName + " is unreachable: every rail failed after "
-                + (config.maxRetriesPerRail() + 1) + " retransmission timeouts in a row without progress: "
-                + rails.describeFailed() + "; " + send.inFlight() + " VFRAGs in flight from PSN "
-                + Integer.toUnsignedString(send.una()) + ", " + retx.vfragsRetransmitted() + " retransmissions, " + timeouts
-                + " timeouts (last rail " + failedRail + " after " + retries + " retries)", WcStatus.RETRY_EXC_ERR, null));
-            return false;
-        }
-        failovers++;
-        rto.reset();
-        if (send.inFlight() > 0) {
-            retx.retransmitFrom(send.una(), nowNs, Long.MAX_VALUE);
-        }
-        if (probeOutstanding) {
-            sendProbe(rails.current(), nowNs);
-        }
-        return true;
-    }
-
-    private void sendProbe(int rail, long nowNs) {
-        int len = DrDatagram.encode(controlView, 0, DrDatagram.PROBE, 0, 0, localId, 0, rail, nowNs, crc);
-        sink.send(rail, control, len, 0);
-    }
-
     /**
      * When {@link #doWork} has to run next at the latest (a timer), ns; {@code Long.MAX_VALUE} when only a new
      * datagram, message or completion can give it work. Call it after {@code doWork}.
@@ -495,18 +362,7 @@ public final class DrEndpoint {
         if (failure != null) {
             return Long.MAX_VALUE;
         }
-        long d = retxDeadlineNs;
-        d = Math.min(d, acks.deadlineNs());
-        if (send.inFlight() == 0 && !probeOutstanding && wantsPeer()) {
-            d = Math.min(d, keepaliveDeadlineNs());
-        }
-        d = Math.min(d, rails.nextProbeDeadlineNs());
-        for (int psn = send.una(); psn - send.nextPsn() < 0; psn++) {
-            if (!send.isLocalDone(psn) && !send.isSacked(psn)) {
-                d = Math.min(d, send.lastSentNs(psn) + config.localCompletionTimeoutNs());
-            }
-        }
-        return d;
+        return Math.min(timers.nextDeadlineNs(), acks.deadlineNs());
     }
 
     /** Whether something is due now without a timer (a new VFRAG may go, an ACK is owed). */

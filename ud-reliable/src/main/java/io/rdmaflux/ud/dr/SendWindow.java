@@ -31,6 +31,12 @@ final class SendWindow {
     private final long[] firstSentNs;
     private final long[] lastSentNs;
     private final int[] transmissions;
+    /** The order of each VFRAG's last transmission (first or repair) among all transmissions. */
+    private final long[] xmitSeq;
+    /** Slots whose last transmission was a timeout's blind repair: which transmission arrived is ambiguous. */
+    private final boolean[] blind;
+    /** Slots that were beyond an ACK's SACK reach while in flight: acknowledged late, they give no RTT sample. */
+    private final boolean[] unreported;
     private final boolean[] sacked;
     private final boolean[] localDone;
     private final CRC32C crc = new CRC32C();
@@ -47,6 +53,11 @@ final class SendWindow {
     /** The last PSN of every message fragmented and not yet acknowledged, oldest first. */
     private final ArrayDeque<Integer> messageEnds = new ArrayDeque<>();
     private long messagesAcknowledged;
+    private long nextXmitSeq;
+    /** The latest transmission known to have arrived (RFC 8985's RACK.xmit_ts, as an order); -1 before any. */
+    private long deliveredXmitSeq = -1;
+    /** PSNs below it (from una) were marked {@link #unreported} when an ACK could not reach them. */
+    private int unreportedFrom;
 
     SendWindow(DrConfig config, int sourceId) {
         this.config = config;
@@ -60,10 +71,14 @@ final class SendWindow {
         this.firstSentNs = new long[cap];
         this.lastSentNs = new long[cap];
         this.transmissions = new int[cap];
+        this.xmitSeq = new long[cap];
+        this.blind = new boolean[cap];
+        this.unreported = new boolean[cap];
         this.sacked = new boolean[cap];
         this.localDone = new boolean[cap];
         this.una = config.firstPsn();
         this.nextPsn = una;
+        this.unreportedFrom = una;
         this.creditLimit = una + config.initialCreditVfrags();
     }
 
@@ -142,6 +157,9 @@ final class SendWindow {
         firstSentNs[i] = nowNs;
         lastSentNs[i] = nowNs;
         transmissions[i] = 1;
+        xmitSeq[i] = nextXmitSeq++;
+        blind[i] = false;
+        unreported[i] = false;
         sacked[i] = false;
         localDone[i] = false;
         nextPsn = psn + 1;
@@ -164,8 +182,8 @@ final class SendWindow {
         }
         while (cumulativePsn - una > 0) {
             int i = una & mask;
-            if (transmissions[i] == 1 && !sacked[i]) {
-                rtt.onRttSample(nowNs - firstSentNs[i]);
+            if (!sacked[i]) {
+                delivered(i, nowNs, rtt);
             }
             transmissions[i] = 0;
             if (sacked[i]) {
@@ -187,13 +205,47 @@ final class SendWindow {
                     sacked[i] = true;
                     sackedCount++;
                     progress = true;
-                    if (transmissions[i] == 1) {
-                        rtt.onRttSample(nowNs - firstSentNs[i]);
-                    }
+                    delivered(i, nowNs, rtt);
                 }
             }
         }
+        // the VFRAGs beyond this ACK's reach may have arrived long before an ACK can say so: no RTT sample from them
+        int reach = una + RetransmitPolicy.SACK_REACH;
+        if (unreportedFrom - reach < 0) {
+            unreportedFrom = reach;
+        }
+        for (; unreportedFrom - nextPsn < 0; unreportedFrom++) {
+            unreported[unreportedFrom & mask] = true;
+        }
         return progress;
+    }
+
+    /**
+     * Slot {@code i} is newly known to have arrived: an RTT sample if it was sent once (Karn) and always within an
+     * ACK's reach (else its acknowledgement waited for a hole before it), and the latest transmission known to have
+     * arrived moves up to its last one unless that was a blind repair (either transmission may have arrived).
+     */
+    private void delivered(int i, long nowNs, RttListener rtt) {
+        if (transmissions[i] == 0) {
+            return;
+        }
+        if (transmissions[i] == 1 && !unreported[i]) {
+            rtt.onRttSample(nowNs - firstSentNs[i]);
+        }
+        if (transmissions[i] == 1 || !blind[i]) {
+            deliveredXmitSeq = Math.max(deliveredXmitSeq, xmitSeq[i]);
+        }
+    }
+
+    /**
+     * Whether VFRAG {@code psn} (sent, not acknowledged, not SACKed) is lost by RACK's rule (RFC 8985 &sect;6.2, with
+     * an allowance for reordering counted in transmissions instead of time): a transmission made at least
+     * {@code reorderXmits} after its last one has arrived. Datagrams of one rail leave in order, so a later one's
+     * arrival means this one's is not coming; a repair still in the send queue is not declared lost.
+     */
+    boolean lostByLaterArrival(int psn, int reorderXmits) {
+        int i = psn & mask;
+        return transmissions[i] > 0 && !sacked[i] && deliveredXmitSeq - xmitSeq[i] >= reorderXmits;
     }
 
     /** Whole messages acknowledged (every VFRAG of each), in sending order. */
@@ -249,14 +301,20 @@ final class SendWindow {
         return transmissions[psn & mask];
     }
 
-    /** Marks a retransmission of {@code psn} at {@code nowNs} (its local completion pending again). */
-    void markRetransmitted(int psn, long nowNs) {
+    /**
+     * Marks a retransmission of {@code psn} at {@code nowNs} (its local completion pending again).
+     *
+     * @param blindRepair sent on a timeout rather than because the SACKs showed it lost
+     */
+    void markRetransmitted(int psn, long nowNs, boolean blindRepair) {
         int i = psn & mask;
         if (transmissions[i] == 0) {
             unsent--;
             transmissions[i] = 1;
         }
         transmissions[i]++;
+        xmitSeq[i] = nextXmitSeq++;
+        blind[i] = blindRepair;
         lastSentNs[i] = nowNs;
         localDone[i] = false;
     }
@@ -278,6 +336,8 @@ final class SendWindow {
     void markFirstSent(int psn, long nowNs, boolean localDoneNow) {
         int i = psn & mask;
         transmissions[i] = 1;
+        xmitSeq[i] = nextXmitSeq++;
+        blind[i] = false;
         firstSentNs[i] = nowNs;
         lastSentNs[i] = nowNs;
         localDone[i] = localDoneNow;

@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class DrFailoverTest {
     private static final DrConfig C = DrConfig.builder().datagramBytes(DrDatagram.HEADER_BYTES + 64).windowVfrags(16)
         .receiveBufferVfrags(32).initialRtoNs(200_000).minRtoNs(100_000).maxRtoNs(2_000_000).maxRetriesPerRail(3)
-        .deadRailProbeIntervalNs(5_000_000).keepaliveNs(10_000_000).build();
+        .railTimeoutNs(10_000_000).deadRailProbeIntervalNs(5_000_000).keepaliveNs(10_000_000).build();
 
     @Test
     void aCutRailFailsOverToTheOtherAndNothingIsLost() {
@@ -59,7 +59,9 @@ class DrFailoverTest {
         assertFalse(sim.run(10_000_000_000L));
         RdmaTransportException e = assertInstanceOf(RdmaTransportException.class, sim.ep[0].failure());
         assertTrue(e.getMessage().contains("peer node-1"), e.getMessage());
-        assertTrue(e.getMessage().contains("rail 0 (4 retries)") && e.getMessage().contains("rail 1 (4 retries)"), e.getMessage());
+        // each rail: more than maxRetriesPerRail (3) timeouts and at least railTimeoutNs (10 ms) without an ACK
+        assertTrue(e.getMessage().matches("(?s).*rail 0 \\(([4-9]|\\d\\d+) retries, no ACK for 1\\d ms\\), rail 1 \\(([4-9]|\\d\\d+) retries, no ACK for 1\\d ms\\).*"),
+            e.getMessage());
         assertTrue(sim.nowNs - vanishedAt <= C.failureBoundNs(2), "failed after " + (sim.nowNs - vanishedAt) + " ns, bound "
             + C.failureBoundNs(2));
     }
