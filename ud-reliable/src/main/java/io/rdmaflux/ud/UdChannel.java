@@ -1,16 +1,16 @@
 package io.rdmaflux.ud;
 
-import io.rdmaflux.core.RdmaMessage;
 import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.ChannelEvents;
 import io.rdmaflux.core.channel.ChannelKind;
+import io.rdmaflux.core.channel.ForwardingChannel;
+import io.rdmaflux.core.frame.ControlFrameEncoder;
 import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.internal.rc.RcSubchannel;
 import io.rdmaflux.ud.dr.DrStats;
-import io.rdmaflux.verbs.Port;
-import io.rdmaflux.verbs.QpEndpoint;
-import org.agrona.DirectBuffer;
 import org.jspecify.annotations.Nullable;
+
+import java.util.function.Consumer;
 
 /**
  * A reliable UD channel ({@link ChannelKind#RELIABLE_UD}, seed 003 &sect;4): the RC send/receive channel's frame
@@ -21,22 +21,22 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Each duty cycle polls the rail's UD completion queue (datagrams of every peer go to their queue pairs), runs
  * this channel's DR endpoint, then the RC channel logic over the completions DR made. Every CTS it sends also
- * grants the peer its window for the RDMA WRITE that follows ({@link WriteGrants}).
+ * grants the peer its window for the RDMA WRITE that follows ({@link WriteGrants}). Everything else is the
+ * wrapped channel's ({@link ForwardingChannel}), but for one-sided work and atomics, which a reliable datagram
+ * rail does not carry (DR grants WRITE windows per CTS only), and unsignalled WRITEs (every WRITE is signalled).
  *
  * <p><b>Concurrency:</b> progress thread only, as every {@link Channel}.
  */
-public final class UdChannel implements Channel {
-    private final RcSubchannel inner;
+public final class UdChannel extends ForwardingChannel {
     private final ReliableDatagramQp qp;
     private final UdPort rail;
     private final WriteGrants grants;
     private final UdEventsRelay relay = new UdEventsRelay(this);
+    private final Consumer<UdChannel> onClose;
 
-    private final java.util.function.Consumer<UdChannel> onClose;
-
-    UdChannel(RcSubchannel inner, ReliableDatagramQp qp, UdPort rail, WriteGrants grants, java.util.function.Consumer<UdChannel> onClose) {
+    UdChannel(RcSubchannel inner, ReliableDatagramQp qp, UdPort rail, WriteGrants grants, Consumer<UdChannel> onClose) {
+        super(inner);
         this.onClose = onClose;
-        this.inner = inner;
         this.qp = qp;
         this.rail = rail;
         this.grants = grants;
@@ -49,44 +49,68 @@ public final class UdChannel implements Channel {
     }
 
     @Override
-    public Object identity() {
-        return inner.identity();
-    }
-
-    @Override
     public void events(ChannelEvents events) {
         relay.listener(events);
     }
 
     @Override
-    public QpEndpoint localEndpoint() {
-        return inner.localEndpoint();
-    }
-
-    @Override
-    public void connect(QpEndpoint remote, int peerBufferBytes, int peerReceiveBuffers, int initialCredits, boolean connecting) {
-        inner.connect(remote, peerBufferBytes, peerReceiveBuffers, initialCredits, connecting);
-    }
-
-    @Override
     public int doWork(long nowNs) {
-        return rail.poll(nowNs) + qp.doWork(nowNs) + inner.doWork(nowNs);
+        return rail.poll(nowNs) + qp.doWork(nowNs) + delegate.doWork(nowNs);
     }
 
     @Override
     public boolean sendCts(int psn, int messageLength, long remoteAddress, int rkey, int flags) {
         grants.grant(rkey, remoteAddress, messageLength);
-        return inner.sendCts(psn, messageLength, remoteAddress, rkey, flags);
+        return delegate.sendCts(psn, messageLength, remoteAddress, rkey, flags);
+    }
+
+    /** One rkey for every rail (a grant carries one): rails over several devices are refused at connect. */
+    @Override
+    public boolean sendCts(int psn, int messageLength, long remoteAddress, int[] railRkeys, int flags) {
+        for (int k : railRkeys) {
+            if (k != railRkeys[0]) {
+                throw new UnsupportedOperationException("a reliable UD rail grants one rkey per CTS; use rails of one device for "
+                    + ChannelKind.RELIABLE_UD);
+            }
+        }
+        return sendCts(psn, messageLength, remoteAddress, railRkeys[0], flags);
+    }
+
+    /** Every WRITE on a reliable datagram rail is signalled (DR acknowledges each). */
+    @Override
+    public boolean postWrite(long localAddress, int lkey, long remoteAddress, int rkey, int length, int tag, boolean signaled) {
+        return delegate.postWrite(localAddress, lkey, remoteAddress, rkey, length, tag);
     }
 
     @Override
-    public void abort() {
-        inner.abort();
+    public boolean carriesOneSided() {
+        return false;
+    }
+
+    @Override
+    public boolean sendOneSidedControl(FrameType type, ControlFrameEncoder encoder) {
+        return false;
+    }
+
+    @Override
+    public boolean canPostAtomic() {
+        return false;
+    }
+
+    @Override
+    public void postAtomic(boolean fetchAdd, long localAddress, int lkey, long remoteAddress, int rkey, long compareAdd, long swap,
+                           long token) {
+        throw new UnsupportedOperationException(ChannelKind.RELIABLE_UD + " rails carry no atomics");
+    }
+
+    @Override
+    public Channel downgrade() {
+        throw new UnsupportedOperationException(ChannelKind.RELIABLE_UD + " has no fallback channel to downgrade to");
     }
 
     @Override
     public void close() {
-        inner.close();
+        delegate.close();
         onClose.accept(this);
     }
 
@@ -108,255 +132,5 @@ public final class UdChannel implements Channel {
     @Override
     public String toString() {
         return "UdChannel{" + qp + ", " + rail + "}";
-    }
-
-    @Override
-    public int rail() {
-        return inner.rail();
-    }
-
-    @Override
-    public Port port() {
-        return inner.port();
-    }
-
-    @Override
-    public long sendCredits() {
-        return inner.sendCredits();
-    }
-
-    @Override
-    public int freeSendBuffers() {
-        return inner.freeSendBuffers();
-    }
-
-    @Override
-    public boolean canSend() {
-        return inner.canSend();
-    }
-
-    @Override
-    public boolean isUsable() {
-        return inner.isUsable();
-    }
-
-    @Override
-    public int maxFramePayloadBytes() {
-        return inner.maxFramePayloadBytes();
-    }
-
-    @Override
-    public int framesInFlight() {
-        return inner.framesInFlight();
-    }
-
-    @Override
-    public long bytesSent() {
-        return inner.bytesSent();
-    }
-
-    @Override
-    public long messagesCompleted() {
-        return inner.messagesCompleted();
-    }
-
-    @Override
-    public void sendData(RdmaMessage message, int srcOffset, int length, boolean first, boolean last, int psn, long token) {
-        inner.sendData(message, srcOffset, length, first, last, psn, token);
-    }
-
-    @Override
-    public void openPack(int psn) {
-        inner.openPack(psn);
-    }
-
-    @Override
-    public void packAppend(RdmaMessage message) {
-        inner.packAppend(message);
-    }
-
-    @Override
-    public void closePack(long token) {
-        inner.closePack(token);
-    }
-
-    @Override
-    public void sendRts(int psn, int messageLength, long token) {
-        inner.sendRts(psn, messageLength, token);
-    }
-
-    @Override
-    public void flushSends() {
-        inner.flushSends();
-    }
-
-    @Override
-    public boolean canWriteStripe() {
-        return inner.canWriteStripe();
-    }
-
-    @Override
-    public void writeStripe(int psn, int messageLength, long localAddress, int lkey, long remoteAddress, int rkey, int stripeOffset, int length, int stripes, int stripeIndex, long token) {
-        inner.writeStripe(psn, messageLength, localAddress, lkey, remoteAddress, rkey, stripeOffset, length, stripes, stripeIndex, token);
-    }
-
-    @Override
-    public int writesInFlight() {
-        return inner.writesInFlight();
-    }
-
-    @Override
-    public void sendRtsRead(int psn, int messageLength, long address, int rkey, long token) {
-        inner.sendRtsRead(psn, messageLength, address, rkey, token);
-    }
-
-    @Override
-    public boolean canReadStripe() {
-        return inner.canReadStripe();
-    }
-
-    @Override
-    public void readStripe(long localAddress, int lkey, long remoteAddress, int rkey, int length, long token) {
-        inner.readStripe(localAddress, lkey, remoteAddress, rkey, length, token);
-    }
-
-    @Override
-    public boolean sendReadFin(int psn, int messageLength, int flags) {
-        return inner.sendReadFin(psn, messageLength, flags);
-    }
-
-    @Override
-    public int readsInFlight() {
-        return inner.readsInFlight();
-    }
-
-    @Override
-    public boolean canPostWrite() {
-        return inner.canPostWrite();
-    }
-
-    @Override
-    public boolean postWrite(long localAddress, int lkey, long remoteAddress, int rkey, int length, int tag) {
-        return inner.postWrite(localAddress, lkey, remoteAddress, rkey, length, tag);
-    }
-
-    @Override
-    public boolean sendChannelControl(DirectBuffer src, int offset, int length) {
-        return inner.sendChannelControl(src, offset, length);
-    }
-
-    @Override
-    public boolean sendRailDown(int failedRail) {
-        return inner.sendRailDown(failedRail);
-    }
-
-    @Override
-    public boolean sendInboundClosed(int firstUndeliveredPsn) {
-        return inner.sendInboundClosed(firstUndeliveredPsn);
-    }
-
-    @Override
-    public boolean sendCreditFrame() {
-        return inner.sendCreditFrame();
-    }
-
-    @Override
-    public int flushCredits() {
-        return inner.flushCredits();
-    }
-
-    @Override
-    public boolean sendGracefulClose(int nextPsn, int railMask, boolean last) {
-        return inner.sendGracefulClose(nextPsn, railMask, last);
-    }
-
-    @Override
-    public void sendAbort(int nextPsn, String reason) {
-        inner.sendAbort(nextPsn, reason);
-    }
-
-    @Override
-    public void releaseReceiveBuffer(int slot) {
-        inner.releaseReceiveBuffer(slot);
-    }
-
-    @Override
-    public int receiveSlots() {
-        return inner.receiveSlots();
-    }
-
-    @Override
-    public int freeReceiveBuffers() {
-        return inner.freeReceiveBuffers();
-    }
-
-    @Override
-    public int receiveBuffersHeld() {
-        return inner.receiveBuffersHeld();
-    }
-
-    @Override
-    public boolean carriesControl() {
-        return inner.carriesControl();
-    }
-
-    @Override
-    public boolean isFailed() {
-        return inner.isFailed();
-    }
-
-    @Override
-    public boolean isClosed() {
-        return inner.isClosed();
-    }
-
-    @Override
-    public boolean closeSent() {
-        return inner.closeSent();
-    }
-
-    @Override
-    public boolean finalSent() {
-        return inner.finalSent();
-    }
-
-    @Override
-    public int sendBuffersInUse() {
-        return inner.sendBuffersInUse();
-    }
-
-    @Override
-    public int sendBufferCount() {
-        return inner.sendBufferCount();
-    }
-
-    @Override
-    public int peerReceiveBuffers() {
-        return inner.peerReceiveBuffers();
-    }
-
-    @Override
-    public long framesSent(FrameType type) {
-        return inner.framesSent(type);
-    }
-
-    @Override
-    public long framesReceived(FrameType type) {
-        return inner.framesReceived(type);
-    }
-
-    @Override
-    public long packedFramesSent() {
-        return inner.packedFramesSent();
-    }
-
-    @Override
-    public void forEachUnackedSend(UnackedSend visitor) {
-        inner.forEachUnackedSend(visitor);
-    }
-
-    @Override
-    public void failedByPeer() {
-        inner.failedByPeer();
     }
 }
