@@ -19,15 +19,18 @@ final class CreditGrantor {
     private final ReceiveBuffers buffers;
     private final InboundAssembler assembler;
     private final RendezvousReceiver rendezvous;
+    /** Message credits per free DATA receive buffer ({@code RdmaNode.Builder.messageCreditsPerBuffer}). */
+    private final int creditsPerBuffer;
     private boolean resync;
 
     CreditGrantor(Channel[] channels, MessageCredits messageCredits, ReceiveBuffers buffers, InboundAssembler assembler,
-                  RendezvousReceiver rendezvous) {
+                  RendezvousReceiver rendezvous, int creditsPerBuffer) {
         this.channels = channels;
         this.messageCredits = messageCredits;
         this.buffers = buffers;
         this.assembler = assembler;
         this.rendezvous = rendezvous;
+        this.creditsPerBuffer = creditsPerBuffer;
     }
 
     /** A rail failed: the next grant goes in an explicit CREDIT frame, whatever its size. */
@@ -41,10 +44,13 @@ final class CreditGrantor {
         for (Channel ch : channels) {
             free += ch.freeReceiveBuffers();
         }
-        // a rendezvous in progress holds no receive buffer but is a message ahead of the ESN: it counts
-        // as a buffer here, so messages ahead of the ESN stay within the reorder window
+        // creditsPerBuffer message credits per free buffer (small messages travel packed); a rendezvous in
+        // progress holds no receive buffer but is a message ahead of the ESN, and messages held in packed
+        // buffers beyond one each are messages too: both count against it, so unreleased messages plus
+        // message credits stay within creditsPerBuffer per buffer and messages ahead of the ESN within the
+        // reorder window
         int rv = rendezvous.inProgress();
-        free = Math.max(0, free - rv - buffers.packedExtraHeld());
+        free = Math.max(0, free * creditsPerBuffer - rv - buffers.packedExtraHeld());
         messageCredits.grant(free, rv + assembler.partialCount());
         int work = 0;
         for (Channel ch : channels) {

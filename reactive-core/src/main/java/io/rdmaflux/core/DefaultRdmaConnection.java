@@ -131,8 +131,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         this.ops = new SendOps(this, scheduler, ledger, sendCredits);
         this.rvSender = new RendezvousSender(this, channels, scheduler, ops, sendPool, node.rendezvousThresholdBytes(),
             node.rendezvousBuffers(), node.registrationCache(), rendezvousMode, devices);
-        this.pipeline = new SendPipeline(this, node, channels, scheduler, sendCredits, ledger, ops, rvSender, peerMaxMessageBytes);
-        this.grantor = new CreditGrantor(channels, messageCredits, buffers, assembler, rvReceiver);
+        this.pipeline = new SendPipeline(this, node, channels, scheduler, sendCredits, ledger, ops, rvSender, peerMaxMessageBytes,
+            sendOpQueueCapacity - sendQueue);
+        this.grantor = new CreditGrantor(channels, messageCredits, buffers, assembler, rvReceiver, node.messageCreditsPerBuffer());
         this.close = new CloseHandshake(this, channels);
         this.failover = new Failover(this, channels, scheduler);
         this.resources = new ConnectionResources(this, node, channels);

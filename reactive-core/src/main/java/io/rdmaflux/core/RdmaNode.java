@@ -96,6 +96,7 @@ public final class RdmaNode implements AutoCloseable {
     private final int controlBuffers;
     private final int sendBuffers;
     private final int sendQueue;
+    private final int messageCreditsPerBuffer;
     private final int creditThreshold;
     private final int maxMessageBytes;
     private final int rendezvousBuffers;
@@ -133,6 +134,7 @@ public final class RdmaNode implements AutoCloseable {
         this.controlBuffers = b.controlBuffers;
         this.sendBuffers = b.sendBuffers;
         this.sendQueue = b.sendQueue;
+        this.messageCreditsPerBuffer = b.messageCreditsPerBuffer;
         this.creditThreshold = b.creditThreshold > 0 ? b.creditThreshold : Math.max(1, receiveBuffers / 4);
         this.maxMessageBytes = b.maxMessageBytes;
         this.rendezvousBuffers = b.rendezvousBuffers;
@@ -240,6 +242,11 @@ public final class RdmaNode implements AutoCloseable {
 
     public ThreadingMode threadingMode() {
         return engine.mode();
+    }
+
+    /** Message credits granted per free DATA receive buffer ({@link Builder#messageCreditsPerBuffer}). */
+    int messageCreditsPerBuffer() {
+        return messageCreditsPerBuffer;
     }
 
     /** Ends the progress thread's idling: work was handed in from another thread. */
@@ -435,9 +442,9 @@ public final class RdmaNode implements AutoCloseable {
                                            boolean peerRendezvous, RendezvousMode rendezvousMode, RailDevices devices,
                                            String description) {
         Channel[] scs = subchannels.toArray(new Channel[0]);
-        // ahead of the ESN: messages holding receive buffers or credits, one partial message per rail,
-        // and completed rendezvous messages holding message buffers
-        int window = subchannels.size() * (receiveBuffers + 1) + rendezvousBuffers + 1;
+        // ahead of the ESN: messages holding receive buffers or credits (up to messageCreditsPerBuffer per
+        // buffer), one partial message per rail, and completed rendezvous messages holding message buffers
+        int window = subchannels.size() * (messageCreditsPerBuffer * receiveBuffers + 1) + rendezvousBuffers + 1;
         DefaultRdmaConnection c = new DefaultRdmaConnection(this, name + "/conn" + connectionIds.incrementAndGet() + " (" + description + ")",
             scs, factory.create(List.of(scs)), peerMaxMessageBytes, maxMessageBytes, sendQueue, window, creditThreshold, peerRendezvous,
             rendezvousMode, devices);
@@ -668,6 +675,7 @@ public final class RdmaNode implements AutoCloseable {
         private int controlBuffers = 8;
         private int sendBuffers = 64;
         private int sendQueue = 16;
+        private int messageCreditsPerBuffer = 1;
         private int creditThreshold;
         private int maxMessageBytes = 1 << 20;
         private int rendezvousBuffers = 4;
@@ -893,6 +901,25 @@ public final class RdmaNode implements AutoCloseable {
         /** Messages taken from a send publisher beyond the credits held; in [1, 65536]. */
         public Builder sendQueue(int n) {
             this.sendQueue = range("sendQueue", n, 1, 65536, "the sender takes at least one message ahead of its credits");
+            return this;
+        }
+
+        /**
+         * Message credits this node grants a peer per free DATA receive buffer, in [1, 64] (default 1).
+         * Small messages travel packed, up to 64 to a buffer, so with 1 a streaming sender has at most
+         * {@code receiveBuffers} small messages in flight (512 buffers: 8 packed frames): it stalls on
+         * every CREDIT frame and on the IP fabric does a TCP write and read per ~100 messages. With 8,
+         * the 32 B stream over the net fabric costs about half the CPU per message
+         * ({@code benchmarks/.../net/NetMessageRateProbe}, issue 19). Frames stay bounded by the free
+         * buffers whatever the value (a large message still needs a buffer of its own); what grows is
+         * what a stalled receiver lets the sender take from its publisher, up to
+         * {@code n * receiveBuffers + sendQueue} messages per rail instead of {@code receiveBuffers +
+         * sendQueue}, and the receiver's reorder window: {@code rails * (n * receiveBuffers + 1) +
+         * rendezvousBuffers + 1} messages, about 60 bytes each per connection (rounded up to a power of two).
+         */
+        public Builder messageCreditsPerBuffer(int n) {
+            this.messageCreditsPerBuffer = range("messageCreditsPerBuffer", n, 1, 64,
+                "a packed frame carries at most 64 messages, so more credits per buffer only grow the reorder window");
             return this;
         }
 

@@ -30,8 +30,9 @@ final class ReceiveBuffers {
     private final int[][] slotShares;
     /**
      * Messages held in packed receive buffers beyond one per buffer: message credits are granted against
-     * free buffers minus these, so unreleased messages plus message credits never exceed the DATA buffers,
-     * packed or not (the bound of the unpacked protocol, kept exact).
+     * {@code messageCreditsPerBuffer} (of the node; default 1) times the free buffers minus these, so
+     * unreleased messages plus message credits never exceed that many per DATA buffer, packed or not (with
+     * 1, the bound of the unpacked protocol, kept exact).
      */
     private int packedExtraHeld;
     /**

@@ -36,6 +36,8 @@ final class SendPipeline {
     private final SendOps ops;
     private final RendezvousSender rendezvous;
     private final int peerMaxMessageBytes;
+    /** Most credits counted in one request: the peer's receive buffers over all rails (the op queue's room). */
+    private final long requestCredits;
     /** The message part-way out (fragments left, or a re-send), null when none. */
     private @Nullable RdmaMessage current;
     private int currentOffset;
@@ -50,7 +52,7 @@ final class SendPipeline {
 
     SendPipeline(DefaultRdmaConnection connection, RdmaNode node, Channel[] channels, SubchannelScheduler scheduler,
                  SendCredits sendCredits, InflightLedger ledger, SendOps ops, RendezvousSender rendezvous,
-                 int peerMaxMessageBytes) {
+                 int peerMaxMessageBytes, long requestCredits) {
         this.connection = connection;
         this.node = node;
         this.channels = channels;
@@ -60,6 +62,7 @@ final class SendPipeline {
         this.ops = ops;
         this.rendezvous = rendezvous;
         this.peerMaxMessageBytes = peerMaxMessageBytes;
+        this.requestCredits = requestCredits;
     }
 
     /** The PSN the next new message gets: every PSN before it was sent. */
@@ -342,13 +345,19 @@ final class SendPipeline {
         return 1;
     }
 
-    /** Requests from the active op's publisher what credits plus the send queue allow. @return work done */
+    /**
+     * Requests from the active op's publisher what credits plus the send queue allow, counting at most
+     * {@link #requestCredits} credits: the peer may grant several message credits per receive buffer
+     * ({@code MessageCredits.PER_BUFFER}), and the op's queue holds the peer's buffers plus the send queue.
+     * Each duty cycle transmits what the last one requested, so this bounds a cycle's messages, not the
+     * messages in flight. @return work done
+     */
     int requestMore() {
         SendOp op = ops.head();
         if (op == null || op.publisherDone || op.subscription == null || op.firstPsn < 0) {
             return 0;
         }
-        long n = sendCredits.toRequest();
+        long n = sendCredits.toRequest(Math.min(sendCredits.credits(), requestCredits));
         if (n > 0) {
             op.request(n);
             return 1;

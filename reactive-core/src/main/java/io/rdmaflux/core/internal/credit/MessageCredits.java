@@ -14,8 +14,9 @@ package io.rdmaflux.core.internal.credit;
  *   <li><b>buffer credits</b> (per rail, {@link ReceiveCredits}): one per free
  *       DATA receive buffer of that rail; a frame (fragment) consumes one on its rail;</li>
  *   <li><b>message credits</b> (per connection, this class): at most
- *       {@code min(free buffers over all rails, demand - undelivered)} outstanding; a message (its
- *       first fragment, or its RTS) consumes one whichever rail it takes.</li>
+ *       {@code min(k * free buffers over all rails, demand - undelivered)} outstanding, {@code k} the
+ *       node's {@code messageCreditsPerBuffer} (default 1; small messages share buffers when packed);
+ *       a message (its first fragment, or its RTS) consumes one whichever rail it takes.</li>
  * </ul>
  * A message may be sent only when the sender holds one message credit and a buffer credit of the
  * chosen rail. So after every event, messages that can arrive &le; outstanding demand, frames that

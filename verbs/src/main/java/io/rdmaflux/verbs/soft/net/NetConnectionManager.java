@@ -58,6 +58,18 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
     private final List<NetListener> listeners = new ArrayList<>();
     private final Consumer<SelectionKey> onReady = this::onReady;
     private long nowNs;
+    /**
+     * With no exchange under way (listeners only) the selector runs once per this many passes or
+     * {@link #IDLE_SELECT_EVERY_NS}, whichever comes first: it runs in every engine pass of the NIC, so
+     * a node that listens paid an {@code epoll_wait} per pass on its data path (some 8 per 64 B round trip
+     * on the IP fabric, issue 19). An incoming connection waits at most that long to be accepted; once
+     * an exchange is under way the selector runs every pass.
+     */
+    static final int IDLE_SELECT_EVERY_PASSES = 64;
+    /** ... or this often, ns. */
+    static final long IDLE_SELECT_EVERY_NS = 100_000;
+    private int passesSinceSelect;
+    private long lastSelectNs;
     private volatile boolean closed;
     private final NetPeerFilter filter;
     private final java.util.concurrent.atomic.AtomicLong requestsRefused = new java.util.concurrent.atomic.AtomicLong();
@@ -192,6 +204,11 @@ public final class NetConnectionManager implements ConnectionManager, ProgressAg
         if (exchanges.isEmpty() && listeners.isEmpty()) {
             return work;
         }
+        if (exchanges.isEmpty() && ++passesSinceSelect < IDLE_SELECT_EVERY_PASSES && nowNs - lastSelectNs < IDLE_SELECT_EVERY_NS) {
+            return work;
+        }
+        passesSinceSelect = 0;
+        lastSelectNs = nowNs;
         try {
             work += selector.selectNow(onReady);
         } catch (IOException e) {

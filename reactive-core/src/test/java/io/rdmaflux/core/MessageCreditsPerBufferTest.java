@@ -1,0 +1,87 @@
+package io.rdmaflux.core;
+
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@link RdmaNode.Builder#messageCreditsPerBuffer}: a receiver may grant several message credits per free
+ * receive buffer (small messages travel packed), which moves the credits-plus-queue bound of a stalled
+ * receiver to {@code n * receiveBuffers + sendQueue} and keeps order, byte content and completion, on one
+ * rail and on two.
+ */
+class MessageCreditsPerBufferTest {
+    private static final int RECEIVE_BUFFERS = 8;
+    private static final int SEND_QUEUE = 4;
+    private static final int PER_BUFFER = 4;
+
+    @Test
+    void aStalledReceiverLetsTheSenderTakeCreditsPerBufferTimesItsBuffersPlusTheQueue() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS).sendQueue(SEND_QUEUE).messageCreditsPerBuffer(PER_BUFFER))) {
+            List<RdmaMessage> held = new ArrayList<>();
+            boolean[] stalled = {true};
+            List<Integer> got = new ArrayList<>();
+            p.server.receive().subscribe(m -> {
+                got.add(m.toByteArray()[0] & 0xFF);
+                if (stalled[0]) {
+                    held.add(m);
+                } else {
+                    m.release();
+                }
+            });
+            AtomicInteger pulled = new AtomicInteger();
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 2_000).map(i -> {
+                pulled.incrementAndGet();
+                return RdmaMessage.of(new byte[] {i.byteValue()});
+            })));
+            p.drive();
+            assertEquals(PER_BUFFER * RECEIVE_BUFFERS, held.size(), "the receiver holds " + PER_BUFFER + " messages per buffer");
+            assertTrue(pulled.get() <= PER_BUFFER * RECEIVE_BUFFERS + SEND_QUEUE, "pulled " + pulled.get() + " from the source with "
+                + PER_BUFFER * RECEIVE_BUFFERS + " message credits and a send queue of " + SEND_QUEUE);
+            sent.assertNoError();
+            stalled[0] = false;
+            held.forEach(RdmaMessage::release);
+            p.runUntil(() -> sent.completed() && got.size() == 2_000);
+            for (int i = 0; i < 2_000; i++) {
+                assertEquals(i & 0xFF, got.get(i), "message " + i);
+            }
+        }
+    }
+
+    @Test
+    void aStreamOfSmallMessagesOverTwoRailsArrivesInOrderWithSeveralCreditsPerBuffer() {
+        int count = 20_000;
+        try (InvokerPair p = InvokerPair.open(2, ConnectionSpec.rails(2),
+            b -> b.bufferBytes(1024).receiveBuffers(RECEIVE_BUFFERS).messageCreditsPerBuffer(16))) {
+            int[] next = {0};
+            AtomicInteger outOfOrder = new AtomicInteger();
+            p.server.receive().subscribe(m -> {
+                byte[] b = m.toByteArray();
+                int v = (b[0] & 0xFF) | (b[1] & 0xFF) << 8 | (b[2] & 0xFF) << 16;
+                if (v != next[0]++) {
+                    outOfOrder.incrementAndGet();
+                }
+                m.release();
+            });
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, count)
+                .map(i -> RdmaMessage.of(new byte[] {(byte) i.intValue(), (byte) (i >> 8), (byte) (i >> 16), 7}))));
+            p.runUntil(() -> sent.completed() && next[0] == count);
+            sent.assertNoError();
+            assertEquals(0, outOfOrder.get(), "messages out of PSN order");
+        }
+    }
+
+    @Test
+    void creditsPerBufferOutsideOneToSixtyFourIsRejectedNamingTheValue() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RdmaNode.builder().messageCreditsPerBuffer(0));
+        assertTrue(e.getMessage().contains("messageCreditsPerBuffer in [1, 64] required but it was 0"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> RdmaNode.builder().messageCreditsPerBuffer(65));
+    }
+}
