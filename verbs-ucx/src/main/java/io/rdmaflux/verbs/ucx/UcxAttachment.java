@@ -65,6 +65,9 @@ final class UcxAttachment implements FrameTransport.Attachment {
     private final List<UcxRoute> routes = new ArrayList<>();
     private final List<Route> broken = new ArrayList<>();
     private final List<String> brokenReasons = new ArrayList<>();
+    private final UcxEventWait eventWait;
+    /** Whether {@link #awaitWork} blocks on the worker's event fd (provider option {@code wait=event}). */
+    private volatile boolean eventWaitEnabled;
     private long nowNs;
     private long framesRejected;
     private long framesSent;
@@ -77,7 +80,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
         this.peerFailureMode = UcxEndpoints.peerFailureMode(transport.tls());
         this.context = transport.newContext();
         try {
-            this.worker = context.newWorker(new UcpWorkerParams());
+            this.worker = context.newWorker(new UcpWorkerParams().requestWakeupRX());
         } catch (RuntimeException e) {
             context.close();
             throw new VerbsException("UCX could not open a worker for device '" + nic.name() + "': " + e.getMessage(), e);
@@ -87,6 +90,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
             this.workerAddress = new byte[address.remaining()];
             address.get(address.position(), this.workerAddress);
             worker.setAmRecvHandler(UcxFrameTransport.AM_ID, this::onActiveMessage, UcpConstants.UCP_AM_FLAG_WHOLE_MSG);
+            this.eventWait = new UcxEventWait(worker, nic.name());
         } catch (RuntimeException e) {
             worker.close();
             context.close();
@@ -116,6 +120,37 @@ final class UcxAttachment implements FrameTransport.Attachment {
     /** Frames whose header failed validation (dropped). */
     long framesRejected() {
         return framesRejected;
+    }
+
+    /** Whether {@link #awaitWork} blocks on the worker's event fd (true) or returns false at once (false). */
+    void eventWait(boolean enabled) {
+        this.eventWaitEnabled = enabled;
+    }
+
+    /** Event-fd waits that blocked so far (monitoring; may lag). */
+    long eventWaits() {
+        return eventWait.waits();
+    }
+
+    /**
+     * Blocks on the worker's event fd ({@link UcxEventWait}) until a UCX event (a frame arriving, an
+     * endpoint connecting), {@link #wakeup()}, or {@code timeoutNs}; the NIC has already bounded
+     * {@code timeoutNs} by its next timer and held frame. Returns false at once with {@code wait=park},
+     * when closed, or for a wait under {@link UcxEventWait#MIN_WAIT_NS}.
+     */
+    @Override
+    public boolean awaitWork(long timeoutNs) {
+        if (!eventWaitEnabled || closed) {
+            return false;
+        }
+        return eventWait.await(timeoutNs);
+    }
+
+    @Override
+    public void wakeup() {
+        if (eventWaitEnabled && !closed) {
+            eventWait.wakeup();
+        }
     }
 
     @Override
@@ -305,6 +340,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
             return;
         }
         closed = true;
+        eventWait.close();
         transport.detach(this);
         for (SendDone d : List.copyOf(inFlight)) {
             UcpRequest req = d.request;
