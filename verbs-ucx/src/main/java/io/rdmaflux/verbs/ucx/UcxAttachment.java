@@ -45,8 +45,12 @@ import org.openucx.jucx.ucs.UcsConstants;
  * mode, and there the NIC's transport retry timer finds a dead peer) breaks the route: the NIC fails
  * the queue pairs on it with RETRY_EXC_ERR ({@link SoftDevice#routeBroken}).
  *
+ * <p><b>Idle wait:</b> {@link #awaitWork} blocks on the worker's event fd ({@link UcxEventWait})
+ * when the provider's {@code wait} option is {@code event}.
+ *
  * <p><b>Concurrency:</b> engine thread only, except {@link #bind}, {@link #resolve} (setup, any
- * thread; they touch no UCX object) and {@link #close} (after the engine stopped).
+ * thread; they touch no UCX object), {@link #wakeup()} (any thread: {@code ucp_worker_signal} is
+ * thread-safe), {@link #eventWait(boolean)} (setup) and {@link #close} (after the engine stopped).
  */
 final class UcxAttachment implements FrameTransport.Attachment {
     private static final int HEADER = NetFrameCodec.HEADER_BYTES;
@@ -80,7 +84,8 @@ final class UcxAttachment implements FrameTransport.Attachment {
         this.peerFailureMode = UcxEndpoints.peerFailureMode(transport.tls());
         this.context = transport.newContext();
         try {
-            this.worker = context.newWorker(new UcpWorkerParams().requestWakeupRX());
+            // RX and TX wakeup: a blocked engine must also wake when UCX can push out a send it queued
+            this.worker = context.newWorker(new UcpWorkerParams().requestWakeupRX().requestWakeupTX());
         } catch (RuntimeException e) {
             context.close();
             throw new VerbsException("UCX could not open a worker for device '" + nic.name() + "': " + e.getMessage(), e);

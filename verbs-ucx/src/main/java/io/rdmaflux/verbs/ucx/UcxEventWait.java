@@ -23,7 +23,8 @@ import org.openucx.jucx.ucp.UcpWorker;
  * {@link io.rdmaflux.verbs.RdmaProvider#awaitWork(long)} says.
  *
  * <p><b>Needs</b> the context's wakeup feature ({@code UcpParams.requestWakeupFeature()}) and the
- * worker's receive wakeup ({@code UcpWorkerParams.requestWakeupRX()}).
+ * worker's receive and send wakeup ({@code UcpWorkerParams.requestWakeupRX().requestWakeupTX()}: a
+ * send UCX had to queue must wake the engine too, or it would wait for the deadline to push it out).
  *
  * <p><b>Concurrency:</b> {@link #await} on the worker's engine thread; {@link #wakeup()} any thread;
  * {@link #close()} once the engine stopped, before the worker is closed (the timer must not signal a
@@ -41,7 +42,7 @@ final class UcxEventWait implements AutoCloseable {
     /** The wait in progress (its sequence number), or 0; written by the engine thread. */
     private volatile long activeWait;
     private volatile long deadlineNs;
-    private long waits;
+    private volatile long waits;
     private volatile boolean wakeupPending;
     private volatile boolean closed;
     private @Nullable Thread timer;
