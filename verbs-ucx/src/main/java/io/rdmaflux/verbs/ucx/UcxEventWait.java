@@ -91,8 +91,8 @@ final class UcxEventWait implements AutoCloseable {
             t.start();
         } else {
             // wake the timer only if it would look too late: it sleeps until unparked (0) or until an
-            // earlier wait's deadline, after which it looks at this one anyway; so most waits cost no
-            // context switch of the timer (on a loaded two-core host, one per wait cost 4 KiB bandwidth)
+            // earlier wait's deadline, after which it looks at this one anyway. Unparking it on every
+            // wait cost a context switch per wait (4 KiB bandwidth on a loaded two-core host)
             long target = timerTargetNs;
             if (target == 0 || deadline - target < 0) {
                 LockSupport.unpark(t);
