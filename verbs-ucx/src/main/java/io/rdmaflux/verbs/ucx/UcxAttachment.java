@@ -45,8 +45,12 @@ import org.openucx.jucx.ucs.UcsConstants;
  * mode, and there the NIC's transport retry timer finds a dead peer) breaks the route: the NIC fails
  * the queue pairs on it with RETRY_EXC_ERR ({@link SoftDevice#routeBroken}).
  *
+ * <p><b>Idle wait:</b> {@link #awaitWork} blocks on the worker's event fd ({@link UcxEventWait})
+ * when the provider's {@code wait} option is {@code event}.
+ *
  * <p><b>Concurrency:</b> engine thread only, except {@link #bind}, {@link #resolve} (setup, any
- * thread; they touch no UCX object) and {@link #close} (after the engine stopped).
+ * thread; they touch no UCX object), {@link #wakeup()} (any thread: {@code ucp_worker_signal} is
+ * thread-safe), {@link #eventWait(boolean)} (setup) and {@link #close} (after the engine stopped).
  */
 final class UcxAttachment implements FrameTransport.Attachment {
     private static final int HEADER = NetFrameCodec.HEADER_BYTES;
@@ -65,6 +69,9 @@ final class UcxAttachment implements FrameTransport.Attachment {
     private final List<UcxRoute> routes = new ArrayList<>();
     private final List<Route> broken = new ArrayList<>();
     private final List<String> brokenReasons = new ArrayList<>();
+    private final UcxEventWait eventWait;
+    /** Whether {@link #awaitWork} blocks on the worker's event fd (provider option {@code wait=event}). */
+    private volatile boolean eventWaitEnabled;
     private long nowNs;
     private long framesRejected;
     private long framesSent;
@@ -77,7 +84,8 @@ final class UcxAttachment implements FrameTransport.Attachment {
         this.peerFailureMode = UcxEndpoints.peerFailureMode(transport.tls());
         this.context = transport.newContext();
         try {
-            this.worker = context.newWorker(new UcpWorkerParams());
+            // RX and TX wakeup: a blocked engine must also wake when UCX can push out a send it queued
+            this.worker = context.newWorker(new UcpWorkerParams().requestWakeupRX().requestWakeupTX());
         } catch (RuntimeException e) {
             context.close();
             throw new VerbsException("UCX could not open a worker for device '" + nic.name() + "': " + e.getMessage(), e);
@@ -87,6 +95,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
             this.workerAddress = new byte[address.remaining()];
             address.get(address.position(), this.workerAddress);
             worker.setAmRecvHandler(UcxFrameTransport.AM_ID, this::onActiveMessage, UcpConstants.UCP_AM_FLAG_WHOLE_MSG);
+            this.eventWait = new UcxEventWait(worker, nic.name());
         } catch (RuntimeException e) {
             worker.close();
             context.close();
@@ -116,6 +125,37 @@ final class UcxAttachment implements FrameTransport.Attachment {
     /** Frames whose header failed validation (dropped). */
     long framesRejected() {
         return framesRejected;
+    }
+
+    /** Whether {@link #awaitWork} blocks on the worker's event fd (true) or returns false at once (false). */
+    void eventWait(boolean enabled) {
+        this.eventWaitEnabled = enabled;
+    }
+
+    /** Event-fd waits that blocked so far (monitoring; may lag). */
+    long eventWaits() {
+        return eventWait.waits();
+    }
+
+    /**
+     * Blocks on the worker's event fd ({@link UcxEventWait}) until a UCX event (a frame arriving, an
+     * endpoint connecting), {@link #wakeup()}, or {@code timeoutNs}; the NIC has already bounded
+     * {@code timeoutNs} by its next timer and held frame. Returns false at once with {@code wait=park},
+     * when closed, or for a wait under {@link UcxEventWait#MIN_WAIT_NS}.
+     */
+    @Override
+    public boolean awaitWork(long timeoutNs) {
+        if (!eventWaitEnabled || closed) {
+            return false;
+        }
+        return eventWait.await(timeoutNs);
+    }
+
+    @Override
+    public void wakeup() {
+        if (eventWaitEnabled && !closed) {
+            eventWait.wakeup();
+        }
     }
 
     @Override
@@ -305,6 +345,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
             return;
         }
         closed = true;
+        eventWait.close();
         transport.detach(this);
         for (SendDone d : List.copyOf(inFlight)) {
             UcpRequest req = d.request;

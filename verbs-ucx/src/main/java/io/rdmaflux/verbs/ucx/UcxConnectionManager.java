@@ -12,6 +12,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code ucx} provider's connection manager between processes ({@code cm=tcp}): the soft IP
@@ -48,15 +49,23 @@ final class UcxConnectionManager implements ConnectionManager, ProgressAgent {
 
     private final NetConnectionManager net;
     private final UcxDirectory directory;
+    private final @Nullable String deviceListenHost;
 
-    UcxConnectionManager(NetConnectionManager net, UcxDirectory directory) {
+    /**
+     * @param deviceListenHost where a listen at one of this provider's device addresses listens (the
+     *                         {@code cmHost} option), or null to refuse such a listen
+     */
+    UcxConnectionManager(NetConnectionManager net, UcxDirectory directory, @Nullable String deviceListenHost) {
         this.net = net;
         this.directory = directory;
+        this.deviceListenHost = deviceListenHost;
     }
 
     @Override
     public Listener listen(PortAddress address, RequestHandler handler) {
-        PortAddress at = toNet(address, "listen at");
+        PortAddress at = deviceListenHost != null && UcxFrameTransport.FABRIC.equals(address.fabric()) && directory.local(address.host()) != null
+            ? new PortAddress(NET, deviceListenHost, address.port())
+            : toNet(address, "listen at");
         Listener l = net.listen(at, (from, request) -> {
             PortAddress peer = toUcx(from);
             UcxPeerAddresses.Stripped s = UcxPeerAddresses.strip(request, peer);
@@ -143,7 +152,8 @@ final class UcxConnectionManager implements ConnectionManager, ProgressAgent {
         }
         if (directory.local(address.host()) != null) {
             throw new VerbsException("cannot " + what + " " + address + ": it names a device, but with cm=tcp the connection manager "
-                + "listens on an IP: use ucx://<ip>:<tcp port> (port 0 to listen on any free one)");
+                + "listens on an IP: use ucx://<ip>:<tcp port> (port 0 to listen on any free one), or open the provider with "
+                + "cm-host=<ip> to listen there when given a device address");
         }
         return new PortAddress(NET, address.host(), address.port());
     }

@@ -94,7 +94,8 @@ public final class UcxFrameTransport implements FrameTransport {
      * @throws VerbsException when UCX rejects {@code tls}
      */
     UcpContext newContext() {
-        UcpParams params = new UcpParams().requestAmFeature();
+        // the wakeup feature lets an idle INVOKER engine block on the worker's event fd (UcxEventWait)
+        UcpParams params = new UcpParams().requestAmFeature().requestWakeupFeature();
         if (tls != null) {
             params.setConfig("TLS", tls);
         }

@@ -31,9 +31,14 @@ import org.jspecify.annotations.Nullable;
  *
  * <p><b>Progress:</b> each device's engine (the soft NIC's {@code doWork}) drives its own UCP worker's
  * {@code progress()}, on the provider's thread (DEDICATED) or the caller's ({@link ThreadingMode#INVOKER}
- * through {@link #progress(long)}). {@link #awaitWork(long)} returns false (the caller parks): JUCX's
- * only blocking wait, {@code UcpWorker.waitForEvents()}, has no timeout, and the NIC's retry timers
- * must run.
+ * through {@link #progress(long)}). <b>Idle wait</b> ({@link Wait}): an INVOKER provider with one
+ * device blocks in {@link #awaitWork(long)} on its worker's event fd ({@link UcxEventWait}: UCX's
+ * {@code arm()} and {@code waitForEvents()}, ended by an arriving frame, {@link #wakeup()} or the
+ * deadline, which the NIC bounds by its next retransmission/RNR timer), so a node driving it sleeps
+ * until UCX has something for it instead of parking blindly. A DEDICATED engine still parks
+ * ({@link #MAX_IDLE_PARK_NS}): work posted from another thread does not wake it (the soft NIC's
+ * posting path calls no {@code wakeup()}), so blocking on the fd would delay every post up to the
+ * wait's deadline.
  *
  * <p><b>Reach:</b> {@link Cm#JVM} (default) connects devices of this JVM through the in-JVM connection
  * manager; {@link Cm#TCP} connects processes and hosts through a TCP connection manager whose exchange
@@ -75,6 +80,18 @@ public final class UcxProvider implements RdmaProvider {
      */
     public static final long MAX_IDLE_PARK_NS = 10_000L;
 
+    /** How an idle INVOKER engine waits for UCX ({@link #awaitWork(long)}). */
+    public enum Wait {
+        /**
+         * Block on the worker's event fd until a UCX event, {@link #wakeup()} or the deadline (default).
+         * One device only: with several, {@code awaitWork} returns false (one thread cannot block on two
+         * fds through JUCX).
+         */
+        EVENT,
+        /** Never block: {@code awaitWork} returns false and the caller parks (the behaviour before the event wait). */
+        PARK
+    }
+
     /**
      * Which connection manager a provider uses, and so which devices its queue pairs reach.
      */
@@ -99,6 +116,7 @@ public final class UcxProvider implements RdmaProvider {
     private final SoftProvider nics;
     private final @Nullable String tls;
     private final Cm cm;
+    private final Wait wait;
     private final UcxDirectory directory;
     private final Runnable releaseFabric;
     private volatile boolean closed;
@@ -106,6 +124,11 @@ public final class UcxProvider implements RdmaProvider {
     private UcxProvider(Builder b) {
         this.tls = b.tls;
         this.cm = b.cm;
+        this.wait = b.wait;
+        if (b.cmHost != null && b.cm != Cm.TCP) {
+            throw new VerbsException("cmHost '" + b.cmHost + "' is for cm=tcp (the TCP connection manager), but cm is "
+                + b.cm.name().toLowerCase(java.util.Locale.ROOT) + "; drop cmHost or use cm=tcp");
+        }
         SoftFabric fabric;
         String suffix = null;
         if (b.cm == Cm.JVM) {
@@ -131,7 +154,8 @@ public final class UcxProvider implements RdmaProvider {
             sb.deviceNames(names);
             if (b.cm == Cm.TCP) {
                 UcxDirectory dir = directory;
-                sb.connectionManager(p -> new UcxConnectionManager(new NetConnectionManager(p), dir));
+                String cmHost = b.cmHost;
+                sb.connectionManager(p -> new UcxConnectionManager(new NetConnectionManager(p), dir, cmHost));
             }
             if (b.name != null) {
                 sb.name(b.name);
@@ -140,6 +164,12 @@ public final class UcxProvider implements RdmaProvider {
         } catch (RuntimeException e) {
             releaseFabric.run();
             throw e;
+        }
+        for (Device d : nics.devices()) {
+            UcxAttachment a = directory.local(d.name());
+            if (a != null) {
+                a.eventWait(wait == Wait.EVENT);
+            }
         }
     }
 
@@ -165,6 +195,17 @@ public final class UcxProvider implements RdmaProvider {
     public long[] frameCounts(int index) {
         UcxAttachment a = directory.local(nics.devices().get(index).name());
         return a == null ? new long[2] : new long[] {a.framesSent(), a.framesReceived()};
+    }
+
+    /** How an idle INVOKER engine waits ({@link Wait#EVENT} or {@link Wait#PARK}). */
+    public Wait idleWait() {
+        return wait;
+    }
+
+    /** Event-fd waits device {@code index} blocked in so far (monitoring; may lag). */
+    public long eventWaits(int index) {
+        UcxAttachment a = directory.local(nics.devices().get(index).name());
+        return a == null ? 0 : a.eventWaits();
     }
 
     /** The connection manager in use ({@link Cm#JVM} or {@link Cm#TCP}). */
@@ -202,6 +243,24 @@ public final class UcxProvider implements RdmaProvider {
         return nics.progress(nowNs);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here (INVOKER, one device, {@link Wait#EVENT}): blocks on the device's UCP worker event fd
+     * until a UCX event, {@link #wakeup()}, or {@code timeoutNs} bounded by the NIC's next
+     * retransmission/RNR timer; a bound under {@link UcxEventWait#MIN_WAIT_NS} (20 µs) returns false.
+     * Otherwise returns false at once.
+     */
+    @Override
+    public boolean awaitWork(long timeoutNs) {
+        return nics.awaitWork(timeoutNs);
+    }
+
+    @Override
+    public void wakeup() {
+        nics.wakeup();
+    }
+
     @Override
     public void close() {
         synchronized (this) {
@@ -231,6 +290,8 @@ public final class UcxProvider implements RdmaProvider {
         private int devices = 1;
         private int portsPerDevice = 1;
         private Cm cm = Cm.JVM;
+        private Wait wait = Wait.EVENT;
+        private @Nullable String cmHost;
         private UnaryOperator<SoftProvider.Builder> customizer = UnaryOperator.identity();
 
         private Builder() {
@@ -298,6 +359,30 @@ public final class UcxProvider implements RdmaProvider {
          */
         public Builder cm(Cm cm) {
             this.cm = Objects.requireNonNull(cm, "cm");
+            return this;
+        }
+
+        /** How an idle INVOKER engine waits (default {@link Wait#EVENT}). */
+        public Builder idleWait(Wait wait) {
+            this.wait = Objects.requireNonNull(wait, "wait");
+            return this;
+        }
+
+        /**
+         * With {@code cm=tcp}: the IP the connection manager listens on when asked to listen at one of
+         * this provider's device addresses ({@code ucx://<device>:<port>}, as code written for
+         * {@code cm=jvm} and the named-provider Connection TCK do), e.g. {@code 127.0.0.1}; the
+         * listener's address is then {@code ucx://<cmHost>:<bound tcp port>}. Unset (default), such a
+         * listen is refused naming the {@code ucx://<ip>:<tcp port>} form.
+         *
+         * @throws VerbsException if blank
+         */
+        public Builder cmHost(String host) {
+            Objects.requireNonNull(host, "host");
+            if (host.isBlank()) {
+                throw new VerbsException("cmHost must be an IP or host name to listen on (e.g. 127.0.0.1), but it was blank");
+            }
+            this.cmHost = host.trim();
             return this;
         }
 

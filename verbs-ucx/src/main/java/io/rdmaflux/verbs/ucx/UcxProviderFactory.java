@@ -27,7 +27,15 @@ import java.util.stream.Stream;
  */
 public final class UcxProviderFactory implements RdmaProviderFactory {
     /** The option keys this factory understands. */
-    public static final Set<String> OPTIONS = Set.of("name", "tls", "devices", "ports", "threading", "cm");
+    public static final Set<String> OPTIONS = Set.of("name", "tls", "devices", "ports", "threading", "cm", "wait", "cm-host");
+
+    /**
+     * System property with defaults for options the caller did not give, {@code key=value,key=value}
+     * (a piece without {@code =} continues the previous value, so {@code tls=sm,self} works), e.g.
+     * {@code -Drdmaflux.ucx.options=threading=invoker,wait=park} to run a tool that opens {@code ucx}
+     * with fixed options (the samples' {@code bench}) in another mode. Options given explicitly win.
+     */
+    public static final String DEFAULTS_PROPERTY = "rdmaflux.ucx.options";
 
     @Override
     public String name() {
@@ -60,7 +68,9 @@ public final class UcxProviderFactory implements RdmaProviderFactory {
     }
 
     @Override
-    public RdmaProvider open(Map<String, String> options) {
+    public RdmaProvider open(Map<String, String> given) {
+        Map<String, String> options = new java.util.LinkedHashMap<>(parseDefaults(System.getProperty(DEFAULTS_PROPERTY)));
+        options.putAll(given);
         for (String key : options.keySet()) {
             if (!OPTIONS.contains(key)) {
                 throw new VerbsException("unknown ucx provider option '" + key + "'; known options are " + OPTIONS.stream().sorted().toList());
@@ -94,7 +104,41 @@ public final class UcxProviderFactory implements RdmaProviderFactory {
             default -> throw new VerbsException("ucx provider option cm='" + cm
                 + "' is not supported; use 'jvm' (devices of this JVM) or 'tcp' (the TCP connection manager, between processes)");
         }
+        String wait = options.getOrDefault("wait", "event").trim().toLowerCase(Locale.ROOT);
+        switch (wait) {
+            case "event" -> b.idleWait(UcxProvider.Wait.EVENT);
+            case "park" -> b.idleWait(UcxProvider.Wait.PARK);
+            default -> throw new VerbsException("ucx provider option wait='" + wait
+                + "' is not supported; use 'event' (block on the UCP worker's event fd) or 'park'");
+        }
+        String cmHost = options.get("cm-host");
+        if (cmHost != null) {
+            b.cmHost(cmHost);
+        }
         return b.build();
+    }
+
+    /** Parses {@link #DEFAULTS_PROPERTY}'s value; a piece without {@code =} continues the previous value. */
+    static Map<String, String> parseDefaults(@org.jspecify.annotations.Nullable String text) {
+        Map<String, String> out = new java.util.LinkedHashMap<>();
+        if (text == null || text.isBlank()) {
+            return out;
+        }
+        String last = null;
+        for (String piece : text.split(",")) {
+            int eq = piece.indexOf('=');
+            if (eq <= 0) {
+                if (last == null) {
+                    throw new VerbsException(DEFAULTS_PROPERTY + " piece '" + piece + "' is not key=value; write e.g. -D"
+                        + DEFAULTS_PROPERTY + "=threading=invoker,wait=event");
+                }
+                out.put(last, out.get(last) + "," + piece.trim());
+                continue;
+            }
+            last = piece.substring(0, eq).trim();
+            out.put(last, piece.substring(eq + 1).trim());
+        }
+        return out;
     }
 
     private static int wholeNumber(String key, String value) {
