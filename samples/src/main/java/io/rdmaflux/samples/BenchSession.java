@@ -231,6 +231,8 @@ final class BenchSession {
         private final java.util.concurrent.atomic.AtomicInteger sending = new java.util.concurrent.atomic.AtomicInteger();
         private volatile BenchWire.@Nullable Hello served;
         private boolean refusedPeer;
+        /** Why the peer's HELLO was refused, once it was. */
+        private volatile @Nullable UserError refusal;
 
         /**
          * @param serves       the test this end was started for; a HELLO for another is refused
@@ -241,7 +243,11 @@ final class BenchSession {
             this.serves = serves;
             this.maxSizeBytes = maxSizeBytes;
             this.receiving = connection.receive().subscribe(this::onMessage, done::completeExceptionally, () -> {
-                if (!done.isDone() && served == null) {
+                UserError refused = refusal;
+                if (refused != null) {
+                    // the peer read the REJECT and closed before this side heard the REJECT's send complete
+                    done.completeExceptionally(refused);
+                } else if (!done.isDone() && served == null) {
                     done.completeExceptionally(new UserError("the peer closed the connection "
                         + (hello == null ? "before its HELLO" : "during step #" + sizeIndex + " of " + hello.steps().size())));
                 }
@@ -281,6 +287,7 @@ final class BenchSession {
                     // ends the run once the REJECT is in the peer's buffers, so closing cannot overtake it
                     UserError refused = new UserError("refused the peer: " + refusal);
                     refusedPeer = true;
+                    this.refusal = refused;
                     connection.send(Mono.fromCallable(() -> BenchWire.reject(refusal)))
                         .subscribe(null, e -> done.completeExceptionally(refused), () -> done.completeExceptionally(refused));
                     return;
