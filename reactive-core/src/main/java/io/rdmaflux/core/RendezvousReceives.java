@@ -12,6 +12,10 @@ final class RendezvousReceives {
     static final int NONE = 0;
     static final int PENDING = 1;
     static final int GRANTED = 2;
+    static final int MAX_FINS_OWED = 256;
+    static final int MAX_DISCARDS_OWED = 64;
+    /** Owed READ_FINs and discards a connection starts with room for (most owe none; they grow on demand). */
+    static final int INITIAL_OWED = 4;
 
     final int[] state;
     final int[] psn;
@@ -27,16 +31,18 @@ final class RendezvousReceives {
     final boolean[] read;
     final long[] remoteAddress;
     final int[] rkey;
-    private final int[] finPsn = new int[256];
-    private final int[] finLength = new int[256];
-    private final int[] finRail = new int[256];
-    private final int[] finFlags = new int[256];
+    /** READ_FINs owed, a ring that doubles from {@link #INITIAL_OWED} up to {@link #MAX_FINS_OWED} entries. */
+    private int[] finPsn = new int[INITIAL_OWED];
+    private int[] finLength = new int[INITIAL_OWED];
+    private int[] finRail = new int[INITIAL_OWED];
+    private int[] finFlags = new int[INITIAL_OWED];
     private int finHead;
     /** READ_FINs owed to the sender (a read completed, a discarded RTS_READ, or a repeated one for a message here). */
     int finsOwed;
-    private final int[] discardPsn = new int[64];
-    private final int[] discardLength = new int[64];
-    private final int[] discardRail = new int[64];
+    /** Discarding CTSs owed, growing by doubling from {@link #INITIAL_OWED} up to {@link #MAX_DISCARDS_OWED}. */
+    private int[] discardPsn = new int[INITIAL_OWED];
+    private int[] discardLength = new int[INITIAL_OWED];
+    private int[] discardRail = new int[INITIAL_OWED];
     int discards;
     int owed;
     private final int mask;
@@ -67,12 +73,15 @@ final class RendezvousReceives {
     /**
      * Remembers a READ_FIN owed to the sender.
      *
-     * @return false if 256 are owed already (a repeated RTS_READ is then ignored: the sender asks again
+     * @return false if {@value #MAX_FINS_OWED} are owed already (a repeated RTS_READ is then ignored: the sender asks again
      *     after its next failover; the grant loop never owes more than the message buffers plus that)
      */
     boolean oweFin(int messagePsn, int messageLength, int messageRail, int flags) {
         if (finsOwed == finPsn.length) {
-            return false;
+            if (finPsn.length == MAX_FINS_OWED) {
+                return false;
+            }
+            growFins();
         }
         int k = (finHead + finsOwed) & (finPsn.length - 1);
         finPsn[k] = messagePsn;
@@ -81,6 +90,24 @@ final class RendezvousReceives {
         finFlags[k] = flags;
         finsOwed++;
         return true;
+    }
+
+    /** Doubles the full READ_FIN ring, its entries from the head first. */
+    private void growFins() {
+        int n = finPsn.length;
+        finPsn = unwrap(finPsn, n);
+        finLength = unwrap(finLength, n);
+        finRail = unwrap(finRail, n);
+        finFlags = unwrap(finFlags, n);
+        finHead = 0;
+    }
+
+    private int[] unwrap(int[] ring, int n) {
+        int[] grown = new int[n * 2];
+        for (int k = 0; k < n; k++) {
+            grown[k] = ring[(finHead + k) & (n - 1)];
+        }
+        return grown;
     }
 
     int nextFinPsn() {
@@ -112,11 +139,17 @@ final class RendezvousReceives {
     /**
      * Remembers that a discarding CTS is owed for a duplicate RTS (its message already arrived).
      *
-     * @return false if 64 are already owed (the RTS is then ignored; the sender asks again after its next failover)
+     * @return false if {@value #MAX_DISCARDS_OWED} are already owed (the RTS is then ignored; the sender asks again after its next failover)
      */
     boolean oweDiscard(int messagePsn, int messageLength, int messageRail) {
         if (discards == discardPsn.length) {
-            return false;
+            if (discards == MAX_DISCARDS_OWED) {
+                return false;
+            }
+            int n = discards * 2;
+            discardPsn = java.util.Arrays.copyOf(discardPsn, n);
+            discardLength = java.util.Arrays.copyOf(discardLength, n);
+            discardRail = java.util.Arrays.copyOf(discardRail, n);
         }
         discardPsn[discards] = messagePsn;
         discardLength[discards] = messageLength;
