@@ -79,7 +79,8 @@ final class PeerRegions {
         byId.put(id, region);
         synchronized (subscribers) {
             valid.add(region);
-            for (FluxSink<RemoteRegion> s : subscribers) {
+            // a copy: a subscriber that has what it wanted (take(1)) is removed from the list inside next()
+            for (FluxSink<RemoteRegion> s : List.copyOf(subscribers)) {
                 s.next(region);
             }
         }
