@@ -21,17 +21,19 @@ import org.jspecify.annotations.Nullable;
  * <p><b>Concurrency:</b> progress thread only, but {@link #messagesResent()}, which any thread may read.
  */
 final class InflightLedger {
-    /** Entries a connection starts with: enough for a few messages in flight, 8 B + 25 B each. */
+    /** Entries a connection starts with: enough for a few messages in flight, 28 B each (plus the re-send list). */
     static final int INITIAL_RING = 8;
+    private static final long OPEN = 1L;
     private static final java.util.concurrent.atomic.AtomicLongFieldUpdater<InflightLedger> MESSAGES_RESENT =
         java.util.concurrent.atomic.AtomicLongFieldUpdater.newUpdater(InflightLedger.class, "messagesResent");
 
     // the ring, by PSN & mask: grown by doubling (see grow) from a few entries up to maxRing
-    private long[] startNs;
-    private int[] length;
-    /** The PSN each started entry is for, and whether it is open (started, its completion not yet reported). */
-    private int[] startedPsn;
-    private boolean[] open;
+    /**
+     * Two longs per entry, so a PSN's start touches one cache line: {@code [2i]} its start time, ns;
+     * {@code [2i + 1]} the PSN (high 32 bits), the length in bytes (bits 1..31) and whether the entry is
+     * open (bit 0: started, its completion not yet {@link #completed reported}).
+     */
+    private long[] starts;
     /** Small messages sent and not yet completed, kept for re-sending after a rail failure; by PSN. */
     private @Nullable RdmaMessage[] messages;
     private int[] messagePsn;
@@ -64,10 +66,7 @@ final class InflightLedger {
     }
 
     private void allocate(int ring) {
-        this.startNs = new long[ring];
-        this.length = new int[ring];
-        this.startedPsn = new int[ring];
-        this.open = new boolean[ring];
+        this.starts = new long[ring * 2];
         this.messages = new RdmaMessage[ring];
         this.messagePsn = new int[ring];
         this.messageRail = new int[ring];
@@ -85,21 +84,18 @@ final class InflightLedger {
      * Runs only while more PSNs are in flight at once than ever before (off the steady state).
      */
     private void grow() {
-        long[] oldStartNs = startNs;
-        int[] oldLength = length;
-        int[] oldStartedPsn = startedPsn;
-        boolean[] oldOpen = open;
+        long[] oldStarts = starts;
         RdmaMessage[] oldMessages = messages;
         int[] oldMessagePsn = messagePsn;
         int[] oldMessageRail = messageRail;
-        allocate(oldStartNs.length * 2);
-        for (int i = 0; i < oldStartNs.length; i++) {
-            if (oldOpen[i]) {
-                int idx = oldStartedPsn[i] & mask;
-                startNs[idx] = oldStartNs[i];
-                length[idx] = oldLength[i];
-                startedPsn[idx] = oldStartedPsn[i];
-                open[idx] = true;
+        int oldRing = oldMessages.length;
+        allocate(oldRing * 2);
+        for (int i = 0; i < oldRing; i++) {
+            long meta = oldStarts[2 * i + 1];
+            if ((meta & OPEN) != 0) {
+                int idx = (int) (meta >>> 32) & mask;
+                starts[2 * idx] = oldStarts[2 * i];
+                starts[2 * idx + 1] = meta;
             }
             RdmaMessage m = oldMessages[i];
             if (m != null) {
@@ -109,14 +105,14 @@ final class InflightLedger {
                 messageRail[idx] = oldMessageRail[i];
             }
         }
-        if (resendPsns.length < startNs.length) {
-            resendPsns = java.util.Arrays.copyOf(resendPsns, startNs.length);
+        if (resendPsns.length < messages.length) {
+            resendPsns = java.util.Arrays.copyOf(resendPsns, messages.length);
         }
     }
 
     /** Whether the entry of {@code psn} holds an earlier PSN still in flight, and the ring may still grow. */
     private boolean mustGrow(int idx) {
-        return mask != maxMask && (open[idx] || messages[idx] != null);
+        return mask != maxMask && ((starts[2 * idx + 1] & OPEN) != 0 || messages[idx] != null);
     }
 
     /** PSN {@code psn} of {@code lengthBytes} starts now. */
@@ -127,10 +123,8 @@ final class InflightLedger {
             grow();
             idx = psn & mask;
         }
-        startNs[idx] = nowNs;
-        length[idx] = lengthBytes;
-        startedPsn[idx] = psn;
-        open[idx] = true;
+        starts[2 * idx] = nowNs;
+        starts[2 * idx + 1] = (long) psn << 32 | ((long) lengthBytes & 0x7FFF_FFFFL) << 1 | OPEN;
     }
 
     /**
@@ -139,17 +133,18 @@ final class InflightLedger {
      */
     void completed(int psn) {
         int idx = psn & mask;
-        if (startedPsn[idx] == psn) {
-            open[idx] = false;
+        long meta = starts[2 * idx + 1];
+        if ((int) (meta >>> 32) == psn) {
+            starts[2 * idx + 1] = meta & ~OPEN;
         }
     }
 
     int length(int psn) {
-        return length[psn & mask];
+        return (int) ((starts[2 * (psn & mask) + 1] & 0xFFFF_FFFFL) >>> 1);
     }
 
     long elapsedNs(int psn, long nowNs) {
-        return nowNs - startNs[psn & mask];
+        return nowNs - starts[2 * (psn & mask)];
     }
 
     /** Keeps small message {@code m} of {@code psn}, sent on {@code rail}, until its send completes. */

@@ -73,16 +73,23 @@ public final class GrowingMpscQueue<E> {
         current = new ManyToOneConcurrentArrayQueue<>(Math.min(full.capacity() * 2, Integer.highestOneBit(maxCapacity - 1) << 1));
     }
 
-    /** The next element, or null when none waits (consumer thread); replaced queues first. */
+    /**
+     * The next element, or null when none waits (consumer thread): from the current queue, then (only
+     * when it is empty, so a drain loop pays for them once) from the replaced ones. Order across queues is
+     * not kept.
+     */
     public @Nullable E poll() {
-        ManyToOneConcurrentArrayQueue<E>[] r = retired;
-        for (ManyToOneConcurrentArrayQueue<E> q : r) {
-            E e = q.poll();
+        E e = current.poll();
+        if (e != null) {
+            return e;
+        }
+        for (ManyToOneConcurrentArrayQueue<E> q : retired) {
+            e = q.poll();
             if (e != null) {
                 return e;
             }
         }
-        return current.poll();
+        return null;
     }
 
     /** The capacity now (grows by doubling). */
