@@ -131,9 +131,10 @@ final class ConnectionEstablishment {
                 return Mono.error(e);
             }
             if (spec.isLazy()) {
-                // seed 003 3.2: nothing is made until the connection is used
+                // seed 003 3.2: nothing is made until the connection is used; then it is the node's eager
+                // connect, under the spec's ConnectRetry like any other (a peer not there yet is retried)
                 return Mono.just(new io.rdmaflux.core.internal.lazy.LazyConnection(address.toString(), settings.maxMessageBytes(),
-                    () -> connect(address, spec.lazy(false))));
+                    () -> node.connect(address, spec.lazy(false))));
             }
             List<Channel> created = new ArrayList<>();
             try {

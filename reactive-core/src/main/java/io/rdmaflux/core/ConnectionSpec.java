@@ -89,10 +89,13 @@ public final class ConnectionSpec {
      * This spec with lazy establishment (seed 003 &sect;3.2): {@code RdmaNode.connect} returns a connection
      * at once, with no queue pair, buffer or handshake; they are made when the connection is first used &mdash;
      * the first {@code send} subscribed or the first {@code receive()} subscribed (whose demand is the first
-     * receive credit) &mdash; so connecting to all of N peers costs nothing until they talk. If establishing
-     * then fails (nothing listens, the peer refuses, the connect times out), the send that started it and
-     * every later one, and the receive, error with an {@link RdmaException} of category CONNECT that names
-     * the address and carries the connection manager's error as its cause; the connection is then closed.
+     * receive credit) &mdash; so connecting to all of N peers costs nothing until they talk. Establishing
+     * then runs under {@link #connectRetry} like an eager connect (a peer that is not there yet is reached
+     * by a retry). If it fails (nothing listens, the peer refuses, the connect times out, and the retries,
+     * if any, ran out), the send that started it and every later one, and the receive, error with an
+     * {@link RdmaException} of category CONNECT that names the address and carries the connection
+     * manager's error (or the {@link ConnectFailedException} of the retries) as its cause; the connection
+     * is then closed.
      */
     public ConnectionSpec lazy(boolean lazy) {
         return new ConnectionSpec(rails, channelFactory, connectTimeoutNs, kinds, perRail, kindsExplicit, eager, rendezvousMode, connectRetry, lazy, railNames);

@@ -81,7 +81,14 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     private final Failover failover;
     private final CreditProbe probe;
     private final ConnectionResources resources;
-    private final OneSidedEngine oneSided;
+    /**
+     * Made on first use (a one-sided call here, or a one-sided control frame from the peer): most of many
+     * peers never do put/get, and the engine's queues and tables are some 3 KB per connection.
+     */
+    private volatile @Nullable OneSidedEngine oneSided;
+    /** The error that ended the connection, for an engine made after it (guarded by {@link #oneSidedLock}). */
+    private @Nullable Throwable oneSidedEnd;
+    private final Object oneSidedLock = new Object();
 
     // inputs from other threads
     private final AtomicInteger closeRequest = new AtomicInteger(CLOSE_NONE);
@@ -137,7 +144,6 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         this.close = new CloseHandshake(this, channels);
         this.failover = new Failover(this, channels, scheduler);
         this.resources = new ConnectionResources(this, node, channels);
-        this.oneSided = new OneSidedEngine(name, channels, node.protectionDomain(), this::wakeUp, this::protocolFailure);
         this.probe = new CreditProbe(channels, sendCredits, ops, pipeline, node.creditProbeIntervalNs(), node.clock().nanoTime());
     }
 
@@ -226,7 +232,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
             throw new UnsupportedOperationException("one-sided RDMA on connection " + name + " is not supported: its rails span"
                 + " several devices; connect with ConnectionSpec.rails(..) naming rails of one device for one-sided RDMA");
         }
-        return oneSided;
+        return oneSidedEngine();
     }
 
     @Override
@@ -325,7 +331,10 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
             work += ch.doWork(nowNs);
         }
         if (!terminated) {
-            work += oneSided.doWork(nowNs);
+            OneSidedEngine os = oneSided;
+            if (os != null) {
+                work += os.doWork(nowNs);
+            }
             work += rvSender.post(nowNs, pipeline.nextPsn());
             work += pipeline.transmit(nowNs);
             for (Channel ch : channels) {
@@ -459,7 +468,14 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
             delivery.endUnsubscribed();
         }
         ops.failNew(sendError);
-        oneSided.terminate(sendError);
+        OneSidedEngine os;
+        synchronized (oneSidedLock) {
+            oneSidedEnd = sendError;
+            os = oneSided;
+        }
+        if (os != null) {
+            os.terminate(sendError);
+        }
         node.onConnectionTerminated(this);
         onClose.tryEmitEmpty();
     }
@@ -546,7 +562,10 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     @Override
     public void onReadCompleted(Channel ch, long token) {
         if (WorkRequestTokens.isOneSided(token)) {
-            oneSided.onReadCompleted(ch, token);
+            OneSidedEngine os = oneSided;
+            if (os != null) {
+                os.onReadCompleted(ch, token);
+            }
         } else {
             rvReceiver.onReadCompleted(token, cycleNs);
         }
@@ -554,12 +573,16 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
 
     @Override
     public void onWriteCompleted(Channel ch, int tag) {
-        oneSided.onWriteCompleted(ch, tag);
+        OneSidedEngine os = oneSided;
+        if (os != null) {
+            // without an engine no one-sided write was posted
+            os.onWriteCompleted(ch, tag);
+        }
     }
 
     @Override
     public void onOneSidedControl(Channel ch, FrameType type, DirectBuffer buffer, int frameOffset) {
-        oneSided.onControl(ch, type, buffer, frameOffset);
+        oneSidedEngine().onControl(ch, type, buffer, frameOffset);
     }
 
     @Override
@@ -666,9 +689,25 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         return sendCredits.credits();
     }
 
-    /** The one-sided engine, for diagnostics. */
+    /** The one-sided engine, made on first use (any thread); one made after the connection ended is ended too. */
     OneSidedEngine oneSidedEngine() {
-        return oneSided;
+        OneSidedEngine os = oneSided;
+        if (os != null) {
+            return os;
+        }
+        synchronized (oneSidedLock) {
+            os = oneSided;
+            if (os == null) {
+                os = new OneSidedEngine(name, channels, node.protectionDomain(), this::wakeUp, this::protocolFailure);
+                Throwable end = oneSidedEnd;
+                if (end != null) {
+                    // nothing queued in it yet: its ops fail at once with the connection's error
+                    os.terminate(end);
+                }
+                oneSided = os;
+            }
+            return os;
+        }
     }
 
     /** Rails that failed while the connection went on over the others. */

@@ -2,7 +2,7 @@ package io.rdmaflux.core;
 
 import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.frame.DataFrameCodec;
-import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import io.rdmaflux.core.internal.buffer.GrowingMpscQueue;
 import org.jspecify.annotations.Nullable;
 
 import java.util.Arrays;
@@ -22,6 +22,12 @@ import java.util.List;
  */
 final class ReceiveBuffers {
     private static final int RAIL_BITS = 5;
+    /**
+     * Entries the release queues start with: the worst case (every message of every receive buffer
+     * released within one duty cycle) is tens of KiB per connection, and most of many peers never come
+     * near it, so they start small and double as needed (seed 003 &sect;1.1: memory per peer near constant).
+     */
+    static final int INITIAL_RELEASE_QUEUE = 16;
 
     private final DefaultRdmaConnection connection;
     private final Channel[] channels;
@@ -46,13 +52,15 @@ final class ReceiveBuffers {
     /** Every pooled view created, lent or not: node close finds the ones the application still holds. */
     private ReceivedMessage[] allViews = new ReceivedMessage[DataFrameCodec.MAX_PACKED_MESSAGES];
 
-    private final ManyToOneConcurrentArrayQueue<ReceivedMessage> released;
+    /** Released on other threads; grows from {@link #INITIAL_RELEASE_QUEUE} up to one entry per message that fits. */
+    private final GrowingMpscQueue<ReceivedMessage> released;
     /**
      * Receive buffer shares released on the progress thread itself (a subscriber that releases in
      * {@code onNext}), {@code slot << RAIL_BITS | rail}: handed back without the lock-free queue's CAS,
-     * at most one entry per message held in a receive buffer.
+     * at most one entry per message held in a receive buffer (grown by doubling up to that).
      */
-    private final int[] releasedHere;
+    private int[] releasedHere;
+    private final int maxReleasedHere;
     private int releasedHereCount;
 
     /**
@@ -80,21 +88,33 @@ final class ReceiveBuffers {
         this.slotShares = new int[channels.length][];
         int slots = 0;
         for (Channel ch : channels) {
-            ReceivedMessage[] views = new ReceivedMessage[ch.receiveSlots()];
-            for (int i = 0; i < views.length; i++) {
-                views[i] = new ReceivedMessage(connection, ch, i);
-            }
-            wholeViews[ch.rail()] = views;
-            slotShares[ch.rail()] = new int[views.length];
-            slots += views.length;
+            // the views are made when their buffer first carries a message (a connection that never
+            // receives has none)
+            wholeViews[ch.rail()] = new ReceivedMessage[ch.receiveSlots()];
+            slotShares[ch.rail()] = new int[ch.receiveSlots()];
+            slots += ch.receiveSlots();
         }
-        this.released = new ManyToOneConcurrentArrayQueue<>(Math.max(2, slots * DataFrameCodec.MAX_PACKED_MESSAGES));
-        this.releasedHere = new int[slots * DataFrameCodec.MAX_PACKED_MESSAGES];
+        int most = Math.max(2, slots * DataFrameCodec.MAX_PACKED_MESSAGES);
+        this.released = new GrowingMpscQueue<>(Math.min(INITIAL_RELEASE_QUEUE, most), most);
+        this.maxReleasedHere = slots * DataFrameCodec.MAX_PACKED_MESSAGES;
+        this.releasedHere = new int[Math.min(INITIAL_RELEASE_QUEUE, maxReleasedHere)];
     }
 
-    /** The view of whole-message buffer {@code slot} of {@code rail}. */
+    /** The view of whole-message buffer {@code slot} of {@code rail} (progress thread). */
     ReceivedMessage wholeView(int rail, int slot) {
-        return wholeViews[rail][slot];
+        ReceivedMessage v = wholeViews[rail][slot];
+        return v != null ? v : newWholeView(rail, slot);
+    }
+
+    private ReceivedMessage newWholeView(int rail, int slot) {
+        ReceivedMessage v = new ReceivedMessage(connection, channels[rail], slot);
+        wholeViews[rail][slot] = v;
+        return v;
+    }
+
+    /** The capacities of the release queues now (other threads', this thread's); tests. */
+    int[] releaseQueueCapacities() {
+        return new int[] {released.capacity(), releasedHere.length};
     }
 
     /** Receive buffer {@code slot} of {@code ch} now holds a packed frame of {@code count} messages. */
@@ -123,14 +143,28 @@ final class ReceiveBuffers {
         if (connection.onProgressThread()) {
             // the buffer share is returned by the next drain (after delivery, before credits are granted);
             // a pooled view is free at once for the next message
+            if (releasedHereCount == releasedHere.length) {
+                growReleasedHere();
+            }
             releasedHere[releasedHereCount++] = m.slot() << RAIL_BITS | m.subchannel().rail();
             if (m.pooled) {
                 returnView(m);
             }
         } else {
-            released.offer(m);
+            if (!released.offer(m)) {
+                throw new IllegalStateException(connection.name() + ": more messages released at once than its receive buffers hold ("
+                    + released.capacity() + ")");
+            }
             connection.wakeUp();
         }
+    }
+
+    private void growReleasedHere() {
+        if (releasedHere.length >= maxReleasedHere) {
+            throw new IllegalStateException(connection.name() + ": more messages released at once than its receive buffers hold ("
+                + maxReleasedHere + ")");
+        }
+        releasedHere = Arrays.copyOf(releasedHere, Math.min(releasedHere.length * 2, maxReleasedHere));
     }
 
     /** Returns the buffers of released messages (progress thread). @return shares returned */

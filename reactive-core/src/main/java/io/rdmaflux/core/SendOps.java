@@ -166,6 +166,7 @@ final class SendOps {
             long elapsedNs = ledger.elapsedNs(psn, nowNs);
             totalNs += elapsedNs;
             scheduler.onMessageCompleted(ch, psn, ledger.length(psn), elapsedNs);
+            ledger.completed(psn);
         }
         // plain ordered stores, one per frame: a metrics reader on another thread sees each total grow
         DELIVERY_TOTAL_NS.lazySet(this, deliveryTotalNs + totalNs);
@@ -187,6 +188,7 @@ final class SendOps {
         DELIVERY_TOTAL_NS.lazySet(this, deliveryTotalNs + elapsedNs);
         MESSAGES_DELIVERED.lazySet(this, messagesDelivered + 1);
         scheduler.onMessageCompleted(ch, psn, ledger.length(psn), elapsedNs);
+        ledger.completed(psn);
         countDelivered(psn);
     }
 

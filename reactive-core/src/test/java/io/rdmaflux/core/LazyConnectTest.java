@@ -11,8 +11,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -117,6 +119,55 @@ class LazyConnectTest {
             p.clientNode.connect(p.listener.address(), ConnectionSpec.rails(3).lazy(true)).subscribe(c -> { }, error::set);
             IllegalArgumentException e = assertInstanceOf(IllegalArgumentException.class, error.get());
             assertTrue(e.getMessage().contains("3 rails"), e.getMessage());
+        }
+    }
+
+    @Test
+    void aLazyConnectToAPeerThatAppearsLaterIsReachedByTheSpecsRetry() {
+        try (RestartableMemPair p = new RestartableMemPair()) {
+            ConnectionSpec spec = LAZY.connectRetry(ConnectRetry.backoff(20, 1_000_000).jitter(0));
+            AtomicReference<RdmaConnection> c = new AtomicReference<>();
+            p.clientNode.connect(p.address, spec).subscribe(c::set);
+            assertNotNull(c.get(), "a lazy connect with a retry still completes when subscribed");
+            SendOutcome sent = SendOutcome.of(c.get().send(Flux.just(RdmaMessage.of("late peer"))));
+            // nothing listens yet: the first attempt is refused and the retry waits on the node's clock
+            p.runFor(5_000_000);
+            assertNull(sent.error(), "a refusal is retried, not reported");
+            assertFalse(sent.completed());
+            p.startServer();
+            AtomicReference<RdmaConnection> accepted = new AtomicReference<>();
+            List<String> got = new ArrayList<>();
+            p.server.accept().subscribe(a -> {
+                accepted.set(a);
+                a.receive().subscribe(m -> {
+                    got.add(m.asString());
+                    m.release();
+                });
+            });
+            p.runUntil(() -> (sent.completed() && got.size() == 1) || sent.error() != null);
+            assertNull(sent.error());
+            assertEquals(List.of("late peer"), got);
+            c.get().close();
+            accepted.get().close();
+            p.drive();
+        }
+    }
+
+    @Test
+    void aLazyConnectWhoseRetriesRunOutFailsTheFirstSendWithTheRetriesError() {
+        try (RestartableMemPair p = new RestartableMemPair()) {
+            ConnectionSpec spec = LAZY.connectRetry(ConnectRetry.backoff(3, 1_000_000).jitter(0));
+            AtomicReference<RdmaConnection> c = new AtomicReference<>();
+            p.clientNode.connect(p.address, spec).subscribe(c::set);
+            SendOutcome sent = SendOutcome.of(c.get().send(Flux.just(RdmaMessage.of("never"))));
+            p.runUntil(() -> sent.error() != null);
+            RdmaException e = assertInstanceOf(RdmaException.class, sent.error());
+            assertEquals(RdmaException.Category.CONNECT, e.category());
+            assertTrue(e.getMessage().contains(p.address.toString()), e.getMessage());
+            ConnectFailedException retries = assertInstanceOf(ConnectFailedException.class, e.getCause());
+            assertTrue(retries.getMessage().contains("3"), retries.getMessage());
+            assertInstanceOf(io.rdmaflux.verbs.CmException.class, retries.getCause(), "the last attempt's connection manager error");
+            assertTrue(c.get().isDisposed());
         }
     }
 }

@@ -26,8 +26,9 @@ import java.util.concurrent.TimeUnit;
  * device ({@code sharedCompletionQueue(4096)}), all over RC
  * send/receive rails:
  * <ul>
- *   <li>eager connect-to-all: N {@code connect(..).block()} in a row, connects/s, and the connecting
- *       thread's CPU per connect (less sensitive to a loaded host than the wall time);</li>
+ *   <li>eager connect-to-all: N {@code connect(..).block()} in a row, connects/s, and the CPU per connect
+ *       of the connecting thread and of the two nodes' progress threads (less sensitive to a loaded host
+ *       than the wall time);</li>
  *   <li>memory per added peer: registered (off-heap) bytes of both soft providers and live heap after a
  *       full GC, both sides of each connection, the least-squares slope over the N given;</li>
  *   <li>lazy connect-to-all ({@code ConnectionSpec.lazy(true)}) for the same N, and the time for a first
@@ -46,7 +47,8 @@ public final class ManyPeersProbe {
     private ManyPeersProbe() {
     }
 
-    private record Row(String mode, int n, double connectsPerSec, double cpuMsPerConnect, double registeredBytes, double heapBytes,
+    private record Row(String mode, int n, double connectsPerSec, double cpuMsPerConnect, double progressCpuMsPerConnect,
+                       double registeredBytes, double heapBytes,
                        double lazyConnectsPerSec, double lazyFirstSendPerSec) {
     }
 
@@ -61,11 +63,11 @@ public final class ManyPeersProbe {
             rows.add(run(MODES[1], srqBuffers(n), false, n));
             rows.add(run(MODES[2], srqBuffers(n), true, n));
         }
-        System.out.printf("%-22s %6s %12s %12s %16s %12s %14s %16s%n", "mode", "N", "connects/s", "cpu ms/conn", "registered B",
-            "heap B", "lazy conn/s", "lazy 1st send/s");
+        System.out.printf("%-22s %6s %12s %12s %14s %16s %12s %14s %16s%n", "mode", "N", "connects/s", "cpu ms/conn",
+            "progress ms/c", "registered B", "heap B", "lazy conn/s", "lazy 1st send/s");
         for (Row r : rows) {
-            System.out.printf("%-22s %6d %12.0f %12.3f %16.0f %12.0f %14.0f %16.0f%n", r.mode, r.n, r.connectsPerSec, r.cpuMsPerConnect,
-                r.registeredBytes, r.heapBytes, r.lazyConnectsPerSec, r.lazyFirstSendPerSec);
+            System.out.printf("%-22s %6d %12.0f %12.3f %14.3f %16.0f %12.0f %14.0f %16.0f%n", r.mode, r.n, r.connectsPerSec, r.cpuMsPerConnect,
+                r.progressCpuMsPerConnect, r.registeredBytes, r.heapBytes, r.lazyConnectsPerSec, r.lazyFirstSendPerSec);
         }
         for (String mode : MODES) {
             List<Row> m = rows.stream().filter(r -> r.mode.equals(mode)).toList();
@@ -106,6 +108,19 @@ public final class ManyPeersProbe {
         return k < 2 ? Double.NaN : (k * sxy - sx * sy) / (k * sxx - sx * sx);
     }
 
+    /** CPU time of the nodes' progress threads so far, ns (both nodes of a run are the only ones alive). */
+    private static long progressThreadsCpuNs() {
+        var threads = ManagementFactory.getThreadMXBean();
+        long total = 0;
+        for (var info : threads.getThreadInfo(threads.getAllThreadIds())) {
+            if (info != null && info.getThreadName().startsWith("rdmaflux-progress")) {
+                long ns = threads.getThreadCpuTime(info.getThreadId());
+                total += Math.max(0, ns);
+            }
+        }
+        return total;
+    }
+
     private static long heapUsed() {
         for (int i = 0; i < 3; i++) {
             System.gc();
@@ -133,6 +148,7 @@ public final class ManyPeersProbe {
             long heap0 = heapUsed();
             long reg0 = pa.allocatedBytes() + pb.allocatedBytes();
             var threads = ManagementFactory.getThreadMXBean();
+            long progress0 = progressThreadsCpuNs();
             long cpu0 = threads.getCurrentThreadCpuTime();
             long t0 = System.nanoTime();
             for (int i = 0; i < n; i++) {
@@ -140,6 +156,7 @@ public final class ManyPeersProbe {
             }
             long t1 = System.nanoTime();
             long cpu1 = threads.getCurrentThreadCpuTime();
+            long progress1 = progressThreadsCpuNs();
             for (int i = 0; i < n; i++) {
                 if (accepted.poll(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS) == null) {
                     throw new IllegalStateException("connection " + i + " was not accepted within " + TIMEOUT);
@@ -163,7 +180,8 @@ public final class ManyPeersProbe {
             Mono.when(sends).block(Duration.ofMinutes(2));
             long l2 = System.nanoTime();
             double s = 1e9;
-            return new Row(mode, n, n * s / (t1 - t0), (cpu1 - cpu0) / 1e6 / n, (double) (reg1 - reg0) / n, (double) (heap1 - heap0) / n,
+            return new Row(mode, n, n * s / (t1 - t0), (cpu1 - cpu0) / 1e6 / n, (progress1 - progress0) / 1e6 / n,
+                (double) (reg1 - reg0) / n, (double) (heap1 - heap0) / n,
                 n * s / (l1 - l0), n * s / (l2 - l1));
         } finally {
             a.close();

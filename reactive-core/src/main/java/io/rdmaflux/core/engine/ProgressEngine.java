@@ -424,7 +424,17 @@ public final class ProgressEngine implements AutoCloseable {
 
         @Override
         public int doWork() {
-            return engine.dutyCycle();
+            ProgressIdleStrategy idle = engine.progressIdle;
+            if (idle == null) {
+                return engine.dutyCycle();
+            }
+            // wall time of a real thread's cycle, for the idle strategy only (not protocol time: no clock)
+            long startNs = System.nanoTime();
+            int work = engine.dutyCycle();
+            if (work == 0) {
+                idle.emptyCycleTook(System.nanoTime() - startNs);
+            }
+            return work;
         }
 
         @Override

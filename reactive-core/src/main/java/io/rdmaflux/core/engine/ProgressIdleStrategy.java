@@ -24,7 +24,9 @@ import java.util.concurrent.locks.LockSupport;
  *       cannot wait now, {@code parkNanos} of a period doubling from {@code minParkNs} to
  *       {@code maxParkNs}.</li>
  * </ol>
- * Any duty cycle that did work ({@code idle(workCount > 0)}) resets to the first phase and disarms.
+ * Any duty cycle that did work ({@code idle(workCount > 0)}) resets to the first phase and disarms. An
+ * empty duty cycle that took at least {@link #LONG_EMPTY_CYCLE_NS} (a node with many connections)
+ * ends phases 1 and 2 at once ({@link #emptyCycleTook}).
  *
  * <h2>Why the extra duty cycle: no lost wake-ups</h2>
  * A thread handing work in first publishes it (a queue offer) and then calls {@link #wake()}, which
@@ -51,6 +53,8 @@ public final class ProgressIdleStrategy implements IdleStrategy {
     private static final int YIELDING = 1;
     private static final int ARMING = 2;
     private static final int BLOCKING = 3;
+    /** An empty duty cycle at least this long (ns) ends the spin and yield phases: see {@link #emptyCycleTook}. */
+    public static final long LONG_EMPTY_CYCLE_NS = 50_000;
 
     private final int maxSpins;
     private final int maxYields;
@@ -59,6 +63,7 @@ public final class ProgressIdleStrategy implements IdleStrategy {
     private final @Nullable IdleWait wait;
 
     private int state = SPINNING;
+    private long longEmptyCycles;
     private int spins;
     private int yields;
     private long parkNs;
@@ -121,6 +126,29 @@ public final class ProgressIdleStrategy implements IdleStrategy {
     /** The wait this strategy blocks in, or null if it parks. */
     public @Nullable IdleWait idleWait() {
         return wait;
+    }
+
+    /**
+     * The duty cycle that just did no work took {@code cycleNs}: if that is at least
+     * {@link #LONG_EMPTY_CYCLE_NS}, the spin and yield phases end now, so the next {@link #idle(int)} arms.
+     * Spinning pays off when a duty cycle is cheap, to pick up new work within a microsecond; a node with
+     * many connections (each duty cycle visits every one) would burn {@code maxSpins + maxYields} long
+     * cycles of CPU after each piece of work, taking the cores its connecting or sending threads need.
+     * Arming early is the path a strategy with no spins and no yields takes, so no wake-up is lost.
+     * Progress thread only; called by the engine's agent (DEDICATED mode).
+     */
+    public void emptyCycleTook(long cycleNs) {
+        if (cycleNs >= LONG_EMPTY_CYCLE_NS && state < ARMING) {
+            spins = maxSpins;
+            yields = maxYields;
+            state = YIELDING;
+            longEmptyCycles++;
+        }
+    }
+
+    /** Times the spin and yield phases were cut short by a long empty duty cycle (diagnostics, tests). */
+    public long longEmptyCycles() {
+        return longEmptyCycles;
     }
 
     @Override

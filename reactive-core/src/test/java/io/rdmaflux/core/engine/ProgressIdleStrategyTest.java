@@ -84,6 +84,25 @@ class ProgressIdleStrategyTest {
     }
 
     @Test
+    void aLongEmptyDutyCycleSkipsTheSpinsAndYieldsButStillArmsForOneMoreCycle() {
+        RecordingWait wait = new RecordingWait();
+        ProgressIdleStrategy idle = new ProgressIdleStrategy(10, 5, 1_000, 5_000_000).withWait(wait);
+        idle.emptyCycleTook(ProgressIdleStrategy.LONG_EMPTY_CYCLE_NS - 1);
+        idle.idle(0);
+        assertFalse(idle.isArmed(), "a short empty cycle spins as before");
+        idle.emptyCycleTook(ProgressIdleStrategy.LONG_EMPTY_CYCLE_NS);
+        idle.idle(0);
+        assertTrue(idle.isArmed(), "after a long empty cycle the strategy arms at once");
+        assertEquals(List.of(), wait.awaits, "arming does not block: one more duty cycle runs first");
+        idle.idle(0);
+        assertEquals(1, wait.awaits.size());
+        assertEquals(1, idle.longEmptyCycles());
+        idle.idle(1);
+        idle.idle(0);
+        assertFalse(idle.isArmed(), "work starts the phases again");
+    }
+
+    @Test
     void workDisarmsAndStartsAgainWithSpins() {
         RecordingWait wait = new RecordingWait();
         ProgressIdleStrategy idle = new ProgressIdleStrategy(1, 0, 1_000, 1_000_000).withWait(wait);

@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * inline payload area. {@link SoftQueuePair#postSend} fills a slot and publishes it by a release
  * store of {@link #tail}; the engine frees slots by a release store of {@link #head}.
  *
- * <p>Per slot (SGEs at {@link #sgeIndex}): what was posted (wr id, opcode, flags, immediate, remote address and rkey, UD
+ * <p>Per slot (SGEs at {@link #sgeIndex}, as many rows as the most SGEs posted at once): what was posted (wr id, opcode, flags, immediate, remote address and rkey, UD
  * destination, SGE list, total length), and what the engine learned (a READ's data arrived, an
  * error found at post or transmit time).
  */
@@ -36,9 +36,16 @@ final class SendRing {
     final int[] remoteQpn;
     final int[] remoteQkey;
     final int[] numSge;
-    final long[] sgeAddress;
-    final int[] sgeLength;
-    final int[] sgeLkey;
+    /**
+     * The SGE arrays hold {@link #sgeRows} SGEs per slot: one to start with (most work requests have one),
+     * grown by the poster ({@link #ensureSgeRows}) to the most SGEs posted in one work request so far, up
+     * to {@link #SGES}. The engine reads them after its acquire of {@link #tail}, so it sees the arrays
+     * the poster wrote a slot's SGEs into; earlier slots are in both.
+     */
+    long[] sgeAddress;
+    int[] sgeLength;
+    int[] sgeLkey;
+    int sgeRows;
     final boolean[] inline;
     /** An RDMA READ's data or an atomic's original value arrived. */
     final boolean[] readDone;
@@ -81,14 +88,34 @@ final class SendRing {
         remoteQpn = new int[slots];
         remoteQkey = new int[slots];
         numSge = new int[slots];
-        sgeAddress = new long[slots * SGES];
-        sgeLength = new int[slots * SGES];
-        sgeLkey = new int[slots * SGES];
+        sgeRows = 1;
+        sgeAddress = new long[slots];
+        sgeLength = new int[slots];
+        sgeLkey = new int[slots];
         inline = new boolean[slots];
         readDone = new boolean[slots];
         error = new byte[slots];
         errorDetail = new String[slots];
         this.inlineStride = maxInlineBytes;
         this.inlineData = maxInlineBytes > 0 ? ByteBuffer.allocateDirect(slots * maxInlineBytes) : null;
+    }
+
+    /**
+     * Makes room for {@code n} SGEs per slot (poster thread, before it writes a slot's SGEs): doubles the
+     * rows until they hold {@code n}, keeping every slot's SGEs (SGE-major, so the old rows are a prefix).
+     */
+    void ensureSgeRows(int n) {
+        if (n <= sgeRows) {
+            return;
+        }
+        int rows = sgeRows;
+        while (rows < n) {
+            rows = Math.min(rows * 2, SGES);
+        }
+        int slots = mask + 1;
+        sgeAddress = java.util.Arrays.copyOf(sgeAddress, slots * rows);
+        sgeLength = java.util.Arrays.copyOf(sgeLength, slots * rows);
+        sgeLkey = java.util.Arrays.copyOf(sgeLkey, slots * rows);
+        sgeRows = rows;
     }
 }

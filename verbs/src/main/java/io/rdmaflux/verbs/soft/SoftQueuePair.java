@@ -297,6 +297,9 @@ final class SoftQueuePair implements QueuePair {
             }
             int slot = (int) t & sq.mask;
             int n = wr.numSge();
+            if (n > sq.sgeRows) {
+                sq.ensureSgeRows(n);
+            }
             long total = 0;
             for (int k = 0; k < n; k++) {
                 ScatterGatherEntry e = wr.sge(k);

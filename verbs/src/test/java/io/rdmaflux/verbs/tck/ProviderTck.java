@@ -222,6 +222,32 @@ public abstract class ProviderTck {
     }
 
     @Test
+    void aGatherPostedBehindOneSgeSendsStillInFlightKeepsThemAll() {
+        // the soft provider's send ring starts with one SGE per slot and grows at the first gather
+        QueuePair[] qp = rcPair();
+        MemoryRegion src = a.pd.allocateMemory(8192, Access.LOCAL_WRITE);
+        MemoryRegion dst = b.pd.allocateMemory(8192, Access.LOCAL_WRITE);
+        for (int i = 0; i < 6; i++) {
+            fill(src, i * 1024L, pattern(1024, 10 + i));
+            postRecv(qp[1], dst, i * 1024L, 1024, 100 + i);
+        }
+        assertTrue(qp[0].postSend(send(src, 0, 1024, 0)));
+        assertTrue(qp[0].postSend(send(src, 1024, 1024, 1)));
+        assertTrue(qp[0].postSend(new SendWorkRequest().wrId(2).addSge(src.address() + 2048, 300, src.lkey())
+            .addSge(src.address() + 2348, 400, src.lkey()).addSge(src.address() + 2748, 324, src.lkey())));
+        for (int i = 3; i < 6; i++) {
+            assertTrue(qp[0].postSend(send(src, i * 1024L, 1024, i)));
+        }
+        List<WorkCompletion> sends = await(a.cq, 6);
+        List<WorkCompletion> recvs = await(b.cq, 6);
+        for (int i = 0; i < 6; i++) {
+            assertEquals(WcStatus.SUCCESS, sends.get(i).status());
+            assertEquals(1024, recvs.get(i).byteLength());
+            assertArrayEquals(pattern(1024, 10 + i), read(dst, i * 1024L, 1024), "message " + i);
+        }
+    }
+
+    @Test
     void sendsArriveAndCompleteInPostingOrder() {
         QueuePair[] qp = rcPair();
         int n = 200;

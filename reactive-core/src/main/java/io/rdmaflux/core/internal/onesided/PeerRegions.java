@@ -79,10 +79,9 @@ final class PeerRegions {
         byId.put(id, region);
         synchronized (subscribers) {
             valid.add(region);
-            // a snapshot: a subscriber that cancels from onNext (take(1), next()) leaves the list meanwhile
-            for (Object s : subscribers.toArray()) {
-                @SuppressWarnings("unchecked") FluxSink<RemoteRegion> sink = (FluxSink<RemoteRegion>) s;
-                sink.next(region);
+            // a copy: a subscriber that has what it wanted (take(1)) is removed from the list inside next()
+            for (FluxSink<RemoteRegion> s : List.copyOf(subscribers)) {
+                s.next(region);
             }
         }
         return null;
