@@ -82,6 +82,8 @@ public final class RcSubchannel implements Channel, CompletionSink {
     private final @Nullable SlotPool receivePool;
     private final @Nullable SrqReceiveShare srqShare;
     private final SlotPool sendPool;
+    /** The connecting side's first frame (a CREDIT) is still to be sent, by the next duty cycle. */
+    private boolean firstFrameDue;
     private final int receiveBuffers;
     private final ReceiveCredits receiveCredits;
     private final RcSendQueue sendQueue;
@@ -291,7 +293,10 @@ public final class RcSubchannel implements Channel, CompletionSink {
         qp.connect(remote);
         if (connecting) {
             established = true;
-            sendControl(FrameType.CREDIT, false, false, 0, "");
+            // sent by the first duty cycle: connect runs on the connection manager's thread, and a send
+            // buffer taken here would race the progress thread's check-then-take on a node-wide shared
+            // send region (sharedSendBuffers), which then found none (SlotPool.offset(-1))
+            firstFrameDue = true;
         }
     }
 
@@ -819,13 +824,14 @@ public final class RcSubchannel implements Channel, CompletionSink {
         return finalSent;
     }
 
-    private void sendControl(FrameType type, boolean abort, boolean last, int nextPsn, String reason) {
+    /** @return whether it was posted (false: failed, or no send buffer now) */
+    private boolean sendControl(FrameType type, boolean abort, boolean last, int nextPsn, String reason) {
         if (failed) {
-            return;
+            return false;
         }
         int slot = sendPool.acquire();
         if (slot < 0) {
-            return;
+            return false;
         }
         int off = sendPool.offset(slot);
         int len = type == FrameType.CREDIT
@@ -833,6 +839,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
             : CloseFrameCodec.encode(sendMemory, off, 0, nextPsn, takeCreditWord(), abort, last,
                 reason.length() > maxFramePayloadBytes() ? reason.substring(0, maxFramePayloadBytes()) : reason, closeRailMask);
         sendQueue.post(slot, len, NO_TOKEN, type);
+        return true;
     }
 
     private int encodeCredit(int off) {
@@ -909,6 +916,11 @@ public final class RcSubchannel implements Channel, CompletionSink {
                 work++;
             }
             heldCompletions.clear();
+        }
+        if (firstFrameDue && (failed || sendControl(FrameType.CREDIT, false, false, 0, ""))) {
+            // the connecting side's first frame (see connect), on the progress thread
+            firstFrameDue = false;
+            work++;
         }
         try {
             int n;
