@@ -327,7 +327,7 @@ class BenchTest {
             {"put-bw --fabric net --addresses 203.0.113.7", "cannot bind the rails to --addresses 203.0.113.7"},
             {"bw --listen 203.0.113.7:0", "203.0.113.7"},
             {"get-bw --provider nosuch", "nosuch"},
-            {"put_bandwidth", "unknown test 'put_bandwidth'; choose latency, bw, bibw, msg-rate, put-bw, get-bw, put-latency, get-latency, "
+            {"put_bandwidth", "unknown test 'put_bandwidth'; choose latency, bw, bibw, msg-rate, put-bw, get-bw, put-get-bw, put-latency, get-latency, "
                 + "fop-latency or cas-latency"},
             {"fop-latency --sizes 16", "fop-latency measures 8-byte atomics only"},
             {"cas-latency --connect 127.0.0.1:9", "cas-latency runs both ends in this JVM"},
