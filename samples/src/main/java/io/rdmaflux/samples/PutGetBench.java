@@ -15,7 +15,7 @@ import java.util.Locale;
 /**
  * {@code put-get-bw}: puts and gets outstanding at once against each alone, through the connection's
  * one-sided API ({@code RdmaConnection.put/get/fence}), both ends in this JVM on the mem or net fabric.
- * Not an OSU test (OMB has none): it measures seed 002 &sect;4.3 (Fig. 17&ndash;18), where interleaving
+ * Not an OSU test (OMB has none): it measures seed 002 &sect;4.3 (its One Sided Interleaving Test), where interleaving
  * the put and get queues gains because an RDMA WRITE loads the origin's outbound link direction and an
  * RDMA READ's response the inbound one.
  *
