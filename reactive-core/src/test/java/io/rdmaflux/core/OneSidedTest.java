@@ -465,6 +465,43 @@ class OneSidedTest {
     }
 
     @Test
+    void putsAndGetsQueuedAtOnceShareTheRailsRdmaSlots() {
+        // seed 002 §4.3: neither direction takes every RDMA slot a rail frees, so gets do not wait behind all the puts
+        try (InvokerPair p = pair(1)) {
+            MemoryRegion target = region(p.serverNode, REGION);
+            MemoryRegion source = region(p.clientNode, REGION);
+            MemoryRegion back = region(p.clientNode, REGION);
+            byte[] data = RendezvousTest.pattern(REGION / 2, 12);
+            fill(target, REGION / 2, data);
+            RemoteRegion user = exposeToClient(p, target, RemoteAccess.READ_WRITE)[1];
+            int n = 64;
+            int chunk = REGION / 2 / n;
+            OneSidedEngine e = engine(p.client);
+            int[] done = {0, 0};
+            long[] maxLead = {0};
+            Runnable sample = () -> {
+                if (done[0] < n && done[1] < n) {
+                    maxLead[0] = Math.max(maxLead[0], Math.abs(e.bytesPostedOn(true, 0) - e.bytesPostedOn(false, 0)) / chunk);
+                }
+            };
+            for (int i = 0; i < n; i++) {
+                long at = (long) i * chunk;
+                p.client.put(source, at, user, at, chunk).subscribe(v -> { }, err -> { }, () -> {
+                    done[0]++;
+                    sample.run();
+                });
+                p.client.get(back, REGION / 2 + at, user, REGION / 2 + at, chunk).subscribe(v -> { }, err -> { }, () -> {
+                    done[1]++;
+                    sample.run();
+                });
+            }
+            p.runUntil(() -> done[0] == n && done[1] == n);
+            assertTrue(maxLead[0] <= 2, "one direction had " + maxLead[0] + " more operations posted than the other");
+            assertArrayEquals(data, read(back, REGION / 2, REGION / 2));
+        }
+    }
+
+    @Test
     void theStreamingFormBoundsTheBytesInFlightAndEmitsEveryTransfer() {
         try (InvokerPair p = pair(2)) {
             MemoryRegion target = region(p.serverNode, REGION);

@@ -30,23 +30,23 @@ import java.util.Locale;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = {"OSU-style benchmarks: latency (ping-pong, one-way = RTT/2), bw (windowed streaming), "
-        + "bibw (both directions at once), msg-rate (messages/s), put-bw (RDMA WRITE), get-bw (RDMA READ), put-latency and get-latency (one put or get until it completed), "
+        + "bibw (both directions at once), msg-rate (messages/s), put-bw (RDMA WRITE), get-bw (RDMA READ), put-get-bw (not OSU: puts and gets outstanding at once vs each alone), put-latency and get-latency (one put or get until it completed), "
         + "fop-latency and cas-latency (one 8-byte fetch-and-add or compare-and-swap until it returned).",
         "Both ends run in this JVM, or in two processes: 'bench TEST --listen HOST:PORT' on one side serves one run and exits, "
             + "'bench TEST --connect HOST:PORT' on the other measures and prints the table."})
 public final class BenchCommand implements java.util.concurrent.Callable<Integer> {
-    enum Test { latency, bw, bibw, msg_rate, put_bw, get_bw, put_latency, get_latency, fop_latency, cas_latency }
+    enum Test { latency, bw, bibw, msg_rate, put_bw, get_bw, put_latency, get_latency, fop_latency, cas_latency, put_get_bw }
 
     /** What each in-JVM size may take before the run gives up. */
     private static final Duration IN_JVM_SIZE_TIMEOUT = Duration.ofMinutes(5);
     /** The smallest largest-message of a two-process end: one receive buffer. */
     private static final int PEER_MIN_MESSAGE_BYTES = 64 << 10;
-    static final String TESTS = "latency, bw, bibw, msg-rate, put-bw, get-bw, put-latency, get-latency, fop-latency or cas-latency";
+    static final String TESTS = "latency, bw, bibw, msg-rate, put-bw, get-bw, put-get-bw, put-latency, get-latency, fop-latency or cas-latency";
 
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "TEST", description = "latency, bw, bibw, msg-rate, put-bw, get-bw, put-latency, get-latency, fop-latency or cas-latency.")
+    @Parameters(index = "0", paramLabel = "TEST", description = "latency, bw, bibw, msg-rate, put-bw, get-bw, put-get-bw, put-latency, get-latency, fop-latency or cas-latency.")
     String test;
 
     @Option(names = "--provider", description = "RDMA provider: soft (default) or ucx (UCX via JUCX: both ends in this JVM, or two "
@@ -127,6 +127,9 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         if (atomic(s.test)) {
             return AtomicLatencyBench.run(s, out);
         }
+        if (s.test == Test.put_get_bw) {
+            return PutGetBench.run(s, out);
+        }
         if (oneSided(s.test)) {
             // in this JVM, through the connection's one-sided API; between two processes, the verbs-level bench
             return s.peer.peerMode() ? OneSidedBench.run(s, out) : ConnectionOneSidedBench.run(s, out);
@@ -200,7 +203,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         if (json != null && (json.getParent() != null && !java.nio.file.Files.isDirectory(json.getParent()))) {
             throw new UserError("--json " + json + ": the directory " + json.getParent() + " does not exist; create it or write elsewhere");
         }
-        if ((t == Test.put_latency || t == Test.get_latency || atomic(t)) && peer.peerMode()) {
+        if ((t == Test.put_latency || t == Test.get_latency || t == Test.put_get_bw || atomic(t)) && peer.peerMode()) {
             throw new UserError(name(t) + " runs both ends in this JVM (--fabric mem or net); drop --listen/--connect");
         }
         if (oneSided(t)) {
@@ -267,6 +270,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         switch (s.test) {
             case latency, put_latency, get_latency, fop_latency, cas_latency -> out.println("# Size          Latency (us)    p50 (us)    p99 (us)");
             case bw, bibw, put_bw, get_bw -> out.println("# Size      Bandwidth (MB/s)");
+            case put_get_bw -> out.println(PutGetBench.COLUMNS);
             case msg_rate -> out.println("# Size                  MB/s        Messages/s");
         }
         out.flush();
@@ -470,9 +474,9 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         return t == Test.fop_latency || t == Test.cas_latency;
     }
 
-    /** Whether {@code t} is a one-sided test (put/get bandwidth or latency). */
+    /** Whether {@code t} is a one-sided test (put/get bandwidth, put+get bandwidth, or latency). */
     static boolean oneSided(Test t) {
-        return t == Test.put_bw || t == Test.get_bw || t == Test.put_latency || t == Test.get_latency || atomic(t);
+        return t == Test.put_bw || t == Test.get_bw || t == Test.put_get_bw || t == Test.put_latency || t == Test.get_latency || atomic(t);
     }
 
     /** The test's name on the command line. */
@@ -488,6 +492,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             case "msg-rate", "msg_rate" -> Test.msg_rate;
             case "put-bw", "put_bw" -> Test.put_bw;
             case "get-bw", "get_bw" -> Test.get_bw;
+            case "put-get-bw", "put_get_bw" -> Test.put_get_bw;
             case "put-latency", "put_latency" -> Test.put_latency;
             case "get-latency", "get_latency" -> Test.get_latency;
             case "fop-latency", "fop_latency" -> Test.fop_latency;

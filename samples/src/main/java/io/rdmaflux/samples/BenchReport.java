@@ -50,6 +50,11 @@ final class BenchReport {
         rows.add(new Row(step, new String[] {"bandwidthMBps"}, new double[] {megabytesPerSec}));
     }
 
+    /** A put-get-bw row: each alone, both at once, and the gain of both over the faster alone. */
+    void putGet(OsuSchedule.Step step, double putMBps, double getMBps, double bothMBps, double gain) {
+        rows.add(new Row(step, new String[] {"putMBps", "getMBps", "putGetMBps", "gain"}, new double[] {putMBps, getMBps, bothMBps, gain}));
+    }
+
     void messageRate(OsuSchedule.Step step, double megabytesPerSec, double messagesPerSec) {
         rows.add(new Row(step, new String[] {"bandwidthMBps", "messagesPerSec"}, new double[] {megabytesPerSec, messagesPerSec}));
     }

@@ -59,6 +59,19 @@ class BenchTest {
     }
 
     @Test
+    void putGetBwRunsPutsAndGetsAtOnceAgainstEachAloneAndVerifiesBothHalves() {
+        Sides.Run r = Sides.run("bench", "put-get-bw", "--rails", "2", "--sizes", "3,4k,64k", "--iterations", "2", "--warmup", "1",
+            "--window", "4", "--jit-warmup", "0");
+        assertTable(r, PutGetBench.COLUMNS, 3, 4096, 65536);
+        assertTrue(r.out().contains("# rdmaflux put-get-bw: provider soft, fabric mem, 2 rail(s), policy load-balanced"), r.out());
+        assertTrue(r.out().lines().anyMatch(l -> l.matches("65536( +[0-9.]+){4}")), r.out());
+        assertTrue(r.out().contains("# verified: the 262144 bytes put into the target and the 262144 bytes got from it match the pattern"), r.out());
+        Sides.Run peer = Sides.run("bench", "put-get-bw", "--connect", "127.0.0.1:9");
+        assertEquals(1, peer.code(), peer.err() + peer.out());
+        assertTrue(peer.err().contains("put-get-bw runs both ends in this JVM"), peer.err());
+    }
+
+    @Test
     void putLatencyAndGetLatencyGoThroughTheConnection() {
         for (String t : List.of("put-latency", "get-latency")) {
             Sides.Run r = Sides.run("bench", t, "--rails", "2", "--sizes", "64,4k,64k", "--iterations", "20", "--warmup", "2",
@@ -314,7 +327,7 @@ class BenchTest {
             {"put-bw --fabric net --addresses 203.0.113.7", "cannot bind the rails to --addresses 203.0.113.7"},
             {"bw --listen 203.0.113.7:0", "203.0.113.7"},
             {"get-bw --provider nosuch", "nosuch"},
-            {"put_bandwidth", "unknown test 'put_bandwidth'; choose latency, bw, bibw, msg-rate, put-bw, get-bw, put-latency, get-latency, "
+            {"put_bandwidth", "unknown test 'put_bandwidth'; choose latency, bw, bibw, msg-rate, put-bw, get-bw, put-get-bw, put-latency, get-latency, "
                 + "fop-latency or cas-latency"},
             {"fop-latency --sizes 16", "fop-latency measures 8-byte atomics only"},
             {"cas-latency --connect 127.0.0.1:9", "cas-latency runs both ends in this JVM"},

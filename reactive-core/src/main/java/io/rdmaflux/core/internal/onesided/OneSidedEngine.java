@@ -291,8 +291,8 @@ public final class OneSidedEngine implements OneSided {
         while (true) {
             TransferQueue first = putsFirst ? puts : gets;
             TransferQueue second = putsFirst ? gets : puts;
-            int a = first.post(alive, this, 1);
-            int b = second.post(alive, this, 1);
+            int a = first.post(alive, this, 1, second);
+            int b = second.post(alive, this, 1, first);
             if (a + b == 0) {
                 return work;
             }
