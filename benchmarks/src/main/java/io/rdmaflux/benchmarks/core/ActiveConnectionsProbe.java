@@ -74,6 +74,9 @@ public final class ActiveConnectionsProbe {
             }
         }
         System.out.println("load after: " + uptime());
+        Thread.sleep(200);
+        List<String> left = Thread.getAllStackTraces().keySet().stream().map(Thread::getName).filter(n -> n.startsWith("rdmaflux")).toList();
+        System.out.println("rdmaflux threads left after closing: " + left);
         System.out.printf("%-15s %8s %5s %16s %16s %10s%n", "mode", "size", "K", "mean msg/s", "mean MiB/s", "vs K=" + ks[0]);
         for (String mode : MODES) {
             for (int size : SIZES) {
