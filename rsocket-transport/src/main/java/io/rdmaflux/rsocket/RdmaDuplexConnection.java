@@ -39,7 +39,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * it bounds).
  *
  * <p><b>Closing:</b> {@link #dispose()} lets the frames already queued go out, then closes the rdmaflux
- * connection gracefully; {@link #sendErrorAndClose} queues an ERROR frame as the last one. A peer that
+ * connection gracefully; {@link #sendErrorAndClose} queues an ERROR frame as the last one. Both are bounded:
+ * a connection not closed {@link #CLOSE_GRACE} after them (frames that wait for credits a peer never grants,
+ * a peer that never answers the close) is aborted, so {@link #onClose()} always completes. A peer that
  * closes (the receive side completes) or a connection that fails disposes this one too. {@link #onClose()}
  * completes (never errors) once the rdmaflux connection terminated; a transport error reaches RSocket as
  * the error of {@code receive()}.
@@ -57,8 +59,13 @@ public final class RdmaDuplexConnection implements DuplexConnection {
     private final ByteBufAllocator alloc;
     private final SocketAddress remoteAddress;
     private final UnboundedProcessor sender = new UnboundedProcessor();
+    /** How long {@link #dispose()} and {@link #sendErrorAndClose} wait for a graceful close before aborting. */
+    public static final java.time.Duration CLOSE_GRACE = java.time.Duration.ofSeconds(5);
+
     private final Sinks.Empty<Void> onClose = Sinks.empty();
     private final AtomicBoolean disposed = new AtomicBoolean();
+    private final AtomicBoolean terminated = new AtomicBoolean();
+    private final reactor.core.Disposable.Swap graceTimer = reactor.core.Disposables.swap();
 
     RdmaDuplexConnection(RdmaConnection connection, ByteBufAllocator alloc, SocketAddress remoteAddress) {
         this.connection = connection;
@@ -74,6 +81,8 @@ public final class RdmaDuplexConnection implements DuplexConnection {
     }
 
     private void closed() {
+        terminated.set(true);
+        graceTimer.dispose();
         disposed.set(true);
         // frames RSocket sends after the end are released by the processor
         sender.dispose();
@@ -108,6 +117,18 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         ByteBuf frame = ErrorFrameCodec.encode(alloc, 0, e);
         disposed.set(true);
         sender.tryEmitFinal(frame);
+        abortIfNotClosedAfterGrace();
+    }
+
+    /** Aborts the rdmaflux connection if it has not terminated {@link #CLOSE_GRACE} from now. */
+    private void abortIfNotClosedAfterGrace() {
+        if (!terminated.get()) {
+            graceTimer.replace(Mono.delay(CLOSE_GRACE).subscribe(x -> {
+                if (!terminated.get()) {
+                    connection.abort();
+                }
+            }));
+        }
     }
 
     @Override
@@ -136,6 +157,7 @@ public final class RdmaDuplexConnection implements DuplexConnection {
     public void dispose() {
         if (disposed.compareAndSet(false, true)) {
             sender.onComplete();
+            abortIfNotClosedAfterGrace();
         }
     }
 
