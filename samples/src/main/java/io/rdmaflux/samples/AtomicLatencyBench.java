@@ -41,13 +41,8 @@ final class AtomicLatencyBench {
         boolean fop = s.test() == BenchCommand.Test.fop_latency;
         MemoryRegion target = link.receiverNode().registerMemory(ByteBuffer.allocateDirect(64));
         RdmaConnection origin = link.sender();
-        link.receiver().expose(target, RemoteAccess.READ_ATOMIC).block(WAIT);
-        RemoteRegion remote = origin.remoteRegions().blockFirst(WAIT);
-        if (remote == null) {
-            throw new UserError("the receiver's exposed region did not arrive");
-        }
-        BenchCommand.Settings shown = new BenchCommand.Settings(s.test(), s.fabric(), s.rails(), s.addresses(), s.sizes(), s.schedule(),
-            s.window(), s.railBytesPerSec(), s.shaped(), "one rail per atomic", s.peer(), s.json(), false, s.provider(), null, s.layout());
+        RemoteRegion remote = ConnectionOneSidedBench.exposeToSender(link, target, RemoteAccess.READ_ATOMIC);
+        BenchCommand.Settings shown = ConnectionOneSidedBench.shownWithPolicy(s, "one rail per atomic");
         BenchCommand.header(out, shown, fop ? " (RdmaConnection.fetchAndAdd, eager off)" : " (RdmaConnection.compareAndSwap, eager off)");
         BenchReport report = BenchReport.of(s, "");
         long done = 0;

@@ -61,20 +61,31 @@ final class ConnectionOneSidedBench {
                 RDMA_OPS_PER_RAIL, Policies.parse("rr", s.rails())).eager(false));
     }
 
+    /** The receiver exposes {@code target} with {@code access}; the sender's handle of it, once it arrived. */
+    static RemoteRegion exposeToSender(BenchLink link, MemoryRegion target, RemoteAccess access) {
+        link.receiver().expose(target, access).block(WAIT);
+        RemoteRegion remote = link.sender().remoteRegions().blockFirst(WAIT);
+        if (remote == null) {
+            throw new UserError("the receiver's exposed region did not arrive");
+        }
+        return remote;
+    }
+
+    /** {@code s} as the table header shows it for a one-sided run: {@code policy} in place of --policy, eager off. */
+    static BenchCommand.Settings shownWithPolicy(BenchCommand.Settings s, String policy) {
+        return new BenchCommand.Settings(s.test(), s.fabric(), s.rails(), s.addresses(), s.sizes(), s.schedule(),
+            s.window(), s.railBytesPerSec(), s.shaped(), policy, s.peer(), s.json(), false, s.provider(), null, s.layout());
+    }
+
     private static int measure(BenchCommand.Settings s, PrintWriter out, BenchLink link, int regionBytes, int window, boolean latency) {
         boolean put = s.test() == BenchCommand.Test.put_bw || s.test() == BenchCommand.Test.put_latency;
         MemoryRegion target = link.receiverNode().registerMemory(ByteBuffer.allocateDirect(regionBytes));
         MemoryRegion local = link.senderNode().registerMemory(ByteBuffer.allocateDirect(regionBytes));
         OneSidedBench.Pattern.fill(put ? local.buffer() : target.buffer(), regionBytes);
         RdmaConnection origin = link.sender();
-        link.receiver().expose(target, RemoteAccess.READ_WRITE).block(WAIT);
-        RemoteRegion remote = origin.remoteRegions().blockFirst(WAIT);
-        if (remote == null) {
-            throw new UserError("the receiver's exposed region did not arrive");
-        }
+        RemoteRegion remote = exposeToSender(link, target, RemoteAccess.READ_WRITE);
         // the connection's one-sided engine always fragments load-balanced (seed 002 §3.2): say so, not the --policy
-        BenchCommand.Settings shown = new BenchCommand.Settings(s.test(), s.fabric(), s.rails(), s.addresses(), s.sizes(), s.schedule(),
-            s.window(), s.railBytesPerSec(), s.shaped(), "load-balanced", s.peer(), s.json(), false, s.provider(), null, null);
+        BenchCommand.Settings shown = shownWithPolicy(s, "load-balanced");
         BenchCommand.header(out, shown, " (RdmaConnection put/get, eager off)");
         BenchReport report = BenchReport.of(s, "");
         int maxSize = s.maxSize();

@@ -55,13 +55,8 @@ final class PutGetBench {
         OneSidedBench.Pattern.fill(local.buffer().slice(0, half), half);
         OneSidedBench.Pattern.fill(target.buffer().slice(half, half), half);
         RdmaConnection origin = link.sender();
-        link.receiver().expose(target, RemoteAccess.READ_WRITE).block(WAIT);
-        RemoteRegion remote = origin.remoteRegions().blockFirst(WAIT);
-        if (remote == null) {
-            throw new UserError("the receiver's exposed region did not arrive");
-        }
-        BenchCommand.Settings shown = new BenchCommand.Settings(s.test(), s.fabric(), s.rails(), s.addresses(), s.sizes(), s.schedule(),
-            s.window(), s.railBytesPerSec(), s.shaped(), "load-balanced", s.peer(), s.json(), false, s.provider(), null, null);
+        RemoteRegion remote = ConnectionOneSidedBench.exposeToSender(link, target, RemoteAccess.READ_WRITE);
+        BenchCommand.Settings shown = ConnectionOneSidedBench.shownWithPolicy(s, "load-balanced");
         BenchCommand.header(out, shown, " (RdmaConnection put/get, eager off)");
         BenchReport report = BenchReport.of(s, "");
         int window = s.window();
