@@ -5,6 +5,7 @@ import io.rdmaflux.core.channel.ChannelEvents;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.channel.SubchannelSnapshot;
 import io.rdmaflux.core.channel.WorkRequestTokens;
+import io.rdmaflux.core.engine.ProgressEngine;
 import io.rdmaflux.core.frame.DataFrameCodec;
 import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.internal.buffer.MessageBufferPool;
@@ -59,6 +60,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     private final RdmaNode node;
     private final String name;
     private final Channel[] channels;
+    /** This connection's place in the node engine's duty cycle; null until {@link #scheduledAs}. */
+    private volatile ProgressEngine.@Nullable Registration registration;
     private final int peerMaxMessageBytes;
     private final int sendOpQueueCapacity;
     private final MessageCredits messageCredits;
@@ -151,9 +154,32 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         return name;
     }
 
-    /** Work was handed in from another thread: the progress thread stops idling (a fence and a volatile read if busy). */
+    /**
+     * Work was handed in (from another thread, or from another agent's callback): this connection is visited
+     * in the next duty cycle and the progress thread stops idling (a fence and a volatile read if busy).
+     */
     void wakeUp() {
+        ProgressEngine.Registration r = registration;
+        if (r != null) {
+            r.signal();
+        }
         node.wake();
+    }
+
+    /**
+     * Registered with the node's engine (before its first duty cycle): when every channel signals the
+     * completions that reach it, the connection is signal driven, and a busy engine skips it while it is idle
+     * (its timers, such as the credit probe, then run late by at most the engine's rotation).
+     */
+    void scheduledAs(ProgressEngine.Registration r) {
+        boolean signalled = channels.length > 0;
+        for (Channel ch : channels) {
+            signalled &= ch.signalArrivals(r::signal);
+        }
+        registration = r;
+        if (signalled) {
+            r.signalDriven();
+        }
     }
 
     boolean onProgressThread() {

@@ -449,7 +449,7 @@ public final class RdmaNode implements AutoCloseable {
             scs, factory.create(List.of(scs)), peerMaxMessageBytes, maxMessageBytes, sendQueue, window, creditThreshold, peerRendezvous,
             rendezvousMode, devices);
         connections.add(c);
-        engine.add(c);
+        c.scheduledAs(engine.add(c));
         for (ConnectionListener l : listeners) {
             try {
                 l.connectionOpened(c);

@@ -22,6 +22,18 @@ public interface CompletionQueue extends AutoCloseable {
      */
     int poll(int max, CompletionSink sink);
 
+    /**
+     * Asks the provider to call {@code hint} after each completion it adds to this CQ, on the thread that
+     * adds it (so it must be cheap and must not block: a flag store). Unlike {@code ibv_req_notify_cq} it
+     * stays armed. Replaces an earlier hint.
+     *
+     * @return whether the provider calls it; false (the default) if completions appear only to a poll (a
+     *         hardware CQ without a completion channel), and the consumer must keep polling
+     */
+    default boolean arrivalHint(Runnable hint) {
+        return false;
+    }
+
     /** Closes the CQ; idempotent. */
     @Override
     void close();

@@ -60,6 +60,20 @@ public interface Channel extends Subchannel, AutoCloseable {
     /** Polls completions and sends a CREDIT frame if one is due. @return work done */
     int doWork(long nowNs);
 
+    /**
+     * Asks the channel to call {@code hint} whenever work for it arrives from outside the connection's duty
+     * cycle (a completion added to its completion queue, from any thread), so that a busy progress engine may
+     * skip the idle connection until then ({@code ProgressEngine.Registration#signalDriven}). Called once,
+     * before the connection's first duty cycle.
+     *
+     * @return whether the channel calls {@code hint} for every such arrival; false (the default) if work can
+     *         reach it unsignalled (a ring in memory the peer writes, a datagram timer), and the connection is
+     *         then visited every duty cycle
+     */
+    default boolean signalArrivals(Runnable hint) {
+        return false;
+    }
+
     // ---------------------------------------------------------------- credit-taking frames
 
     /** Posts one DATA frame of {@code length} bytes of {@code message} from {@code srcOffset}; one buffer credit. */

@@ -110,6 +110,16 @@ public abstract class ForwardingChannel implements Channel {
         return delegate.doWork(nowNs);
     }
 
+    /**
+     * False, not forwarded: a decorating kind usually has work of its own that arrives unsignalled (eager's
+     * ring in memory, reliable UD's timers). A kind whose every arrival comes through the delegate's
+     * completions overrides this to forward.
+     */
+    @Override
+    public boolean signalArrivals(Runnable hint) {
+        return false;
+    }
+
     @Override
     public boolean canSend() {
         return delegate.canSend();

@@ -28,16 +28,19 @@ import java.util.concurrent.locks.LockSupport;
  *       time this way.</li>
  * </ul>
  *
- * <p>Each duty cycle reads the clock once and passes {@code nowNs} to every agent, after running
- * the tasks handed in by {@link #execute(Runnable)}. All protocol state of rdmaflux is confined to
- * the progress thread, and Reactor signals are emitted from it.
+ * <p>Each duty cycle runs the tasks handed in by {@link #execute(Runnable)}, reads the clock once and
+ * passes {@code nowNs} to the agents it visits: every agent that is doing work, and one that has been idle
+ * only when it is {@linkplain Registration#signal() signalled}, when the cycle's rotation reaches it, or when
+ * nothing else had work (every such cycle in INVOKER mode, at most once per ms on a thread). Only agents that
+ * opted in ({@link Registration#signalDriven()}) are ever skipped; work handed to one without a signal is
+ * delayed by about one busy cycle per agent (the rotation) or 1 ms (the idle sweep) ({@link AgentSchedule}).
+ * All protocol state of rdmaflux is confined to the progress thread, and Reactor signals are emitted from it.
  *
  * <p><b>Concurrency:</b> {@link #add}, {@link #remove}, {@link #execute} and {@link #close} are
  * thread-safe; {@link #invoke()} must be called by one thread at a time. <b>Errors:</b> an agent
  * that throws is reported to the error handler and keeps its place.
  */
 public final class ProgressEngine implements AutoCloseable {
-    private static final ProgressAgent[] NONE = new ProgressAgent[0];
     /**
      * How long, in ms, {@link #close()} waits for a progress thread to end after its runner stopped (the
      * thread only has to return from {@code run()} by then), and how often a SHARED engine's close that
@@ -51,7 +54,7 @@ public final class ProgressEngine implements AutoCloseable {
     private final NanoClock clock;
     private final ErrorHandler errorHandler;
     private final ManyToOneConcurrentLinkedQueue<Runnable> tasks = new ManyToOneConcurrentLinkedQueue<>();
-    private volatile ProgressAgent[] agents = NONE;
+    private final AgentSchedule schedule;
     private volatile @Nullable Thread progressThread;
     private final @Nullable AgentRunner runner;
     /** The DEDICATED thread, joined by {@link #close()}. */
@@ -86,6 +89,9 @@ public final class ProgressEngine implements AutoCloseable {
         this.mode = Objects.requireNonNull(mode, "mode");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.errorHandler = Objects.requireNonNull(errorHandler, "errorHandler");
+        // INVOKER: every idle cycle visits every agent, as deterministic tests drive it
+        this.schedule = new AgentSchedule(AgentSchedule.DEFAULT_COLD_AFTER, AgentSchedule.DEFAULT_ROTATION_SLICE,
+            mode == ThreadingMode.INVOKER ? 0 : AgentSchedule.DEFAULT_IDLE_SWEEP_NS);
         if (mode == ThreadingMode.DEDICATED) {
             IdleStrategy idle;
             if (idleStrategy instanceof ProgressIdleStrategy p) {
@@ -135,25 +141,28 @@ public final class ProgressEngine implements AutoCloseable {
         return clock;
     }
 
-    /** Adds an agent; it runs from the next duty cycle on. */
-    public synchronized void add(ProgressAgent agent) {
-        ProgressAgent[] a = Arrays.copyOf(agents, agents.length + 1);
-        a[a.length - 1] = agent;
-        agents = a;
+    /**
+     * Adds an agent; it runs from the next duty cycle on, hot (see {@link Registration}).
+     *
+     * @return its registration, through which it is signalled when work for it arrives
+     */
+    public synchronized Registration add(ProgressAgent agent) {
+        return schedule.add(Objects.requireNonNull(agent, "agent"));
     }
 
     /** Removes an agent; it may still run in a duty cycle already started. */
     public synchronized void remove(ProgressAgent agent) {
-        ProgressAgent[] a = agents;
-        for (int i = 0; i < a.length; i++) {
-            if (a[i] == agent) {
-                ProgressAgent[] b = new ProgressAgent[a.length - 1];
-                System.arraycopy(a, 0, b, 0, i);
-                System.arraycopy(a, i + 1, b, i, a.length - i - 1);
-                agents = b;
-                return;
-            }
-        }
+        schedule.remove(agent);
+    }
+
+    /**
+     * Diagnostics: whether {@code agent} is cold now (signal driven and idle: busy duty cycles skip it until
+     * it is signalled or the rotation reaches it). Progress thread, or a thread that drives INVOKER mode.
+     *
+     * @throws IllegalArgumentException if the agent is not added to this engine
+     */
+    public boolean isCold(ProgressAgent agent) {
+        return schedule.isCold(agent);
     }
 
     /** Runs {@code task} on the progress thread at the start of the next duty cycle. */
@@ -189,7 +198,7 @@ public final class ProgressEngine implements AutoCloseable {
 
     /** Number of agents. */
     public int agentCount() {
-        return agents.length;
+        return schedule.size();
     }
 
     /**
@@ -225,15 +234,7 @@ public final class ProgressEngine implements AutoCloseable {
             }
             work++;
         }
-        long nowNs = clock.nanoTime();
-        for (ProgressAgent a : agents) {
-            try {
-                work += a.doWork(nowNs);
-            } catch (Throwable t) {
-                errorHandler.onError(t);
-            }
-        }
-        return work;
+        return work + schedule.run(clock.nanoTime(), errorHandler);
     }
 
     void enterThread() {
@@ -404,7 +405,29 @@ public final class ProgressEngine implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "ProgressEngine{" + name + ", " + mode + ", agents=" + agents.length + "}";
+        return "ProgressEngine{" + name + ", " + mode + ", agents=" + schedule.size() + "}";
+    }
+
+    /**
+     * An agent's place in this engine's duty cycle. An agent is visited every duty cycle unless it opted in
+     * with {@link #signalDriven()}; then, once it did no work in 16 visits in a row, it is <em>cold</em>: a
+     * busy duty cycle visits it only when signalled or when the rotation (one cold agent per cycle, in add order)
+     * reaches it; an idle cycle visits it anyway. Thread-safe.
+     */
+    public interface Registration {
+        /**
+         * Work for the agent arrived from outside its own visits (a completion added to its CQ, a request
+         * handed in from another thread): the next duty cycle visits it. Cheap (a volatile read and, when not
+         * yet signalled, a release store); call it after publishing the work and before {@link #wake()}.
+         */
+        void signal();
+
+        /**
+         * Opts in to being skipped while cold: every work the agent can be handed from outside its own visits
+         * comes with a {@link #signal()} (or it accepts the rotation's delay for what does not, such as a
+         * timer). Until this is called the agent is visited every duty cycle.
+         */
+        void signalDriven();
     }
 
     /** Adapts the engine to an Agrona agent. */

@@ -43,6 +43,8 @@ final class SoftCompletionQueue implements CompletionQueue {
     private final WorkCompletion wc = new WorkCompletion();
     volatile boolean overrun;
     private volatile boolean closed;
+    /** Called after each {@link #add}; null when none was asked for. */
+    private volatile @Nullable Runnable arrivalHint;
 
     SoftCompletionQueue(SoftDevice device, int capacity) {
         this.device = device;
@@ -98,6 +100,16 @@ final class SoftCompletionQueue implements CompletionQueue {
         words[i] = w;
         qps[i] = (qpNumber & 0xFFFF_FFFFL) | (long) sourceQpn << 32;
         tail.lazySet(++producerTail);
+        Runnable hint = arrivalHint;
+        if (hint != null) {
+            hint.run();
+        }
+    }
+
+    @Override
+    public boolean arrivalHint(Runnable hint) {
+        arrivalHint = java.util.Objects.requireNonNull(hint, "hint");
+        return true;
     }
 
     @Override

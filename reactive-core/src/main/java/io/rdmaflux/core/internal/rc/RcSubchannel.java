@@ -77,6 +77,8 @@ public final class RcSubchannel implements Channel, CompletionSink {
     private boolean attached;
     /** The device's CQ shared by the node's QPs (null: {@link #cq} is this channel's own). */
     private final @Nullable SharedCompletionQueue sharedCq;
+    /** Shared-CQ mode: signals the connection's engine registration on each dispatched completion. */
+    private @Nullable Runnable arrivalHint;
     private final QueuePair qp;
     /** This channel's receive buffers: its own pool, or (null) its share of the rail's SRQ ({@link #srqShare}). */
     private final @Nullable SlotPool receivePool;
@@ -983,8 +985,26 @@ public final class RcSubchannel implements Channel, CompletionSink {
         return srqShare == null ? 0 : srqShare.budgetHeld();
     }
 
+    /**
+     * Signal-driven scheduling: the CQ's completions call {@code hint} (its own CQ's provider hint, or the
+     * shared CQ's dispatch below); true when they all do.
+     */
+    @Override
+    public boolean signalArrivals(Runnable hint) {
+        if (sharedCq != null) {
+            arrivalHint = hint;
+            return true;
+        }
+        return cq.arrivalHint(hint);
+    }
+
     /** From the shared CQ's dispatcher (progress thread): held until the connection's first duty cycle. */
     private void onSharedCompletion(WorkCompletion wc) {
+        Runnable hint = arrivalHint;
+        if (hint != null) {
+            // the connection's stages after the completion (delivery, credits) run in its own visit
+            hint.run();
+        }
         if (attached) {
             onCompletion(wc);
         } else {
