@@ -78,6 +78,7 @@ final class SoftCompletionQueue implements CompletionQueue {
         }
         if (!closed) {
             overrun = true;
+            device.cqOverran = true;
         }
         return false;
     }

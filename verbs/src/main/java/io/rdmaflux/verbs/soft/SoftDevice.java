@@ -58,6 +58,10 @@ public final class SoftDevice implements Device, ProgressAgent {
     private final Object setupLock = new Object();
     private final SoftKeyTable keys;
     private volatile SoftQueuePair[] qpList = new SoftQueuePair[0];
+    /** Engine: some CQ of this device overran since the last pass ({@link SoftCompletionQueue#overrun}). */
+    boolean cqOverran;
+    /** The QPs an engine pass visits (doorbells rung, work outstanding). */
+    private final ActiveQueuePairs activeQps = new ActiveQueuePairs(() -> qpList);
     private volatile int udQueuePairs;
     private volatile @Nullable SoftQueuePair[] qpTable = new SoftQueuePair[16];
     private volatile SoftCompletionQueue[] cqList = new SoftCompletionQueue[0];
@@ -456,6 +460,10 @@ public final class SoftDevice implements Device, ProgressAgent {
         }
     }
 
+    ActiveQueuePairs activeQueuePairs() {
+        return activeQps;
+    }
+
     void queueAck(SoftResponder qp) {
         if (qp.ackQueued) {
             return;
@@ -477,10 +485,11 @@ public final class SoftDevice implements Device, ProgressAgent {
         applyTornPieces();
         int work = routesToRelease.isEmpty() ? 0 : releaseRoutes();
         work += delayed.isEmpty() ? 0 : drainDelayed(nowNs);
-        SoftQueuePair[] list = qpList;
+        SoftQueuePair[] list = activeQps.take();
+        int n = activeQps.count();
         int rung = 0;
-        for (SoftQueuePair qp : list) {
-            rung += qp.transmitPosted(nowNs);
+        for (int i = 0; i < n; i++) {
+            rung += list[i].transmitPosted(nowNs);
         }
         if (rung > 0) {
             attachment.flush();
@@ -488,15 +497,30 @@ public final class SoftDevice implements Device, ProgressAgent {
         }
         work += attachment.poll(nowNs, POLL_LIMIT);
         work += flushAcks(nowNs);
-        for (SoftQueuePair qp : list) {
-            work += qp.doSendWork(nowNs);
+        // the poll may have activated more (a route broken, a NAK): visit those too
+        list = activeQps.take();
+        n = activeQps.count();
+        for (int i = 0; i < n; i++) {
+            work += list[i].doSendWork(nowNs);
         }
         work += flushAcks(nowNs);
         attachment.flush();
+        activeQps.retire();
+        if (cqOverran) {
+            // engine thread only sets it (SoftCompletionQueue.hasRoom): no walk of every CQ per pass
+            cqOverran = false;
+            work += failOverrunQueuePairs();
+        }
+        return work;
+    }
+
+    /** Engine: moves every QP of each CQ that overran to ERROR. */
+    private int failOverrunQueuePairs() {
+        int work = 0;
         for (SoftCompletionQueue cq : cqList) {
             if (cq.overrun) {
                 cq.overrun = false;
-                for (SoftQueuePair qp : list) {
+                for (SoftQueuePair qp : qpList) {
                     if (qp.usesCq(cq)) {
                         qp.cqOverrun();
                     }
@@ -529,8 +553,11 @@ public final class SoftDevice implements Device, ProgressAgent {
             }
             waitNs = Math.min(waitNs, dueInNs);
         }
-        for (SoftQueuePair qp : qpList) {
-            // a retransmission or RNR timer due sooner ends the wait in time for its pass
+        SoftQueuePair[] active = activeQps.take();
+        for (int i = 0, n = activeQps.count(); i < n; i++) {
+            SoftQueuePair qp = active[i];
+            // a retransmission or RNR timer due sooner ends the wait in time for its pass (only an active QP
+            // has one running)
             long dueInNs = qp.timerDueInNs(nowNs);
             if (dueInNs <= 0) {
                 return false;

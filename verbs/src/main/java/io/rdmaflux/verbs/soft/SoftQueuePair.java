@@ -93,6 +93,15 @@ final class SoftQueuePair implements QueuePair {
     private static final WcStatus[] WC_STATUSES = WcStatus.values();
     /** The frame type each work request opcode travels as, by opcode ordinal. */
     private static final FrameType[] FRAME_TYPES = frameTypes();
+    private static final java.lang.invoke.VarHandle DOORBELL;
+
+    static {
+        try {
+            DOORBELL = java.lang.invoke.MethodHandles.lookup().findVarHandle(SoftQueuePair.class, "doorbell", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private static final byte NO_ERROR = -1;
     private static final long MAX_MESSAGE_BYTES = SoftDevice.CAPABILITIES.maxMessageBytes();
 
@@ -111,6 +120,10 @@ final class SoftQueuePair implements QueuePair {
     private final int startPsn;
     private volatile QpState state = QpState.RESET;
     private volatile boolean closed;
+    /** Rung and not yet taken by the engine ({@link ActiveQueuePairs}). */
+    private volatile boolean doorbell;
+    /** Engine: in the device's active list ({@link ActiveQueuePairs}). */
+    boolean active;
 
     // connection (RC), set at RTR before the QP can send or receive
     private @Nullable Route route;
@@ -234,12 +247,14 @@ final class SoftQueuePair implements QueuePair {
         checkOpen("readyToSend()");
         requireState(QpState.RTR, "readyToSend()");
         state = QpState.RTS;
+        ring();
     }
 
     @Override
     public synchronized void toError() {
         checkOpen("toError()");
         state = QpState.ERROR;
+        ring();
     }
 
     private void requireState(QpState expected, String call) {
@@ -367,6 +382,7 @@ final class SoftQueuePair implements QueuePair {
                 copyInline(slot);
             }
             sq.tail.lazySet(t + 1);
+            ring();
             return true;
         } finally {
             if (!singlePoster) {
@@ -433,7 +449,12 @@ final class SoftQueuePair implements QueuePair {
         if (state == QpState.RESET) {
             throw new VerbsException("QP " + qpn + " is in RESET; receives may be posted from INIT on (call init())");
         }
-        return ring.post(wr);
+        boolean posted = ring.post(wr);
+        if (state == QpState.ERROR) {
+            // flushed by the engine's next pass
+            ring();
+        }
+        return posted;
     }
 
     boolean isClosed() {
@@ -457,6 +478,41 @@ final class SoftQueuePair implements QueuePair {
     /** Engine: the responder hit an error the requester is told about by NAK; this QP goes to ERROR too. */
     void responderFailed() {
         state = QpState.ERROR;
+        ring();
+    }
+
+    /**
+     * Rings this QP's doorbell (any thread): the device's next engine pass visits it. Costs a volatile read
+     * when already rung and not yet taken.
+     */
+    void ring() {
+        if (!doorbell && DOORBELL.compareAndSet(this, false, true)) {
+            device.activeQueuePairs().rang(this);
+        }
+    }
+
+    /** Engine: the doorbell was taken; a ring from now on queues this QP again. */
+    void doorbellTaken() {
+        if (doorbell) {
+            DOORBELL.setVolatile(this, false);
+        }
+    }
+
+    /** Whether the QP is closed (and off its device's lists). */
+    boolean removedFromDevice() {
+        return closed;
+    }
+
+    /**
+     * Engine: nothing for an engine pass to do on the send side until a doorbell rings: every posted work
+     * request completed, no timer running, no broken route to apply, and in ERROR nothing left to flush.
+     */
+    boolean quiescent() {
+        if (routeBrokenReason != null || rnrWaiting || head != sq.tail.get()) {
+            return false;
+        }
+        ReceiveRing ring = rq;
+        return state != QpState.ERROR || ring == null || ring.peek() < 0;
     }
 
     @Override
@@ -1129,6 +1185,7 @@ final class SoftQueuePair implements QueuePair {
         if (routeBrokenReason == null) {
             routeBrokenReason = reason;
         }
+        ring();
     }
 
     private void failOnBrokenRoute() {
@@ -1150,6 +1207,7 @@ final class SoftQueuePair implements QueuePair {
     /** Engine: moves the QP to ERROR because one of its CQs overran. */
     void cqOverrun() {
         state = QpState.ERROR;
+        ring();
     }
 
     boolean usesCq(SoftCompletionQueue cq) {
