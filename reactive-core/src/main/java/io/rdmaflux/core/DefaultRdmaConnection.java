@@ -96,6 +96,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     // inputs from other threads
     private final AtomicInteger closeRequest = new AtomicInteger(CLOSE_NONE);
     private volatile boolean disposed;
+    /** Progress thread: {@link #closeRequest} was graceful at the start of this duty cycle ({@link #drainInputs}). */
+    private boolean gracefulCloseSeen;
     private final Sinks.Empty<Void> onClose = Sinks.empty();
 
     // progress thread
@@ -388,6 +390,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
 
     private int drainInputs() {
         int work = buffers.drainReleased();
+        // read before the new sends are taken: a close this cycle acts on is then one every send handed in
+        // before it (send, then close() on one thread) was taken ahead of, never one that slipped in between
+        gracefulCloseSeen = closeRequest.get() == CLOSE_GRACEFUL;
         work += ops.drainNew(state.closeSent());
         work += delivery.drainInputs();
         if (closeRequest.get() == CLOSE_ABORT && !terminated) {
@@ -421,8 +426,12 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         disposed = true;
     }
 
+    /**
+     * Whether a graceful close was asked for by the start of this duty cycle (progress thread): the close
+     * handshake starts from it, so that the sends handed in before the close were taken this cycle.
+     */
     boolean gracefulCloseRequested() {
-        return closeRequest.get() == CLOSE_GRACEFUL;
+        return gracefulCloseSeen;
     }
 
     boolean abortRequested() {
