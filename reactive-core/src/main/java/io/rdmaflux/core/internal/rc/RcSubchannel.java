@@ -78,7 +78,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
     /** The device's CQ shared by the node's QPs (null: {@link #cq} is this channel's own). */
     private final @Nullable SharedCompletionQueue sharedCq;
     /** Shared-CQ mode: signals the connection's engine registration on each dispatched completion. */
-    private @Nullable Runnable arrivalHint;
+    private volatile @Nullable Runnable arrivalHint;
     private final QueuePair qp;
     /** This channel's receive buffers: its own pool, or (null) its share of the rail's SRQ ({@link #srqShare}). */
     private final @Nullable SlotPool receivePool;
