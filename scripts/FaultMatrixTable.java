@@ -24,6 +24,7 @@ public class FaultMatrixTable {
         {"duplication", "the net loopback test pair (RealTimePair.net) sets no fault model on its rails"},
         {"reordering", "the net loopback test pair (RealTimePair.net) sets no fault model on its rails"},
         {"mixed", "the net loopback test pair (RealTimePair.net) sets no fault model on its rails"},
+        {"corruption 1 %", "the net loopback test pair (RealTimePair.net) sets no fault model on its rails (the soft NIC corrupts there too; verbs NetIcrcTest checks RC over TCP)"},
         {"one of 2 rails down mid-stream (failover)", "the net loopback test pair (RealTimePair.net) takes no port down"},
         {"one of 2 rails down, back up mid-stream", "the net loopback test pair (RealTimePair.net) takes no port down"},
         {"all rails down mid-stream", "the net loopback test pair (RealTimePair.net) takes no port down"},

@@ -45,6 +45,9 @@ public abstract class FaultMatrix {
     private static final boolean FULL = Boolean.getBoolean("faultmatrix.full");
     /** Messages per direction of a cell. */
     protected static final int MESSAGES = FULL ? 2_000 : 200;
+    /** The fraction of frames (RC) or datagrams (UD) the corruption cell corrupts, each way on every rail. */
+    protected static final double CORRUPT_RATE = 0.01;
+    private static final String CORRUPTION = "corruption 1 %";
     private static final String SLOW_CONSUMER = "slow consumer stalls (holds " + ConnectionTck.RECEIVE_BUFFERS + ", asks no more)";
 
     /** The channel kind's column name, e.g. "RC send/recv". */
@@ -70,6 +73,23 @@ public abstract class FaultMatrix {
     /** What the wire faults did, for the cell's note: the RC fault model's counters unless overridden. */
     protected String wireFaultNote(ConnectionTckFixture fx) {
         return fx.railFaultCounters().toString();
+    }
+
+    /**
+     * What the corruption cell's faults did: {@code injected} frames the fault model corrupted,
+     * {@code caught} of them the receiver dropped, and {@code what} (the table's words for both).
+     */
+    public record Corruption(long injected, long caught, String what) {
+        @Override
+        public String toString() {
+            return caught + " of " + injected + " " + what;
+        }
+    }
+
+    /** The corruption cell's counts: the RC fault model's corrupted frames and the receiving NICs' ICRC drops unless overridden. */
+    protected Corruption corruption(ConnectionTckFixture fx) {
+        RailFaultCounters c = fx.railFaultCounters();
+        return new Corruption(c.framesCorrupted(), c.icrcDrops(), "corrupted RC frames dropped by the receiving NIC's ICRC check (icrcDrops)");
     }
 
     /** Runs one cell: a failure is written as a FAILS row, then rethrown (or skipped if it is a known failure). */
@@ -126,6 +146,35 @@ public abstract class FaultMatrix {
                 assertTrue(profile.retriesMayRunOut(), "only a profile whose retries may run out fails: " + s);
             }
             record(faultName(profile), seen, r, s, start, profile.faults() + "; " + wireFaultNote(fx));
+        }
+    }
+
+    @Test
+    void corruption() {
+        Assumptions.assumeTrue(supportsRailFaults(), "this pair injects no wire faults");
+        cell(CORRUPTION, this::corruptionCell);
+    }
+
+    /**
+     * {@value #CORRUPT_RATE} of the frames corrupted each way on every rail: the send completes, every message
+     * arrives once, in order and byte for byte (a corrupted one never), and every corruption injected was
+     * caught by the receiver, counted, and repaired by retransmission.
+     */
+    private void corruptionCell() {
+        RailFaults faults = RailFaults.corruption(CORRUPT_RATE, 501);
+        try (ConnectionTckFixture fx = openPair(options(2).railFaults(faults))) {
+            long start = System.nanoTime();
+            TckReceiver r = TckReceiver.builder(fx, ConnectionTck::faultSize).demand(Demand.LIMIT_RATE).subscribe(fx.server());
+            TckSend s = TckSend.start(fx, fx.client(), 0, MESSAGES, ConnectionTck::faultSize);
+            fx.await("the send ends under " + faults + "; " + r + ", " + s, () -> s.terminated() && (r.received() == MESSAGES || r.terminated()));
+            fx.settle();
+            assertTrue(s.completed(), "the send completes, the corrupted frames retransmitted: " + s);
+            Corruption first = corruption(fx);
+            assertTrue(first.injected() > 0, "frames were corrupted: " + first);
+            fx.await("every corrupted frame is caught: " + first, () -> corruption(fx).caught() >= corruption(fx).injected());
+            Corruption c = corruption(fx);
+            assertEquals(c.injected(), c.caught(), "every corruption injected is caught once: " + c);
+            record(CORRUPTION, "send completes; " + c, r, s, start, faults + "; " + wireFaultNote(fx));
         }
     }
 

@@ -14,9 +14,13 @@ package io.rdmaflux.core.tck;
  * @param nakRetransmits     go-back-N retransmissions started by a NAK - PSN sequence error (or a READ response gap)
  * @param duplicateRequests  requests a responder saw again and acknowledged again, never placed twice
  * @param sequenceNaksSent   NAKs - PSN sequence error responders sent after a gap
+ * @param framesCorrupted    RC frames the fault model corrupted
+ * @param icrcDrops          frames the receiving NICs dropped because their ICRC check failed (a hardware NIC's
+ *                           {@code port_rcv_errors}); equal to {@code framesCorrupted} once the wire is quiet
  */
 public record RailFaultCounters(long framesLost, long framesDuplicated, long framesReordered, long timeoutRetransmits,
-                                long nakRetransmits, long duplicateRequests, long sequenceNaksSent) {
+                                long nakRetransmits, long duplicateRequests, long sequenceNaksSent, long framesCorrupted,
+                                long icrcDrops) {
     /** Go-back-N retransmissions of either cause. */
     public long retransmits() {
         return timeoutRetransmits + nakRetransmits;
@@ -26,6 +30,7 @@ public record RailFaultCounters(long framesLost, long framesDuplicated, long fra
     public RailFaultCounters plus(RailFaultCounters o) {
         return new RailFaultCounters(framesLost + o.framesLost, framesDuplicated + o.framesDuplicated,
             framesReordered + o.framesReordered, timeoutRetransmits + o.timeoutRetransmits, nakRetransmits + o.nakRetransmits,
-            duplicateRequests + o.duplicateRequests, sequenceNaksSent + o.sequenceNaksSent);
+            duplicateRequests + o.duplicateRequests, sequenceNaksSent + o.sequenceNaksSent, framesCorrupted + o.framesCorrupted,
+            icrcDrops + o.icrcDrops);
     }
 }

@@ -52,18 +52,19 @@ public final class SoftRails {
         if (f != null) {
             long seed = f.seed() * 1_000 + rail * 2L + side;
             b.rcLossRate(f.lossRate()).rcDuplicateRate(f.duplicateRate()).rcReorderRate(f.reorderRate())
-                .rcReorderDelayNs(f.reorderDelayNs()).rcFaultSeed(seed);
+                .rcReorderDelayNs(f.reorderDelayNs()).rcCorruptRate(f.corruptRate()).rcFaultSeed(seed);
             b.loss(f.lossRate() > 0 ? LossGenerator.random(f.lossRate(), seed) : LossGenerator.none())
-                .duplicateRate(f.duplicateRate()).reorderRate(f.reorderRate()).reorderDelayNs(f.reorderDelayNs()).faultSeed(seed);
+                .duplicateRate(f.duplicateRate()).reorderRate(f.reorderRate()).reorderDelayNs(f.reorderDelayNs())
+                .corruptRate(f.corruptRate()).faultSeed(seed);
         }
         return b.build();
     }
 
     /**
-     * What the UD fault model did, summed over every port of both sides: datagrams lost, sent twice and
-     * held back so later ones overtook them.
+     * What the UD fault model did, summed over every port of both sides: datagrams lost, sent twice,
+     * held back so later ones overtook them, and delivered with a byte flipped.
      */
-    public record UdFaultCounters(long datagramsLost, long datagramsDuplicated, long datagramsReordered) {
+    public record UdFaultCounters(long datagramsLost, long datagramsDuplicated, long datagramsReordered, long datagramsCorrupted) {
     }
 
     /** The UD fault counters of every port of {@code providers}, summed. */
@@ -71,6 +72,7 @@ public final class SoftRails {
         long lost = 0;
         long duplicated = 0;
         long reordered = 0;
+        long corrupted = 0;
         for (SoftProvider p : providers) {
             for (int d = 0; d < p.devices().size(); d++) {
                 for (Port port : p.softDevice(d).ports()) {
@@ -78,10 +80,11 @@ public final class SoftRails {
                     lost += sp.framesLost();
                     duplicated += sp.framesDuplicated();
                     reordered += sp.framesReordered();
+                    corrupted += sp.framesCorrupted();
                 }
             }
         }
-        return new UdFaultCounters(lost, duplicated, reordered);
+        return new UdFaultCounters(lost, duplicated, reordered, corrupted);
     }
 
     /** The RC fault and recovery counters of every port and device of {@code providers}, summed. */
@@ -93,6 +96,8 @@ public final class SoftRails {
         long naks = 0;
         long duplicateRequests = 0;
         long sequenceNaks = 0;
+        long corrupted = 0;
+        long icrcDrops = 0;
         for (SoftProvider p : providers) {
             for (int d = 0; d < p.devices().size(); d++) {
                 SoftDevice dev = p.softDevice(d);
@@ -100,14 +105,16 @@ public final class SoftRails {
                 naks += dev.rcNakRetransmits();
                 duplicateRequests += dev.rcDuplicateRequests();
                 sequenceNaks += dev.rcSequenceNaksSent();
+                icrcDrops += dev.icrcDrops();
                 for (Port port : dev.ports()) {
                     SoftPort sp = (SoftPort) port;
                     lost += sp.rcFramesLost();
                     duplicated += sp.rcFramesDuplicated();
                     reordered += sp.rcFramesReordered();
+                    corrupted += sp.rcFramesCorrupted();
                 }
             }
         }
-        return new RailFaultCounters(lost, duplicated, reordered, timeouts, naks, duplicateRequests, sequenceNaks);
+        return new RailFaultCounters(lost, duplicated, reordered, timeouts, naks, duplicateRequests, sequenceNaks, corrupted, icrcDrops);
     }
 }

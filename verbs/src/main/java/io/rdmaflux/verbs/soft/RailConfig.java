@@ -30,6 +30,9 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code rcDuplicateRate}: RC frames delivered twice.</li>
  *   <li>{@code rcReorderRate}: RC frames held back {@code rcReorderDelayNs} on the wire, so the frames
  *       sent after them within that time overtake them.</li>
+ *   <li>{@code rcCorruptRate}: RC frames corrupted on the wire (a byte flipped in a copy, never in
+ *       registered memory); the receiving NIC's ICRC check fails and drops them, as an RC NIC does,
+ *       and the requester's retransmission recovers them ({@link RcFaults}).</li>
  * </ul>
  * They apply to every RC frame the port sends: requests (SEND, RDMA WRITE, READ request) and
  * responses (ACK, NAK, READ response). The draws come from {@code rcFaultSeed} (and the loss
@@ -62,6 +65,7 @@ public final class RailConfig {
     private final double rcDuplicateRate;
     private final double rcReorderRate;
     private final long rcReorderDelayNs;
+    private final double rcCorruptRate;
     private final long rcFaultSeed;
     private final boolean tornWrites;
 
@@ -100,6 +104,7 @@ public final class RailConfig {
             throw new IllegalArgumentException("rcReorderDelayNs > 0 required but it was " + b.rcReorderDelayNs);
         }
         this.rcReorderDelayNs = b.rcReorderDelayNs;
+        this.rcCorruptRate = probability("rcCorruptRate", b.rcCorruptRate);
         this.rcFaultSeed = b.rcFaultSeed;
         this.tornWrites = b.tornWrites;
         if (b.rcLoss != null && rcLossRate > 0) {
@@ -157,6 +162,7 @@ public final class RailConfig {
         b.rcDuplicateRate = rcDuplicateRate;
         b.rcReorderRate = rcReorderRate;
         b.rcReorderDelayNs = rcReorderDelayNs;
+        b.rcCorruptRate = rcCorruptRate;
         b.rcFaultSeed = rcFaultSeed;
         b.tornWrites = tornWrites;
         return b;
@@ -237,7 +243,15 @@ public final class RailConfig {
         return rcReorderDelayNs;
     }
 
-    /** Seed of the RC duplication and reorder draws (and of the loss draws set by {@code rcLossRate}). */
+    /**
+     * Probability that an RC frame is corrupted on the wire, so the receiving NIC's ICRC check drops it
+     * ({@link SoftDevice#icrcDrops()}).
+     */
+    public double rcCorruptRate() {
+        return rcCorruptRate;
+    }
+
+    /** Seed of the RC duplication, reorder and corruption draws (and of the loss draws set by {@code rcLossRate}). */
     public long rcFaultSeed() {
         return rcFaultSeed;
     }
@@ -255,9 +269,9 @@ public final class RailConfig {
         return tornWrites;
     }
 
-    /** Whether any RC fault is on (loss, duplication or reordering). */
+    /** Whether any RC fault is on (loss, duplication, reordering or corruption). */
     public boolean hasRcFaults() {
-        return !(rcLoss instanceof Loss.None) || rcDuplicateRate > 0 || rcReorderRate > 0;
+        return !(rcLoss instanceof Loss.None) || rcDuplicateRate > 0 || rcReorderRate > 0 || rcCorruptRate > 0;
     }
 
     /** Whether the rail neither delays nor shapes (the cheap path). */
@@ -272,7 +286,7 @@ public final class RailConfig {
             + (duplicateRate > 0 ? ", dup=" + duplicateRate : "") + (reorderRate > 0 ? ", reorder=" + reorderRate : "")
             + (corruptRate > 0 ? ", corrupt=" + corruptRate : "")
             + (hasRcFaults() ? ", rc{loss=" + rcLoss + ", dup=" + rcDuplicateRate + ", reorder=" + rcReorderRate
-                + " by " + rcReorderDelayNs + " ns, seed=" + rcFaultSeed + "}" : "") + (tornWrites ? ", tornWrites" : "") + "}";
+                + " by " + rcReorderDelayNs + " ns, corrupt=" + rcCorruptRate + ", seed=" + rcFaultSeed + "}" : "") + (tornWrites ? ", tornWrites" : "") + "}";
     }
 
     /**
@@ -295,6 +309,7 @@ public final class RailConfig {
         private double rcDuplicateRate;
         private double rcReorderRate;
         private long rcReorderDelayNs = 10_000;
+        private double rcCorruptRate;
         private long rcFaultSeed;
         private boolean tornWrites;
 
@@ -394,6 +409,16 @@ public final class RailConfig {
         /** How long a reordered RC frame is held back, ns (&gt; 0; default 10 µs). */
         public Builder rcReorderDelayNs(long v) {
             this.rcReorderDelayNs = v;
+            return this;
+        }
+
+        /**
+         * RC corruption: probability in [0, 1] that an RC frame (request or response) this port sends
+         * is corrupted on the wire: the receiving NIC's ICRC check fails and it drops the frame, counted
+         * in {@link SoftDevice#icrcDrops()}; the requester retransmits. Checked by {@link #build()}.
+         */
+        public Builder rcCorruptRate(double p) {
+            this.rcCorruptRate = p;
             return this;
         }
 

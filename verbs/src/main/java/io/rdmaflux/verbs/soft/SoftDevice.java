@@ -52,6 +52,7 @@ public final class SoftDevice implements Device, ProgressAgent {
     long rcAtomicReplays;
     long rcSequenceNaks;
     long rcForeignFrames;
+    private long icrcDrops;
     long remoteAccessRefused;
     private long arrivalSeq;
 
@@ -197,6 +198,11 @@ public final class SoftDevice implements Device, ProgressAgent {
      */
     public long rcForeignFramesDropped() {
         return rcForeignFrames;
+    }
+
+    /** Frames whose ICRC check failed ({@link RailConfig#rcCorruptRate()}), dropped unexecuted; may lag. */
+    public long icrcDrops() {
+        return icrcDrops;
     }
 
     /**
@@ -357,6 +363,7 @@ public final class SoftDevice implements Device, ProgressAgent {
         SoftFrame f = framePool.claim();
         f.payloadCount = 0;
         f.hasImmediate = false;
+        f.hasIcrc = false;
         f.sourceHost = null;
         return f;
     }
@@ -417,8 +424,11 @@ public final class SoftDevice implements Device, ProgressAgent {
     }
 
     private void dispatch(SoftFrame f, long nowNs) {
-        SoftQueuePair qp = lookupQp(f.destinationQpn);
-        if (qp == null || qp.isClosed()) {
+        boolean icrcFails = f.hasIcrc && !Icrc.matches(f);
+        SoftQueuePair qp = icrcFails ? null : lookupQp(f.destinationQpn);
+        if (icrcFails) {
+            icrcDrops++; // as an RC NIC does: the requester's retransmission recovers it
+        } else if (qp == null || qp.isClosed()) {
             if (f.type == FrameType.UD_SEND) {
                 udDropped++;
             } else {

@@ -60,6 +60,14 @@ public final class SoftFrame {
     public long sentAtNs;
     /** Sender's clock at which the frame reaches the receiver (shaping + latency), ns. */
     public long deliverAtNs;
+    /**
+     * Whether the frame carries an {@link #icrc}, which the receiving NIC then checks, dropping the frame
+     * on a mismatch ({@link SoftDevice#icrcDrops()}). Only frames the RC fault model corrupted carry one
+     * (see {@link RcFaults}); every other frame is taken as intact. Reset by {@link SoftDevice#claimFrame()}.
+     */
+    public boolean hasIcrc;
+    /** The invariant CRC the sending NIC computed ({@link Icrc}), meaningful when {@link #hasIcrc}. */
+    public int icrc;
     /** Arrival sequence, used by the receiving NIC to keep order among frames due at the same time. */
     long arrivalSeq;
 
@@ -161,6 +169,8 @@ public final class SoftFrame {
         status = other.status;
         sentAtNs = other.sentAtNs;
         deliverAtNs = other.deliverAtNs;
+        hasIcrc = other.hasIcrc;
+        icrc = other.icrc;
         payloadCount = 0;
     }
 

@@ -54,6 +54,8 @@ public final class SoftPort implements Port {
     long rcLost;
     long rcDuplicated;
     long rcReordered;
+    long rcCorrupted;
+    private boolean lastDatagramCorrupted;
 
     SoftPort(SoftDevice device, int number, RailConfig rail) {
         this.device = device;
@@ -142,7 +144,7 @@ public final class SoftPort implements Port {
         return framesReordered;
     }
 
-    /** UD datagrams with a flipped byte. */
+    /** UD datagrams with a flipped byte (a duplicate of one counts again: both arrive corrupted). */
     public long framesCorrupted() {
         return framesCorrupted;
     }
@@ -163,6 +165,14 @@ public final class SoftPort implements Port {
     /** RC frames this port held back so later ones overtook them ({@link RailConfig#rcReorderRate()}); may lag. */
     public long rcFramesReordered() {
         return rcReordered;
+    }
+
+    /**
+     * RC frames this port corrupted ({@link RailConfig#rcCorruptRate()}), each of which the receiving NIC's
+     * ICRC check drops ({@link SoftDevice#icrcDrops()}); may lag as {@link #rcFramesLost()}.
+     */
+    public long rcFramesCorrupted() {
+        return rcCorrupted;
     }
 
     // ---- engine side ----
@@ -246,10 +256,14 @@ public final class SoftPort implements Port {
         return false;
     }
 
+    /** Drawn after {@link #udCorruptOffset} for the same datagram: a duplicate of a corrupted one is corrupted too, and counted. */
     boolean udDuplicate() {
         double p = engineRail.duplicateRate();
         if (p > 0 && faults.nextDouble() < p) {
             framesDuplicated++;
+            if (lastDatagramCorrupted) {
+                framesCorrupted++;
+            }
             return true;
         }
         return false;
@@ -267,7 +281,8 @@ public final class SoftPort implements Port {
     /** -1 for no corruption, else the byte offset in [0, length) to flip. */
     int udCorruptOffset(int length) {
         double p = engineRail.corruptRate();
-        if (p > 0 && length > 0 && faults.nextDouble() < p) {
+        lastDatagramCorrupted = p > 0 && length > 0 && faults.nextDouble() < p;
+        if (lastDatagramCorrupted) {
             framesCorrupted++;
             return faults.nextInt(length);
         }

@@ -201,6 +201,8 @@ class SoftGoBackNTest {
         assertEquals("rcDuplicateRate must be a probability in [0, 1] but it was " + p, dup.getMessage());
         IllegalArgumentException reorder = assertThrows(IllegalArgumentException.class, () -> RailConfig.builder().rcReorderRate(p).build());
         assertEquals("rcReorderRate must be a probability in [0, 1] but it was " + p, reorder.getMessage());
+        IllegalArgumentException corrupt = assertThrows(IllegalArgumentException.class, () -> RailConfig.builder().rcCorruptRate(p).build());
+        assertEquals("rcCorruptRate must be a probability in [0, 1] but it was " + p, corrupt.getMessage());
     }
 
     @Test
@@ -217,7 +219,10 @@ class SoftGoBackNTest {
         assertFalse(RailConfig.UNSHAPED.hasRcFaults());
         RailConfig r = RailConfig.builder().rcLossRate(0.05).rcDuplicateRate(0.01).rcFaultSeed(9).build();
         assertTrue(r.hasRcFaults());
-        RailConfig copy = r.toBuilder().rcReorderRate(0.02).build();
+        assertTrue(RailConfig.builder().rcCorruptRate(0.01).build().hasRcFaults(), "corruption alone is an RC fault");
+        RailConfig copy = r.toBuilder().rcReorderRate(0.02).rcCorruptRate(0.03).build();
+        assertEquals(0.03, copy.rcCorruptRate());
+        assertEquals(0.03, copy.toBuilder().build().rcCorruptRate());
         assertEquals(0.05, copy.rcLossRate());
         assertEquals(0.01, copy.rcDuplicateRate());
         assertEquals(0.02, copy.rcReorderRate());

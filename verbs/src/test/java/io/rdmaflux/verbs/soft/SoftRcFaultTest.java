@@ -57,7 +57,7 @@ class SoftRcFaultTest {
 
     /** What one stream run observed. */
     record Result(long lost, long duplicated, long reordered, long timeoutRetransmits, long nakRetransmits,
-                  long duplicateRequests, long sequenceNaks) {
+                  long duplicateRequests, long sequenceNaks, long corrupted, long icrcDrops) {
         long retransmits() {
             return timeoutRetransmits + nakRetransmits;
         }
@@ -125,6 +125,21 @@ class SoftRcFaultTest {
         assertTrue(r.lost() > 0 && r.duplicated() > 0 && r.reordered() > 0, r::toString);
         assertTrue(r.retransmits() > 0, r::toString);
         assertTrue(r.duplicateRequests() > 0, r::toString);
+    }
+
+    /**
+     * Corrupted requests and responses (a byte of the payload, or a bit of the PSN of a frame without one,
+     * flipped in a copy) fail the receiving NIC's ICRC check, are dropped and counted, and retransmission
+     * recovers them: every message byte-exact, once, and every corruption caught.
+     */
+    @ParameterizedTest
+    @EnumSource(Op.class)
+    void corruptedFramesAreDroppedByTheIcrcCheckAndRetransmitted(Op op) {
+        Result r = stream(op, faulty().rcCorruptRate(0.01).rcFaultSeed(18).build());
+        assertTrue(r.corrupted() > 0, r::toString);
+        assertEquals(r.corrupted(), r.icrcDrops(), "every corrupted frame is dropped by the ICRC check: " + r);
+        assertEquals(0, r.lost(), r::toString);
+        assertTrue(r.retransmits() > 0, r::toString);
     }
 
     @ParameterizedTest
@@ -250,7 +265,8 @@ class SoftRcFaultTest {
             SoftDevice db = nodes.b().softDevice(0);
             return new Result(a.rcFramesLost() + b.rcFramesLost(), a.rcFramesDuplicated() + b.rcFramesDuplicated(),
                 a.rcFramesReordered() + b.rcFramesReordered(), da.rcRetransmits(), da.rcNakRetransmits(),
-                db.rcDuplicateRequests(), db.rcSequenceNaksSent());
+                db.rcDuplicateRequests(), db.rcSequenceNaksSent(), a.rcFramesCorrupted() + b.rcFramesCorrupted(),
+                da.icrcDrops() + db.icrcDrops());
         }
     }
 

@@ -15,7 +15,7 @@ import java.nio.ByteOrder;
  * <pre>
  *  0               4       5       6       7       8
  *  +---------------+-------+-------+-------+-------+
- *  | magic "RDFX"  |version| type  | flags |status |   flags bit 0: immediate present
+ *  | magic "RDFX"  |version| type  | flags |status |   flags bit 0: immediate present, bit 1: ICRC present
  *  +---------------+-------+-------+-------+-------+
  *  8  frame length (header + payload bytes)     u32
  * 12  source QPN                                u32
@@ -23,7 +23,7 @@ import java.nio.ByteOrder;
  * 20  PSN (24 bits)                             u32
  * 24  immediate                                 u32
  * 28  rkey                                      u32
- * 32  Q_Key                                     u32
+ * 32  Q_Key (UD); the ICRC when flags bit 1 is set (RC) u32
  * 36  length (payload bytes; READ request: bytes asked for) u32
  * 40  remote address                            u64
  * 48  sender clock at transmit, ns              u64
@@ -31,7 +31,11 @@ import java.nio.ByteOrder;
  * 64  payload ...
  * </pre>
  *
- * The receiver rebases the delivery time on its own clock ({@code arrival + delay}), as
+ * The ICRC ({@code SoftFrame.hasIcrc}) is carried only by the RC frames the soft NIC's fault model
+ * corrupted, so the receiving NIC drops them as on the in-JVM fabric; an RC frame has no Q_Key, so it
+ * rides in that field.
+ *
+ * <p>The receiver rebases the delivery time on its own clock ({@code arrival + delay}), as
  * {@link io.rdmaflux.verbs.soft.FrameTransport} asks of a transport between hosts.
  *
  * <p>{@link #validate} rejects, with a {@link Verdict}, a header a well-behaved sender never
@@ -77,6 +81,7 @@ public final class NetFrameCodec {
     static final int ROUTE_RELEASE_TYPE = 0xF0;
 
     private static final int FLAG_IMMEDIATE = 1;
+    private static final int FLAG_ICRC = 2;
     private static final FrameType[] TYPES = FrameType.values();
     private static final WcStatus[] STATUSES = WcStatus.values();
 
@@ -98,7 +103,7 @@ public final class NetFrameCodec {
         b.putInt(at + MAGIC_OFFSET, MAGIC);
         b.put(at + VERSION_OFFSET, (byte) VERSION);
         b.put(at + TYPE_OFFSET, (byte) f.type.ordinal());
-        b.put(at + FLAGS_OFFSET, (byte) (f.hasImmediate ? FLAG_IMMEDIATE : 0));
+        b.put(at + FLAGS_OFFSET, (byte) ((f.hasImmediate ? FLAG_IMMEDIATE : 0) | (f.hasIcrc ? FLAG_ICRC : 0)));
         b.put(at + STATUS_OFFSET, (byte) f.status.ordinal());
         b.putInt(at + FRAME_LENGTH_OFFSET, HEADER_BYTES + payloadBytes(f));
         b.putInt(at + SOURCE_QPN_OFFSET, f.sourceQpn);
@@ -106,7 +111,7 @@ public final class NetFrameCodec {
         b.putInt(at + PSN_OFFSET, f.psn);
         b.putInt(at + IMMEDIATE_OFFSET, f.immediate);
         b.putInt(at + RKEY_OFFSET, f.rkey);
-        b.putInt(at + QKEY_OFFSET, f.qkey);
+        b.putInt(at + QKEY_OFFSET, f.hasIcrc ? f.icrc : f.qkey);
         b.putInt(at + LENGTH_OFFSET, f.length);
         b.putLong(at + REMOTE_ADDRESS_OFFSET, f.remoteAddress);
         b.putLong(at + SENT_AT_OFFSET, f.sentAtNs);
@@ -178,7 +183,9 @@ public final class NetFrameCodec {
      */
     public static long decodeHeader(ByteBuffer b, int at, SoftFrame f) {
         f.type = TYPES[b.get(at + TYPE_OFFSET)];
-        f.hasImmediate = (b.get(at + FLAGS_OFFSET) & FLAG_IMMEDIATE) != 0;
+        int flags = b.get(at + FLAGS_OFFSET);
+        f.hasImmediate = (flags & FLAG_IMMEDIATE) != 0;
+        f.hasIcrc = (flags & FLAG_ICRC) != 0;
         f.status = STATUSES[b.get(at + STATUS_OFFSET)];
         f.sourceQpn = b.getInt(at + SOURCE_QPN_OFFSET);
         f.destinationQpn = b.getInt(at + DESTINATION_QPN_OFFSET);
@@ -186,6 +193,7 @@ public final class NetFrameCodec {
         f.immediate = b.getInt(at + IMMEDIATE_OFFSET);
         f.rkey = b.getInt(at + RKEY_OFFSET);
         f.qkey = b.getInt(at + QKEY_OFFSET);
+        f.icrc = f.qkey;
         f.length = b.getInt(at + LENGTH_OFFSET);
         f.remoteAddress = b.getLong(at + REMOTE_ADDRESS_OFFSET);
         f.sentAtNs = b.getLong(at + SENT_AT_OFFSET);
