@@ -135,6 +135,24 @@ public final class EagerChannel extends ForwardingChannel {
 
     // ---------------------------------------------------------------- duty cycle
 
+    /** The RC channel's completions are every arrival, except what the ring brings: see {@link #waitsOnlyForSignals}. */
+    @Override
+    public boolean signalArrivals(Runnable hint) {
+        return rc.signalArrivals(hint);
+    }
+
+    /**
+     * Only while this side's ring is not polled (not in the node's polling set: the peer sends over RC) and no
+     * flush timer, REVOKE_ACK or deferred frame is pending: a ring in the polling set is written by the peer's
+     * RDMA WRITEs, which complete nothing here, so its connection is visited every duty cycle (the polling set
+     * bounds how many, as MVAPICH's does).
+     */
+    @Override
+    public boolean waitsOnlyForSignals() {
+        return rc.waitsOnlyForSignals() && polling.state() == RingPolling.State.IDLE && !revokeAckDue && deferred == null
+            && !sender.flushPending();
+    }
+
     @Override
     public int doWork(long nowNs) {
         if (closed) {

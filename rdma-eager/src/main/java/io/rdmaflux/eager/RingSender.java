@@ -170,6 +170,11 @@ final class RingSender implements AutoCloseable {
      * Whether unsignalled WRITEs carry unreported tokens and none was posted for {@link #FLUSH_AFTER_NS}:
      * then {@link #postFlush} retires them.
      */
+    /** Unsignalled WRITEs wait to be retired by a flush once traffic stops ({@link #flushDue}): a timer runs. */
+    boolean flushPending() {
+        return unsignaledTail && unreported > 0 && !flushInFlight;
+    }
+
     boolean flushDue(long nowNs) {
         return unsignaledTail && unreported > 0 && !flushInFlight && nowNs - lastWriteNs >= FLUSH_AFTER_NS;
     }

@@ -173,6 +173,17 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
      * completions that reach it, the connection is signal driven, and a busy engine skips it while it is idle
      * (its timers, such as the credit probe, then run late by at most the engine's rotation).
      */
+    /** Signal-driven scheduling: only when no channel has work that arrives unsignalled now (a polled eager ring). */
+    @Override
+    public boolean mayWaitForSignal() {
+        for (Channel ch : channels) {
+            if (!ch.waitsOnlyForSignals()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     void scheduledAs(ProgressEngine.Registration r) {
         boolean signalled = channels.length > 0;
         for (Channel ch : channels) {

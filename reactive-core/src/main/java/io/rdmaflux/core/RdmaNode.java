@@ -240,6 +240,21 @@ public final class RdmaNode implements AutoCloseable {
         return engine;
     }
 
+    /**
+     * Diagnostics: whether this node's progress engine skips {@code connection} in busy duty cycles now: it
+     * is idle, and every work that can reach it comes with a signal (README "Many peers"). Call it on the
+     * progress thread, or between {@link #invoke()} calls in INVOKER mode; elsewhere the answer is racy.
+     *
+     * @throws IllegalArgumentException if {@code connection} is not one of this node's open connections
+     */
+    public boolean skipsWhileIdle(RdmaConnection connection) {
+        if (!(connection instanceof DefaultRdmaConnection c) || !connections.contains(c)) {
+            throw new IllegalArgumentException(connection + " is not an open connection of node " + name
+                + "; ask the node that opened or accepted it");
+        }
+        return engine.isCold(c);
+    }
+
     public ThreadingMode threadingMode() {
         return engine.mode();
     }

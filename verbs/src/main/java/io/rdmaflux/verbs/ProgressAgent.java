@@ -20,6 +20,16 @@ public interface ProgressAgent {
      */
     int doWork(long nowNs);
 
+    /**
+     * Whether the agent, idle now, may be left until it is signalled (an engine that schedules by signals
+     * asks this of an agent that opted in, when it has been idle long enough to be skipped): false while it
+     * has work that can arrive without a signal, such as a ring in memory it must poll. Called by the thread
+     * that calls {@link #doWork}. Default true.
+     */
+    default boolean mayWaitForSignal() {
+        return true;
+    }
+
     /** A short name, used for the thread that runs this agent. */
     String roleName();
 }

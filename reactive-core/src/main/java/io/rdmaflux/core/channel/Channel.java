@@ -74,6 +74,16 @@ public interface Channel extends Subchannel, AutoCloseable {
         return false;
     }
 
+    /**
+     * For a channel whose {@link #signalArrivals} returned true: whether, idle now, all its work still comes
+     * with a signal. False while it has work that arrives unsignalled for a time (a ring it polls, a timer it
+     * must run soon): the connection is then visited every duty cycle until this is true again. Progress
+     * thread. Default true.
+     */
+    default boolean waitsOnlyForSignals() {
+        return true;
+    }
+
     // ---------------------------------------------------------------- credit-taking frames
 
     /** Posts one DATA frame of {@code length} bytes of {@code message} from {@code srcOffset}; one buffer credit. */

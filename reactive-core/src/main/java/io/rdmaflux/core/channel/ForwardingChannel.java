@@ -121,6 +121,11 @@ public abstract class ForwardingChannel implements Channel {
     }
 
     @Override
+    public boolean waitsOnlyForSignals() {
+        return delegate.waitsOnlyForSignals();
+    }
+
+    @Override
     public boolean canSend() {
         return delegate.canSend();
     }

@@ -14,7 +14,8 @@ import java.util.Arrays;
  *
  * <p>An agent is visited every cycle unless it opted in with
  * {@link ProgressEngine.Registration#signalDriven()}. A signal-driven agent is <em>hot</em> while it does
- * work and turns <em>cold</em> after {@link #coldAfter} visits in a row that did none; a cold one is visited
+ * work and turns <em>cold</em> after {@link #coldAfter} visits in a row that did none, unless it says it may
+ * not wait for a signal now ({@link ProgressAgent#mayWaitForSignal()}: it stays hot); a cold one is visited
  * only when
  * <ul>
  *   <li>it was {@linkplain ProgressEngine.Registration#signal() signalled} (it is hot again from that cycle),</li>
@@ -130,6 +131,12 @@ final class AgentSchedule {
                     i++;
                     continue;
                 }
+                if (!s.removed && !mayWait(s, errorHandler)) {
+                    // it has work that comes unsignalled now (e.g. a ring to poll): hot for another coldAfter visits
+                    s.idleVisits = 0;
+                    i++;
+                    continue;
+                }
             }
             // cold or removed: the last (not yet visited this cycle) takes its place and is visited next
             s.hot = false;
@@ -207,6 +214,15 @@ final class AgentSchedule {
             hot = Arrays.copyOf(hot, hotCount * 2);
         }
         hot[hotCount++] = s;
+    }
+
+    private static boolean mayWait(Slot s, ErrorHandler errorHandler) {
+        try {
+            return s.agent.mayWaitForSignal();
+        } catch (Throwable t) {
+            errorHandler.onError(t);
+            return false;
+        }
     }
 
     private int visit(Slot s, long nowNs, ErrorHandler errorHandler) {
