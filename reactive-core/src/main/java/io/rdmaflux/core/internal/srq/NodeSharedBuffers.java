@@ -113,15 +113,6 @@ public final class NodeSharedBuffers implements AutoCloseable {
         return rails[rail];
     }
 
-    /** The rail's buffers of {@code kind} ({@link #rail(int, Port, ProtectionDomain, SharedPoolChannelProvider)}) if created, else null. */
-    public synchronized @Nullable RailSharedBuffers existing(int rail, ChannelKind kind) {
-        if (kind == ChannelKind.RC_SEND_RECV) {
-            return rails[rail];
-        }
-        RailSharedBuffers[] ofKind = otherKinds.get(kind);
-        return ofKind == null ? null : ofKind[rail];
-    }
-
     /** Registered bytes of the shared pools created so far (receive and send, every rail and kind). */
     public synchronized long registeredBytes() {
         long b = 0;
