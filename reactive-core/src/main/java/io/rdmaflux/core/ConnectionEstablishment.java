@@ -276,6 +276,11 @@ final class ConnectionEstablishment {
                 sharedBuffers == null ? null : sharedBuffers.rail(nodeRail, rails.port(nodeRail), rails.pdOfRail(nodeRail)),
                 sharedCqs == null ? null : sharedCqs[rails.deviceOf(nodeRail)]);
         }
+        if (sharedBuffers != null && provider instanceof io.rdmaflux.core.internal.srq.SharedPoolChannelProvider sp) {
+            // a kind whose channels take their buffers from the node's shared pools too (reliable UD): a receive
+            // pool of its own per rail, the rail's shared send region
+            return sp.open(setup, sharedBuffers.rail(nodeRail, rails.port(nodeRail), rails.pdOfRail(nodeRail), sp));
+        }
         return provider.open(setup);
     }
 }

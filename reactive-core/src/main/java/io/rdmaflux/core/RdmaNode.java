@@ -377,7 +377,8 @@ public final class RdmaNode implements AutoCloseable {
     }
 
     /**
-     * Whether this node's RC connections draw their receive buffers from one shared receive queue per rail
+     * Whether this node's RC connections (and those of a kind that takes its buffers from the node's pools, as
+     * reliable UD does) draw their receive buffers from one shared receive queue per rail
      * and their send buffers from one shared region per rail ({@link Builder#sharedReceiveQueue(int)} on a
      * device with SRQs), rather than from pools of their own.
      */

@@ -29,8 +29,9 @@ import java.util.ArrayDeque;
  * ({@link WorkRequestMessage}: a 24-byte header, then the bytes gathered from its scatter/gather list), fragmented into VFRAGs, acknowledged,
  * retransmitted, checked by CRC32C and delivered in order (seed 003 &sect;4.2):
  * <ul>
- * <li>SEND / SEND_WITH_IMM: consumes the oldest posted receive, like RC; when none is posted the message waits
- *     in DR and its credit holds the peer back (no receiver-not-ready retries needed).</li>
+ * <li>SEND / SEND_WITH_IMM: consumes the oldest posted receive, like RC &mdash; of this queue pair, or of the
+ *     {@link DatagramSharedReceiveQueue} it was created with (the node's shared pool); when none is posted the
+ *     message waits in DR and its credit holds the peer back (no receiver-not-ready retries needed).</li>
  * <li>RDMA_WRITE / RDMA_WRITE_WITH_IMM: the receiving side places the bytes itself, only inside a window a CTS of
  *     its node granted ({@link WriteGrants}); anything else fails the queue pair with REM_ACCESS_ERR.</li>
  * <li>RDMA_READ and the atomics: refused ({@link io.rdmaflux.core.channel.ChannelCapabilities#rdmaRead()} is false for the kind).</li>
@@ -50,16 +51,6 @@ final class ReliableDatagramQp implements QueuePair {
     private record PendingSend(long wrId, WrOpcode opcode, boolean signaled, int length) {
     }
 
-    private record PostedReceive(long wrId, long[] addresses, int[] lengths) {
-        long total() {
-            long t = 0;
-            for (int l : lengths) {
-                t += l;
-            }
-            return t;
-        }
-    }
-
     private final UdPort rail;
     private final WriteGrants grants;
     private final QpInitAttributes attributes;
@@ -68,6 +59,8 @@ final class ReliableDatagramQp implements QueuePair {
     private final int qpNumber;
     private final ArrayDeque<PendingSend> sends = new ArrayDeque<>();
     private final ArrayDeque<PostedReceive> receives = new ArrayDeque<>();
+    /** The node's shared receive queue of the rail's reliable UD channels this queue pair consumes instead of its own receives, or null. */
+    private final @Nullable DatagramSharedReceiveQueue srq;
     private final WorkRequestMessage codec = new WorkRequestMessage();
     private QpState state = QpState.RESET;
     private @Nullable DrEndpoint endpoint;
@@ -86,6 +79,11 @@ final class ReliableDatagramQp implements QueuePair {
         this.grants = grants;
         this.attributes = attributes;
         this.cq = cq;
+        if (attributes.srq() != null && !(attributes.srq() instanceof DatagramSharedReceiveQueue)) {
+            throw new VerbsException("a reliable UD queue pair consumes only a shared receive queue made for reliable UD channels "
+                + "(UdChannelProvider.createSharedReceiveQueue), not " + attributes.srq());
+        }
+        this.srq = (DatagramSharedReceiveQueue) attributes.srq();
         // DR gives up on the peer no sooner than the RC transport the node asked for would ((retryCount + 1) x
         // retryTimeoutNs without an ACK): a loaded host's stalled progress thread must not look like a dead peer sooner
         // on UD than on RC
@@ -209,16 +207,13 @@ final class ReliableDatagramQp implements QueuePair {
             cq.add(new WorkCompletion().set(wr.wrId(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, qpNumber, 0, "QP in ERROR"));
             return true;
         }
+        if (srq != null) {
+            throw new VerbsException("QP " + qpNumber + " consumes a shared receive queue; post receives to it, not to the queue pair");
+        }
         if (receives.size() >= attributes.maxReceiveWr()) {
             return false;
         }
-        long[] a = new long[wr.numSge()];
-        int[] l = new int[wr.numSge()];
-        for (int i = 0; i < a.length; i++) {
-            a[i] = wr.sge(i).address();
-            l[i] = wr.sge(i).length();
-        }
-        receives.add(new PostedReceive(wr.wrId(), a, l));
+        receives.add(PostedReceive.of(wr));
         return true;
     }
 
@@ -313,22 +308,24 @@ final class ReliableDatagramQp implements QueuePair {
                 return true;
             }
         }
-        PostedReceive r = receives.poll();
+        // with a shared receive queue a buffer is taken only for a message that is here, by the queue pair placing
+        // it: a closed or failed queue pair holds none of the node's buffers
+        PostedReceive r = srq != null ? srq.take() : receives.poll();
         if (r == null) {
             return false;
         }
         if (op == WorkRequestMessage.OP_WRITE_IMM) {
-            cq.add(new WorkCompletion().set(r.wrId, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 0, true, imm, qpNumber, 0, ""));
+            cq.add(new WorkCompletion().set(r.wrId(), WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 0, true, imm, qpNumber, 0, ""));
             return true;
         }
         if (length > r.total()) {
-            cq.add(new WorkCompletion().set(r.wrId, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0, qpNumber, 0,
+            cq.add(new WorkCompletion().set(r.wrId(), WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0, qpNumber, 0,
                 "message of " + length + " bytes exceeds the posted receive of " + r.total()));
             fail(WcStatus.WR_FLUSH_ERR, "a receive was too short");
             return true;
         }
-        c.scatter(m, r.addresses, r.lengths);
-        cq.add(new WorkCompletion().set(r.wrId, WcStatus.SUCCESS, WcOpcode.RECV, length, op == WorkRequestMessage.OP_SEND_IMM, op == WorkRequestMessage.OP_SEND_IMM ? imm : 0,
+        c.scatter(m, r.addresses(), r.lengths());
+        cq.add(new WorkCompletion().set(r.wrId(), WcStatus.SUCCESS, WcOpcode.RECV, length, op == WorkRequestMessage.OP_SEND_IMM, op == WorkRequestMessage.OP_SEND_IMM ? imm : 0,
             qpNumber, 0, ""));
         return true;
     }
@@ -346,7 +343,7 @@ final class ReliableDatagramQp implements QueuePair {
             first = false;
         }
         for (PostedReceive r; (r = receives.poll()) != null; ) {
-            cq.add(new WorkCompletion().set(r.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, qpNumber, 0, "flushed"));
+            cq.add(new WorkCompletion().set(r.wrId(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, qpNumber, 0, "flushed"));
         }
         stalled = null;
     }

@@ -7,6 +7,7 @@ import io.rdmaflux.core.channel.ForwardingChannel;
 import io.rdmaflux.core.frame.ControlFrameEncoder;
 import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.internal.rc.RcSubchannel;
+import io.rdmaflux.core.internal.srq.RailSharedBuffers;
 import io.rdmaflux.ud.dr.DrStats;
 import org.jspecify.annotations.Nullable;
 
@@ -25,17 +26,27 @@ import java.util.function.Consumer;
  * wrapped channel's ({@link ForwardingChannel}), but for one-sided work and atomics, which a reliable datagram
  * rail does not carry (DR grants WRITE windows per CTS only), and unsignalled WRITEs (every WRITE is signalled).
  *
+ * <p>On a node with a shared receive queue the RC channel runs in its SRQ mode and registers nothing: receive
+ * buffers come from the node's reliable UD pool of the rail ({@link DatagramSharedReceiveQueue}, credits lent by
+ * its budget's equal-share rule), send buffers from the rail's shared send region.
+ *
  * <p><b>Concurrency:</b> progress thread only, as every {@link Channel}.
  */
 public final class UdChannel extends ForwardingChannel {
+    private final RcSubchannel rc;
     private final ReliableDatagramQp qp;
     private final UdPort rail;
     private final WriteGrants grants;
     private final UdEventsRelay relay = new UdEventsRelay(this);
     private final Consumer<UdChannel> onClose;
+    /** The node's shared buffers of the rail this channel draws from, or null (pools of its own). */
+    private final @Nullable RailSharedBuffers shared;
 
-    UdChannel(RcSubchannel inner, ReliableDatagramQp qp, UdPort rail, WriteGrants grants, Consumer<UdChannel> onClose) {
+    UdChannel(RcSubchannel inner, ReliableDatagramQp qp, UdPort rail, WriteGrants grants, @Nullable RailSharedBuffers shared,
+              Consumer<UdChannel> onClose) {
         super(inner);
+        this.shared = shared;
+        this.rc = inner;
         this.onClose = onClose;
         this.qp = qp;
         this.rail = rail;
@@ -122,6 +133,19 @@ public final class UdChannel extends ForwardingChannel {
     /** The credit this channel's peer holds from the rail's shared receive pool, VFRAGs (-1 before connect). */
     public int receiveGrantVfrags() {
         return qp.receiveBudget();
+    }
+
+    /**
+     * Buffers of the node's shared reliable UD pool this channel holds (credits its peer holds plus messages not
+     * released); 0 when it has pools of its own (a node without {@code sharedReceiveQueue(..)}).
+     */
+    public int sharedBuffersHeld() {
+        return rc.sharedBuffersHeld();
+    }
+
+    /** The node's shared reliable UD buffers of the rail this channel draws from, or null (for tests). */
+    @Nullable RailSharedBuffers sharedBuffers() {
+        return shared;
     }
 
     /** Datagrams on this channel's rail whose tag named no queue pair of the node, dropped. */

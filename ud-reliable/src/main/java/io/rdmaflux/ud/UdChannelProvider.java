@@ -2,9 +2,12 @@ package io.rdmaflux.ud;
 
 import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.ChannelKind;
-import io.rdmaflux.core.channel.ChannelProvider;
 import io.rdmaflux.core.channel.ChannelSetup;
 import io.rdmaflux.core.internal.rc.RcSubchannel;
+import io.rdmaflux.core.internal.srq.RailSharedBuffers;
+import io.rdmaflux.core.internal.srq.SharedPoolChannelProvider;
+import io.rdmaflux.verbs.SharedReceiveQueue;
+import org.jspecify.annotations.Nullable;
 import io.rdmaflux.verbs.ProtectionDomain;
 import io.rdmaflux.verbs.VerbsException;
 
@@ -19,6 +22,9 @@ import java.util.WeakHashMap;
  * Opens {@link UdChannel}s ({@link ChannelKind#RELIABLE_UD}, seed 003 &sect;4). Per node (protection domain) and
  * port it keeps one {@link UdPort} &mdash; one UD receive queue pair with a static pool shared by all peers, K send
  * queue pairs, address handles per peer &mdash; made by the first channel on that rail and destroyed with the last.
+ * On a node with a shared receive queue ({@code RdmaNode.Builder.sharedReceiveQueue(..)}) a channel registers no
+ * buffers of its own: its RC channel takes receive buffers from the node's reliable UD pool of the rail and send
+ * buffers from the rail's shared send region ({@link #open(ChannelSetup, RailSharedBuffers)}).
  * Registered for {@link java.util.ServiceLoader}: a node with this module on its class path offers the kind, and a
  * connection asks for it with {@code ConnectionSpec.channelKind(ChannelKind.RELIABLE_UD)} (per connection or per rail).
  *
@@ -30,7 +36,7 @@ import java.util.WeakHashMap;
  * <p><b>Errors:</b> a provider without UD queue pairs (DiSNI, UCX) fails {@link #open} with a {@link VerbsException}
  * from the device, naming it. <b>Concurrency:</b> thread-safe.
  */
-public final class UdChannelProvider implements ChannelProvider {
+public final class UdChannelProvider implements SharedPoolChannelProvider {
     private record RailKey(ProtectionDomain pd, int port) {
     }
 
@@ -57,6 +63,31 @@ public final class UdChannelProvider implements ChannelProvider {
     /** @throws VerbsException if the device refuses a resource (nothing is left allocated) */
     @Override
     public Channel open(ChannelSetup s) {
+        return openOver(s, null);
+    }
+
+    /**
+     * The node's shared pool of its reliable UD channels on one rail ({@code RdmaNode.Builder.sharedReceiveQueue(..)}):
+     * its receives are taken by the channels' datagram queue pairs ({@link DatagramSharedReceiveQueue}), not by the device.
+     */
+    @Override
+    public SharedReceiveQueue createSharedReceiveQueue(ProtectionDomain pd, int maxWorkRequests) {
+        return new DatagramSharedReceiveQueue(maxWorkRequests);
+    }
+
+    /**
+     * A channel that registers no buffers of its own: its RC channel runs in SRQ mode, its receives from the node's
+     * reliable UD pool of the rail (credits lent by the pool's {@code SrqCreditBudget}, equal shares among the active
+     * connections), its send buffers from the rail's shared send region.
+     *
+     * @throws VerbsException if the device refuses a resource (nothing is left allocated)
+     */
+    @Override
+    public Channel open(ChannelSetup s, RailSharedBuffers shared) {
+        return openOver(s, Objects.requireNonNull(shared, "shared"));
+    }
+
+    private Channel openOver(ChannelSetup s, @Nullable RailSharedBuffers shared) {
         UdPort rail;
         WriteGrants grants;
         synchronized (RAILS) {
@@ -71,7 +102,7 @@ public final class UdChannelProvider implements ChannelProvider {
         RcSubchannel rc;
         try {
             rc = new RcSubchannel(s.rail(), pd, s.port(), s.bufferBytes(), s.receiveBuffers(), s.controlBuffers(), s.sendBuffers(),
-                s.creditThreshold(), s.timeouts(), s.maxWrites());
+                s.creditThreshold(), s.timeouts(), s.maxWrites(), shared);
         } catch (RuntimeException e) {
             ReliableDatagramQp made = pd.created();
             if (made != null) {
@@ -85,7 +116,7 @@ public final class UdChannelProvider implements ChannelProvider {
             throw e;
         }
         ReliableDatagramQp qp = Objects.requireNonNull(pd.created(), "the RC channel made no queue pair");
-        UdChannel ch = new UdChannel(rc, qp, rail, grants, open::remove);
+        UdChannel ch = new UdChannel(rc, qp, rail, grants, shared, open::remove);
         open.add(ch);
         return ch;
     }

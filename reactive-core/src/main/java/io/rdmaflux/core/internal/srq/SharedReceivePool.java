@@ -52,6 +52,16 @@ public final class SharedReceivePool implements AutoCloseable {
      * @throws IllegalArgumentException naming the value if {@code creditWindow < 1}
      */
     public SharedReceivePool(String name, ProtectionDomain pd, int bufferBytes, int buffers, int controlReserve, int creditWindow) {
+        this(name, pd, bufferBytes, buffers, controlReserve, creditWindow, pd::createSharedReceiveQueue);
+    }
+
+    /**
+     * As above, with the shared receive queue made by {@code srqFactory} (given the number of buffers) instead of
+     * {@code pd}: a channel kind whose queue pairs are not the device's consumes a queue of its own making
+     * ({@link SharedPoolChannelProvider}).
+     */
+    public SharedReceivePool(String name, ProtectionDomain pd, int bufferBytes, int buffers, int controlReserve, int creditWindow,
+                             java.util.function.IntFunction<SharedReceiveQueue> srqFactory) {
         if (creditWindow < 1) {
             throw new IllegalArgumentException("creditWindow >= 1 required but it was " + creditWindow);
         }
@@ -68,7 +78,7 @@ public final class SharedReceivePool implements AutoCloseable {
         SharedSlotRegion r = new SharedSlotRegion(name, pd, bufferBytes, buffers, Access.LOCAL_WRITE);
         SharedReceiveQueue q;
         try {
-            q = pd.createSharedReceiveQueue(buffers);
+            q = srqFactory.apply(buffers);
         } catch (RuntimeException e) {
             r.close();
             throw e;
