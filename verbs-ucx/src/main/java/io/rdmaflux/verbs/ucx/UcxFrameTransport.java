@@ -57,6 +57,12 @@ public final class UcxFrameTransport implements FrameTransport {
     /** Active-message id of soft NIC frames. */
     static final int AM_ID = 0x5246;
 
+    /** Active-message id of an RDMA WRITE's header whose payload already went as {@code ucp_put} ({@link UcxPutPath}). */
+    static final int AM_ID_PLACED = 0x5247;
+
+    /** Active-message id of the rkey exchange ({@link UcxRkeyMessages}). */
+    static final int AM_ID_RKEY = 0x5248;
+
     private static final AtomicInteger DEVICE_COUNTER = new AtomicInteger();
     private final @Nullable String tls;
     private final UcxDirectory directory;
@@ -95,7 +101,8 @@ public final class UcxFrameTransport implements FrameTransport {
      */
     UcpContext newContext() {
         // the wakeup feature lets an idle INVOKER engine block on the worker's event fd (UcxEventWait)
-        UcpParams params = new UcpParams().requestAmFeature().requestWakeupFeature();
+        // RMA: RDMA WRITEs with a known rkey go as ucp_put (UcxPutPath)
+        UcpParams params = new UcpParams().requestAmFeature().requestRmaFeature().requestWakeupFeature();
         if (tls != null) {
             params.setConfig("TLS", tls);
         }

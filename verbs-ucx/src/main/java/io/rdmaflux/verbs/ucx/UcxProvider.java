@@ -197,6 +197,17 @@ public final class UcxProvider implements RdmaProvider {
         return a == null ? new long[2] : new long[] {a.framesSent(), a.framesReceived()};
     }
 
+    /**
+     * The put path of device {@code index} ({@code ucp_put} RDMA WRITEs, see the README):
+     * {@code [WRITEs sent as puts, their bytes, rkey requests sent, rkeys received, regions mapped for peers so far,
+     * regions mapped now, revocations sent]}. Read on the engine thread (INVOKER) or for monitoring (values may lag).
+     */
+    public long[] putCounts(int index) {
+        UcxAttachment a = directory.local(nics.devices().get(index).name());
+        return a == null ? new long[7] : new long[] {a.puts(), a.putBytes(), a.rkeyRequests(), a.rkeysReceived(), a.regionsMapped(),
+            a.regionsMappedNow(), a.revokesSent()};
+    }
+
     /** How an idle INVOKER engine waits ({@link Wait#EVENT} or {@link Wait#PARK}). */
     public Wait idleWait() {
         return wait;
