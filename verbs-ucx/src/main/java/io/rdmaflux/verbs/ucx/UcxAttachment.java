@@ -549,8 +549,8 @@ final class UcxAttachment implements FrameTransport.Attachment {
         long flushesDone;
         boolean flushing;
         boolean putsSinceFlush;
-        boolean anyPut;
-        int lastPutPsn;
+        boolean anyRequest;
+        int highestRequestPsn;
 
         UcxRoute(PortAddress destination, UcxDirectory.Entry target) {
             this.destination = destination;

@@ -36,9 +36,10 @@ import org.openucx.jucx.ucp.UcpRequestParams;
  * <h2>Which WRITEs</h2>
  * A WRITE goes as a put only when all hold: the route holds a REPLY for its rkey ({@link UcxRkeyMessages};
  * the first WRITE with an rkey goes as frames and asks for it), the target range lies inside the
- * advertised region and the region has REMOTE_WRITE, it has a payload of direct buffers, and its PSN is
- * later than the route's last put (a retransmission goes as frames: the responder treats it as a
- * duplicate and places nothing). Anything else goes as frames, so an unknown, refused or revoked rkey
+ * advertised region and the region has REMOTE_WRITE, it has a payload of direct buffers, and it is
+ * the first transmission of its PSN (its PSN is later than every request the route sent before): a
+ * retransmission goes as frames, which the responder places only if it never executed that PSN, so a
+ * late retransmission never overwrites what the responder's application wrote since. Anything else goes as frames, so an unknown, refused or revoked rkey
  * still completes REM_ACCESS_ERR at the responder exactly as before. A responder-side refusal of a
  * put's header (its QP left RTR/RTS, or the region was deregistered while the put flew) still completes
  * REM_ACCESS_ERR, but the bytes were placed: see the README.
@@ -98,7 +99,17 @@ final class UcxPutPath {
      * held frames, or at once.
      */
     void transmit(SoftFrame f, UcxRoute r, UcpEndpoint ep) {
-        if (f.type == FrameType.RDMA_WRITE && f.length > 0 && put(f, r, ep)) {
+        boolean firstTransmission = true;
+        FrameType t = f.type;
+        if (t == FrameType.SEND || t == FrameType.RDMA_WRITE || t == FrameType.RDMA_READ_REQUEST
+            || t == FrameType.ATOMIC_FETCH_ADD || t == FrameType.ATOMIC_CMP_SWAP) {
+            firstTransmission = !r.anyRequest || psnDiff(f.psn, r.highestRequestPsn) > 0;
+            if (firstTransmission) {
+                r.anyRequest = true;
+                r.highestRequestPsn = f.psn;
+            }
+        }
+        if (t == FrameType.RDMA_WRITE && f.length > 0 && firstTransmission && put(f, r, ep)) {
             f.payloadPlaced = true;
             r.held.add(new Held(f, r.flushesStarted + 1, 0));
             return;
@@ -120,8 +131,7 @@ final class UcxPutPath {
         }
         UcpRemoteKey key = remote.key;
         if (key == null || (remote.access & Access.REMOTE_WRITE) == 0 || f.remoteAddress < remote.address
-            || f.remoteAddress - remote.address > remote.length - f.length
-            || (r.anyPut && UcxPutPath.psnDiff(f.psn, r.lastPutPsn) <= 0)) {
+            || f.remoteAddress - remote.address > remote.length - f.length) {
             return false;
         }
         for (int i = 0; i < f.payloadCount; i++) {
@@ -137,8 +147,6 @@ final class UcxPutPath {
                 target += len;
             }
         }
-        r.anyPut = true;
-        r.lastPutPsn = f.psn;
         puts++;
         putBytes += f.length;
         if (!r.putsSinceFlush) {
