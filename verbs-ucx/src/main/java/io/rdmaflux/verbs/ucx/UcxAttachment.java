@@ -125,6 +125,15 @@ final class UcxAttachment implements FrameTransport.Attachment {
         return putPath.rkeyRequests();
     }
 
+    /** Whether WRITEs may go as puts (provider option {@code put}); setup, before traffic. */
+    void putPath(boolean enabled) {
+        putPath.enabled(enabled && transport.rma());
+    }
+
+    boolean putPathEnabled() {
+        return putPath.enabled();
+    }
+
     /** Usable rkeys this NIC received as requester so far. */
     long rkeysReceived() {
         return putPath.rkeysReceived();

@@ -66,6 +66,7 @@ public final class UcxFrameTransport implements FrameTransport {
     private static final AtomicInteger DEVICE_COUNTER = new AtomicInteger();
     private final @Nullable String tls;
     private final UcxDirectory directory;
+    private final boolean rma;
     private volatile boolean closed;
 
     /**
@@ -77,15 +78,18 @@ public final class UcxFrameTransport implements FrameTransport {
      * @throws VerbsException when UCX rejects {@code tls}
      */
     public UcxFrameTransport(@Nullable String tls) {
-        this(tls, UcxDirectory.JVM);
+        this(tls, UcxDirectory.JVM, true);
     }
 
     /**
      * As {@link #UcxFrameTransport(String)}, resolving addresses through {@code directory} (the
-     * JVM-wide one, or a provider's own with {@code cm=tcp}).
+     * JVM-wide one, or a provider's own with {@code cm=tcp}); {@code rma}: contexts with UCX's RMA
+     * feature, which the put path needs ({@link UcxPutPath}); without it UCX is set up exactly as
+     * before the put path (active messages only).
      */
-    UcxFrameTransport(@Nullable String tls, UcxDirectory directory) {
+    UcxFrameTransport(@Nullable String tls, UcxDirectory directory, boolean rma) {
         this.directory = directory;
+        this.rma = rma;
         UcxLibrary.unavailableReason().ifPresent(r -> {
             throw new io.rdmaflux.verbs.ProviderUnavailableException("RDMA provider 'ucx' cannot run here: " + r);
         });
@@ -101,8 +105,11 @@ public final class UcxFrameTransport implements FrameTransport {
      */
     UcpContext newContext() {
         // the wakeup feature lets an idle INVOKER engine block on the worker's event fd (UcxEventWait)
-        // RMA: RDMA WRITEs with a known rkey go as ucp_put (UcxPutPath)
-        UcpParams params = new UcpParams().requestAmFeature().requestRmaFeature().requestWakeupFeature();
+        UcpParams params = new UcpParams().requestAmFeature().requestWakeupFeature();
+        if (rma) {
+            // RDMA WRITEs with a known rkey go as ucp_put (UcxPutPath)
+            params.requestRmaFeature();
+        }
         if (tls != null) {
             params.setConfig("TLS", tls);
         }
@@ -129,6 +136,11 @@ public final class UcxFrameTransport implements FrameTransport {
      */
     static String nextDeviceName(String suffix) {
         return nextDeviceName() + "-" + suffix;
+    }
+
+    /** Whether this transport's contexts have UCX's RMA feature (the put path may run). */
+    boolean rma() {
+        return rma;
     }
 
     /** The transports asked for, or null for UCX's default. */

@@ -58,6 +58,8 @@ final class UcxPutPath {
     /** Rkey messages received in callbacks, handled after progress returns. */
     private final ArrayDeque<Received> received = new ArrayDeque<>();
     private final List<UcpRequest> flushRequests = new ArrayList<>();
+    /** Provider option {@code put}: set at setup (volatile: the setup thread is not the engine). */
+    private volatile boolean enabled = true;
     private long puts;
     private long putBytes;
     private long rkeyRequests;
@@ -72,6 +74,14 @@ final class UcxPutPath {
     void added(UcxRoute r) {
         r.id = byId.size();
         byId.add(r);
+    }
+
+    void enabled(boolean on) {
+        this.enabled = on;
+    }
+
+    boolean enabled() {
+        return enabled;
     }
 
     /** WRITEs sent as puts so far. */
@@ -109,7 +119,7 @@ final class UcxPutPath {
                 r.highestRequestPsn = f.psn;
             }
         }
-        if (t == FrameType.RDMA_WRITE && f.length > 0 && firstTransmission && put(f, r, ep)) {
+        if (t == FrameType.RDMA_WRITE && f.length > 0 && firstTransmission && enabled && put(f, r, ep)) {
             f.payloadPlaced = true;
             r.held.add(new Held(f, r.flushesStarted + 1, 0));
             return;

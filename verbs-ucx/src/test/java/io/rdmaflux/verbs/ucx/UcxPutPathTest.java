@@ -53,6 +53,11 @@ class UcxPutPathTest {
         }
     }
 
+    /** Two INVOKER providers over {@code tls} with the put path on (over {@code tcp} alone it is off by default). */
+    private static UcxFixture fixture(String tls) {
+        return new UcxFixture(tls, UcxProvider.Put.ON);
+    }
+
     /** Two connected RC QPs, A writing into B's region {@code dst}. */
     private static final class Pair {
         final UcxFixture fx;
@@ -144,7 +149,7 @@ class UcxPutPathTest {
     @ParameterizedTest
     @ValueSource(strings = {"sm,self", "tcp"})
     void aWriteGoesAsAPutAndASendPostedAfterItArrivesAfterTheData(String tls) {
-        try (UcxFixture fx = new UcxFixture(tls)) {
+        try (UcxFixture fx = fixture(tls)) {
             Pair p = new Pair(fx);
             p.warmUp();
             for (int round = 2; round < 6; round++) {
@@ -173,7 +178,7 @@ class UcxPutPathTest {
      */
     @org.junit.jupiter.api.Test
     void aWritesHeaderAndTheFramesBehindItWaitForTheFlushOfItsPuts() {
-        try (UcxFixture fx = new UcxFixture("tcp")) {
+        try (UcxFixture fx = fixture("tcp")) {
             Pair p = new Pair(fx);
             p.warmUp();
             p.fill(5);
@@ -193,10 +198,41 @@ class UcxPutPathTest {
         }
     }
 
+    @org.junit.jupiter.api.Test
+    void thePutOptionTurnsThePathOffAndAutoLeavesItOffOverTcpAlone() {
+        assertTrue(UcxProvider.putEnabled(UcxProvider.Put.AUTO, null));
+        assertTrue(UcxProvider.putEnabled(UcxProvider.Put.AUTO, "sm,self"));
+        assertTrue(UcxProvider.putEnabled(UcxProvider.Put.AUTO, "tcp,rc"));
+        assertEquals(false, UcxProvider.putEnabled(UcxProvider.Put.AUTO, "tcp"));
+        assertTrue(UcxProvider.putEnabled(UcxProvider.Put.ON, "tcp"));
+        assertEquals(false, UcxProvider.putEnabled(UcxProvider.Put.OFF, "sm,self"));
+        try (UcxFixture fx = new UcxFixture("sm,self", UcxProvider.Put.OFF)) {
+            assertEquals(false, fx.hostA().putPathEnabled(0));
+            Pair p = new Pair(fx);
+            for (int round = 1; round < 4; round++) {
+                p.fill(round);
+                assertTrue(p.qa.postSend(p.write(round)));
+                assertEquals(WcStatus.SUCCESS, p.next(p.ca).status());
+                p.assertPlaced(round);
+            }
+            assertEquals(0, p.putsA()[0], "put=off: WRITEs as frames");
+            assertEquals(0, p.putsA()[2], "put=off: no rkey asked for");
+        }
+        try (io.rdmaflux.verbs.RdmaProvider tcp = io.rdmaflux.verbs.RdmaProviders.open("ucx", java.util.Map.of("tls", "tcp", "threading", "invoker"));
+             io.rdmaflux.verbs.RdmaProvider on = io.rdmaflux.verbs.RdmaProviders.open("ucx",
+                 java.util.Map.of("tls", "tcp", "threading", "invoker", "put", "on"))) {
+            assertEquals(false, ((UcxProvider) tcp).putPathEnabled(0), "auto over tcp alone: off");
+            assertTrue(((UcxProvider) on).putPathEnabled(0));
+        }
+        io.rdmaflux.verbs.VerbsException bad = org.junit.jupiter.api.Assertions.assertThrows(io.rdmaflux.verbs.VerbsException.class,
+            () -> io.rdmaflux.verbs.RdmaProviders.open("ucx", java.util.Map.of("put", "maybe")));
+        assertTrue(bad.getMessage().contains("put='maybe'") && bad.getMessage().contains("auto"), bad.getMessage());
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"sm,self", "tcp"})
     void writeWithImmediateGoesAsAPutAndCompletesTheReceiveWithTheImmediate(String tls) {
-        try (UcxFixture fx = new UcxFixture(tls)) {
+        try (UcxFixture fx = fixture(tls)) {
             Pair p = new Pair(fx);
             p.warmUp();
             p.fill(7);
@@ -215,7 +251,7 @@ class UcxPutPathTest {
     @ParameterizedTest
     @ValueSource(strings = {"sm,self", "tcp"})
     void aDeregisteredRegionsRkeyIsRevokedAndAWriteWithItFailsRemoteAccessWithoutAPut(String tls) {
-        try (UcxFixture fx = new UcxFixture(tls)) {
+        try (UcxFixture fx = fixture(tls)) {
             Pair p = new Pair(fx);
             p.warmUp();
             p.fill(3);
