@@ -342,7 +342,7 @@ public final class UcxProvider implements RdmaProvider {
         private int portsPerDevice = 1;
         private Cm cm = Cm.JVM;
         private Wait wait = Wait.EVENT;
-        private Put put = Put.AUTO;
+        private Put put = Put.OFF;
         private @Nullable String cmHost;
         private UnaryOperator<SoftProvider.Builder> customizer = UnaryOperator.identity();
 
@@ -414,7 +414,11 @@ public final class UcxProvider implements RdmaProvider {
             return this;
         }
 
-        /** Whether RDMA WRITEs go as {@code ucp_put} where they can (default {@link Put#AUTO}). */
+        /**
+         * Whether RDMA WRITEs go as {@code ucp_put} where they can (default {@link Put#OFF}: deregistering a
+         * region returns before its revocation is acknowledged, so a put already under way may still land in
+         * it; see the module README).
+         */
         public Builder put(Put put) {
             this.put = Objects.requireNonNull(put, "put");
             return this;

@@ -113,13 +113,13 @@ public final class UcxProviderFactory implements RdmaProviderFactory {
             default -> throw new VerbsException("ucx provider option wait='" + wait
                 + "' is not supported; use 'event' (block on the UCP worker's event fd) or 'park'");
         }
-        String put = options.getOrDefault("put", "auto").trim().toLowerCase(Locale.ROOT);
+        String put = options.getOrDefault("put", "off").trim().toLowerCase(Locale.ROOT);
         switch (put) {
             case "auto" -> b.put(UcxProvider.Put.AUTO);
             case "on" -> b.put(UcxProvider.Put.ON);
             case "off" -> b.put(UcxProvider.Put.OFF);
             default -> throw new VerbsException("ucx provider option put='" + put
-                + "' is not supported; use 'auto' (RDMA WRITE as ucp_put unless tls is tcp only), 'on' or 'off'");
+                + "' is not supported; use 'off' (the default: WRITEs as frames), 'auto' (RDMA WRITE as ucp_put unless tls is tcp only) or 'on'");
         }
         String cmHost = options.get("cm-host");
         if (cmHost != null) {
