@@ -3,6 +3,7 @@ package io.rdmaflux.verbs.ucx;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.VerbsException;
 import io.rdmaflux.verbs.soft.FrameTransport;
+import io.rdmaflux.verbs.soft.FrameType;
 import io.rdmaflux.verbs.soft.Route;
 import io.rdmaflux.verbs.soft.SoftDevice;
 import io.rdmaflux.verbs.soft.SoftFrame;
@@ -70,6 +71,8 @@ final class UcxAttachment implements FrameTransport.Attachment {
     private final List<Route> broken = new ArrayList<>();
     private final List<String> brokenReasons = new ArrayList<>();
     private final UcxEventWait eventWait;
+    private final UcxPutPath putPath;
+    private final UcxRegionExports exports;
     /** Whether {@link #awaitWork} blocks on the worker's event fd (provider option {@code wait=event}). */
     private volatile boolean eventWaitEnabled;
     private long nowNs;
@@ -95,11 +98,71 @@ final class UcxAttachment implements FrameTransport.Attachment {
             this.workerAddress = new byte[address.remaining()];
             address.get(address.position(), this.workerAddress);
             worker.setAmRecvHandler(UcxFrameTransport.AM_ID, this::onActiveMessage, UcpConstants.UCP_AM_FLAG_WHOLE_MSG);
+            worker.setAmRecvHandler(UcxFrameTransport.AM_ID_PLACED, this::onPlacedHeader, UcpConstants.UCP_AM_FLAG_WHOLE_MSG);
+            worker.setAmRecvHandler(UcxFrameTransport.AM_ID_RKEY, this::onRkeyMessage, UcpConstants.UCP_AM_FLAG_WHOLE_MSG);
             this.eventWait = new UcxEventWait(worker, nic.name());
         } catch (RuntimeException e) {
             worker.close();
             context.close();
             throw new VerbsException("UCX could not set up a worker for device '" + nic.name() + "': " + e.getMessage(), e);
+        }
+        this.putPath = new UcxPutPath(this, hostMemory);
+        this.exports = new UcxRegionExports(this, nic, context);
+    }
+
+    /** RDMA WRITEs sent as {@code ucp_put} so far ({@link UcxPutPath}); engine thread, or monitoring (may lag). */
+    long puts() {
+        return putPath.puts();
+    }
+
+    /** Bytes of RDMA WRITEs sent as {@code ucp_put} so far. */
+    long putBytes() {
+        return putPath.putBytes();
+    }
+
+    /** Rkey requests this NIC sent as requester so far. */
+    long rkeyRequests() {
+        return putPath.rkeyRequests();
+    }
+
+    /** Whether WRITEs may go as puts (provider option {@code put}); setup, before traffic. */
+    void putPath(boolean enabled) {
+        putPath.enabled(enabled && transport.rma());
+    }
+
+    boolean putPathEnabled() {
+        return putPath.enabled();
+    }
+
+    /** Usable rkeys this NIC received as requester so far. */
+    long rkeysReceived() {
+        return putPath.rkeysReceived();
+    }
+
+    /** Memory regions of this NIC mapped with UCX for peers' puts so far ({@link UcxRegionExports}). */
+    long regionsMapped() {
+        return exports.regionsMapped();
+    }
+
+    /** Regions of this NIC mapped with UCX now (exported, or revoked and waiting for acknowledgements). */
+    int regionsMappedNow() {
+        return exports.mappedNow();
+    }
+
+    /** Rkey revocations this NIC sent so far. */
+    long revokesSent() {
+        return exports.revokesSent();
+    }
+
+    /** Any thread: queues the revocation of the region's rkey for the engine and wakes it. */
+    @Override
+    public void regionDeregistered(io.rdmaflux.verbs.MemoryRegion region) {
+        if (closed) {
+            return;
+        }
+        exports.deregistered(region);
+        if (exports.hasDeregistrations()) {
+            wakeup();
         }
     }
 
@@ -178,12 +241,28 @@ final class UcxAttachment implements FrameTransport.Attachment {
             f.release();
             return;
         }
+        putPath.transmit(f, r, ep);
+    }
+
+    /** End of an engine pass: flushes the endpoints of routes with puts, whose held frames follow ({@link UcxPutPath}). */
+    @Override
+    public void flush() {
+        if (!closed) {
+            putPath.flush();
+        }
+    }
+
+    /**
+     * Sends {@code f} on {@code ep} as one active message: its header and payload on {@link UcxFrameTransport#AM_ID},
+     * or, {@code placed}, only its header on {@link UcxFrameTransport#AM_ID_PLACED} (the payload went as puts).
+     */
+    void send(SoftFrame f, UcxRoute r, UcpEndpoint ep, boolean placed) {
         ByteBuffer header = headerPool.poll();
         if (header == null) {
             header = NetFrameCodec.direct(HEADER);
         }
         NetFrameCodec.encodeHeader(f, header, 0);
-        int payload = NetFrameCodec.payloadBytes(f);
+        int payload = placed ? 0 : NetFrameCodec.payloadBytes(f);
         long dataAddress = 0;
         ByteBuffer staging = null;
         if (payload > 0) {
@@ -200,11 +279,29 @@ final class UcxAttachment implements FrameTransport.Attachment {
             }
         }
         SendDone done = new SendDone(f, header, staging, r);
-        inFlight.add(done);
         framesSent++;
+        start(done, ep, placed ? UcxFrameTransport.AM_ID_PLACED : UcxFrameTransport.AM_ID, header, HEADER, dataAddress, payload,
+            UcpConstants.UCP_AM_SEND_FLAG_EAGER);
+    }
+
+    /**
+     * Sends one rkey message ({@link UcxRkeyMessages}) on {@code ep}; {@code reply}: with
+     * {@code UCP_AM_SEND_FLAG_REPLY}, so the receiver can answer on the endpoint UCX hands its handler.
+     */
+    void sendRkeyMessage(UcpEndpoint ep, ByteBuffer header, @Nullable ByteBuffer data, boolean reply) {
+        if (closed) {
+            return;
+        }
+        SendDone done = new SendDone(null, header, data, null);
+        long flags = UcpConstants.UCP_AM_SEND_FLAG_EAGER | (reply ? UcpConstants.UCP_AM_SEND_FLAG_REPLY : 0);
+        start(done, ep, UcxFrameTransport.AM_ID_RKEY, header, UcxRkeyMessages.HEADER, data == null ? 0 : UcxUtils.getAddress(data),
+            data == null ? 0 : data.remaining(), flags);
+    }
+
+    private void start(SendDone done, UcpEndpoint ep, int amId, ByteBuffer header, int headerBytes, long dataAddress, long dataBytes, long flags) {
+        inFlight.add(done);
         try {
-            UcpRequest req = ep.sendAmNonBlocking(UcxFrameTransport.AM_ID, UcxUtils.getAddress(header), HEADER, dataAddress, payload,
-                UcpConstants.UCP_AM_SEND_FLAG_EAGER, done, hostMemory);
+            UcpRequest req = ep.sendAmNonBlocking(amId, UcxUtils.getAddress(header), headerBytes, dataAddress, dataBytes, flags, done, hostMemory);
             if (!done.finished) {
                 done.request = req;
             }
@@ -225,6 +322,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
             r.endpoint = UcxEndpoints.open(worker, r.target.workerAddress(), peerFailureMode, (ep, status, message) ->
                 routeFailed(r, "UCX endpoint to " + r.destination() + " failed (status " + status + "): " + message));
             routes.add(r);
+            putPath.added(r);
             return r.endpoint;
         } catch (RuntimeException e) {
             routeFailed(r, "UCX cannot reach " + r.destination() + ": " + e.getMessage());
@@ -232,7 +330,8 @@ final class UcxAttachment implements FrameTransport.Attachment {
         }
     }
 
-    private void routeFailed(UcxRoute r, String reason) {
+    /** Marks {@code r} broken; the NIC hears of it after the current {@code progress()}. */
+    void routeFailed(UcxRoute r, String reason) {
         if (r.failed) {
             return;
         }
@@ -241,16 +340,21 @@ final class UcxAttachment implements FrameTransport.Attachment {
         brokenReasons.add(reason);
     }
 
+    /** One active message in flight: a frame (released when done), or an rkey message (frame and route null). */
     private final class SendDone extends UcxCallback {
-        private final SoftFrame frame;
+        private final @Nullable SoftFrame frame;
         private final ByteBuffer header;
-        private final UcxRoute route;
+        /** Keeps staged or rkey-message data reachable until UCX is done with it. */
+        @SuppressWarnings("unused")
+        private final @Nullable ByteBuffer data;
+        private final @Nullable UcxRoute route;
         @Nullable UcpRequest request;
         boolean finished;
 
-        SendDone(SoftFrame frame, ByteBuffer header, @Nullable ByteBuffer staging, UcxRoute route) {
+        SendDone(@Nullable SoftFrame frame, ByteBuffer header, @Nullable ByteBuffer data, @Nullable UcxRoute route) {
             this.frame = frame;
             this.header = header;
+            this.data = data;
             this.route = route;
         }
 
@@ -261,7 +365,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
 
         @Override
         public void onError(int status, String message) {
-            if (!closed) {
+            if (!closed && route != null) {
                 routeFailed(route, "UCX send to " + route.destination() + " failed (status " + status + "): " + message);
             }
             finish();
@@ -273,8 +377,10 @@ final class UcxAttachment implements FrameTransport.Attachment {
             }
             finished = true;
             inFlight.remove(this);
-            frame.release();
-            headerPool.offer(header);
+            if (frame != null) {
+                frame.release();
+                headerPool.offer(header);
+            }
         }
     }
 
@@ -306,6 +412,64 @@ final class UcxAttachment implements FrameTransport.Attachment {
         return UcsConstants.STATUS.UCS_OK;
     }
 
+    /** A WRITE's header whose payload the requester already put ({@link UcxPutPath}): no data, flagged placed. */
+    private int onPlacedHeader(long headerAddress, long headerSize, UcpAmData data, UcpEndpoint replyEp) {
+        if (closed) {
+            return UcsConstants.STATUS.UCS_OK;
+        }
+        ByteBuffer h = UcxUtils.getByteBufferView(headerAddress, headerSize).order(ByteOrder.LITTLE_ENDIAN);
+        if (headerSize != HEADER || data.getLength() != 0
+            || NetFrameCodec.validate(h, 0, Integer.MAX_VALUE) != NetFrameCodec.Verdict.OK) {
+            framesRejected++;
+            return UcsConstants.STATUS.UCS_OK;
+        }
+        SoftFrame f = nic.claimFrame();
+        long delay = NetFrameCodec.decodeHeader(h, 0, f);
+        if (f.type != FrameType.RDMA_WRITE) {
+            f.release();
+            framesRejected++;
+            return UcsConstants.STATUS.UCS_OK;
+        }
+        f.payloadPlaced = true;
+        f.deliverAtNs = nowNs + delay;
+        arrived.add(f);
+        framesReceived++;
+        return UcsConstants.STATUS.UCS_OK;
+    }
+
+    /** An rkey message ({@link UcxRkeyMessages}): handed to the exports (as responder) or the put path (as requester). */
+    private int onRkeyMessage(long headerAddress, long headerSize, UcpAmData data, UcpEndpoint replyEp) {
+        if (closed || headerSize != UcxRkeyMessages.HEADER) {
+            return UcsConstants.STATUS.UCS_OK;
+        }
+        ByteBuffer h = UcxUtils.getByteBufferView(headerAddress, headerSize).order(ByteOrder.LITTLE_ENDIAN);
+        int kind = UcxRkeyMessages.kind(h);
+        int routeId = UcxRkeyMessages.routeId(h);
+        int rkey = UcxRkeyMessages.rkey(h);
+        switch (kind) {
+            case UcxRkeyMessages.REQUEST -> {
+                if (replyEp != null) {
+                    exports.requested(replyEp, routeId, rkey, UcxRkeyMessages.qpnOrAccess(h));
+                }
+            }
+            case UcxRkeyMessages.REVOKE_ACK -> exports.acknowledged(rkey);
+            case UcxRkeyMessages.REPLY -> {
+                long len = data.getLength();
+                if (len <= 0 || len > UcxRkeyMessages.MAX_PACKED || !data.isDataValid()) {
+                    return UcsConstants.STATUS.UCS_OK;
+                }
+                ByteBuffer packed = ByteBuffer.allocateDirect((int) len);
+                packed.put(0, UcxUtils.getByteBufferView(data.getDataAddress(), len), 0, (int) len);
+                putPath.receivedMessage(kind, routeId, rkey, UcxRkeyMessages.qpnOrAccess(h), UcxRkeyMessages.address(h),
+                    UcxRkeyMessages.length(h), packed);
+            }
+            case UcxRkeyMessages.REFUSED, UcxRkeyMessages.REVOKE -> putPath.receivedMessage(kind, routeId, rkey, 0, 0, 0, null);
+            default -> {
+            }
+        }
+        return UcsConstants.STATUS.UCS_OK;
+    }
+
     @Override
     public int poll(long nowNs, int limit) {
         if (closed) {
@@ -319,6 +483,8 @@ final class UcxAttachment implements FrameTransport.Attachment {
         } catch (Exception e) {
             throw new VerbsException("UCX worker progress failed on device '" + nic.name() + "': " + e.getMessage(), e);
         }
+        exports.afterProgress();
+        putPath.afterProgress();
         reportBrokenRoutes();
         int n = 0;
         SoftFrame f;
@@ -333,6 +499,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
 
     private void reportBrokenRoutes() {
         for (int i = 0; i < broken.size(); i++) {
+            putPath.failed((UcxRoute) broken.get(i));
             nic.routeBroken(broken.get(i), brokenReasons.get(i));
         }
         broken.clear();
@@ -353,7 +520,8 @@ final class UcxAttachment implements FrameTransport.Attachment {
                 worker.cancelRequest(req);
             }
         }
-        UcxEndpoints.progress(worker, () -> inFlight.isEmpty());
+        putPath.close(worker::cancelRequest);
+        UcxEndpoints.progress(worker, () -> inFlight.isEmpty() && !putPath.flushesInFlight());
         for (SendDone d : List.copyOf(inFlight)) {
             d.finish();
         }
@@ -369,6 +537,9 @@ final class UcxAttachment implements FrameTransport.Attachment {
             f.release();
         }
         worker.removeAmRecvHandler(UcxFrameTransport.AM_ID);
+        worker.removeAmRecvHandler(UcxFrameTransport.AM_ID_PLACED);
+        worker.removeAmRecvHandler(UcxFrameTransport.AM_ID_RKEY);
+        exports.close();
         worker.close();
         context.close();
     }
@@ -379,6 +550,16 @@ final class UcxAttachment implements FrameTransport.Attachment {
         final UcxDirectory.Entry target;
         @Nullable UcpEndpoint endpoint;
         boolean failed;
+        // the put path's state (UcxPutPath), engine thread only
+        int id = -1;
+        final java.util.Map<Integer, UcxPutPath.Remote> rkeys = UcxPutPath.newCache();
+        final ArrayDeque<UcxPutPath.Held> held = new ArrayDeque<>();
+        long flushesStarted;
+        long flushesDone;
+        boolean flushing;
+        boolean putsSinceFlush;
+        boolean anyRequest;
+        int highestRequestPsn;
 
         UcxRoute(PortAddress destination, UcxDirectory.Entry target) {
             this.destination = destination;

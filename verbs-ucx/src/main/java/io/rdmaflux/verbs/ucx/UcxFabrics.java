@@ -30,27 +30,30 @@ final class UcxFabrics {
         }
     }
 
-    private static String key(@Nullable String tls) {
-        return tls == null ? "" : tls;
+    private static String key(@Nullable String tls, boolean rma) {
+        return (tls == null ? "" : tls) + (rma ? "" : "#no-rma");
     }
 
-    /** The fabric for {@code tls}, opened on first use; pair with {@link #release}. */
-    static synchronized SoftFabric acquire(@Nullable String tls) {
-        Entry e = FABRICS.get(key(tls));
+    /**
+     * The fabric for {@code tls}, its contexts with UCX's RMA feature when {@code rma} (the put path may
+     * run), opened on first use; pair with {@link #release}.
+     */
+    static synchronized SoftFabric acquire(@Nullable String tls, boolean rma) {
+        Entry e = FABRICS.get(key(tls, rma));
         if (e == null) {
-            UcxFrameTransport t = new UcxFrameTransport(tls);
-            e = new Entry(SoftFabric.over("ucx" + (tls == null ? "" : "[" + tls + "]"), t), t);
-            FABRICS.put(key(tls), e);
+            UcxFrameTransport t = new UcxFrameTransport(tls, UcxDirectory.JVM, rma);
+            e = new Entry(SoftFabric.over("ucx" + (tls == null ? "" : "[" + tls + "]") + (rma ? "" : "[no-rma]"), t), t);
+            FABRICS.put(key(tls, rma), e);
         }
         e.users++;
         return e.fabric;
     }
 
     /** Gives back one use; the last one closes the UCP context. */
-    static synchronized void release(@Nullable String tls) {
-        Entry e = FABRICS.get(key(tls));
+    static synchronized void release(@Nullable String tls, boolean rma) {
+        Entry e = FABRICS.get(key(tls, rma));
         if (e != null && --e.users == 0) {
-            FABRICS.remove(key(tls));
+            FABRICS.remove(key(tls, rma));
             e.transport.close();
         }
     }

@@ -57,9 +57,16 @@ public final class UcxFrameTransport implements FrameTransport {
     /** Active-message id of soft NIC frames. */
     static final int AM_ID = 0x5246;
 
+    /** Active-message id of an RDMA WRITE's header whose payload already went as {@code ucp_put} ({@link UcxPutPath}). */
+    static final int AM_ID_PLACED = 0x5247;
+
+    /** Active-message id of the rkey exchange ({@link UcxRkeyMessages}). */
+    static final int AM_ID_RKEY = 0x5248;
+
     private static final AtomicInteger DEVICE_COUNTER = new AtomicInteger();
     private final @Nullable String tls;
     private final UcxDirectory directory;
+    private final boolean rma;
     private volatile boolean closed;
 
     /**
@@ -71,15 +78,18 @@ public final class UcxFrameTransport implements FrameTransport {
      * @throws VerbsException when UCX rejects {@code tls}
      */
     public UcxFrameTransport(@Nullable String tls) {
-        this(tls, UcxDirectory.JVM);
+        this(tls, UcxDirectory.JVM, true);
     }
 
     /**
      * As {@link #UcxFrameTransport(String)}, resolving addresses through {@code directory} (the
-     * JVM-wide one, or a provider's own with {@code cm=tcp}).
+     * JVM-wide one, or a provider's own with {@code cm=tcp}); {@code rma}: contexts with UCX's RMA
+     * feature, which the put path needs ({@link UcxPutPath}); without it UCX is set up exactly as
+     * before the put path (active messages only).
      */
-    UcxFrameTransport(@Nullable String tls, UcxDirectory directory) {
+    UcxFrameTransport(@Nullable String tls, UcxDirectory directory, boolean rma) {
         this.directory = directory;
+        this.rma = rma;
         UcxLibrary.unavailableReason().ifPresent(r -> {
             throw new io.rdmaflux.verbs.ProviderUnavailableException("RDMA provider 'ucx' cannot run here: " + r);
         });
@@ -96,6 +106,10 @@ public final class UcxFrameTransport implements FrameTransport {
     UcpContext newContext() {
         // the wakeup feature lets an idle INVOKER engine block on the worker's event fd (UcxEventWait)
         UcpParams params = new UcpParams().requestAmFeature().requestWakeupFeature();
+        if (rma) {
+            // RDMA WRITEs with a known rkey go as ucp_put (UcxPutPath)
+            params.requestRmaFeature();
+        }
         if (tls != null) {
             params.setConfig("TLS", tls);
         }
@@ -122,6 +136,11 @@ public final class UcxFrameTransport implements FrameTransport {
      */
     static String nextDeviceName(String suffix) {
         return nextDeviceName() + "-" + suffix;
+    }
+
+    /** Whether this transport's contexts have UCX's RMA feature (the put path may run). */
+    boolean rma() {
+        return rma;
     }
 
     /** The transports asked for, or null for UCX's default. */

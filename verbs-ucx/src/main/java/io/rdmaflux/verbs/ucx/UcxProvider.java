@@ -80,6 +80,16 @@ public final class UcxProvider implements RdmaProvider {
      */
     public static final long MAX_IDLE_PARK_NS = 10_000L;
 
+    /** Whether RDMA WRITEs go as {@code ucp_put} ({@link UcxPutPath}; option {@code put}). */
+    public enum Put {
+        /** Yes, unless the transports are {@code tcp} only (there UCX emulates puts, slower than frames). */
+        AUTO,
+        /** Yes, on any transport. */
+        ON,
+        /** Never: every WRITE goes as the NIC's frames (as before the put path). */
+        OFF
+    }
+
     /** How an idle INVOKER engine waits for UCX ({@link #awaitWork(long)}). */
     public enum Wait {
         /**
@@ -117,6 +127,7 @@ public final class UcxProvider implements RdmaProvider {
     private final @Nullable String tls;
     private final Cm cm;
     private final Wait wait;
+    private final Put put;
     private final UcxDirectory directory;
     private final Runnable releaseFabric;
     private volatile boolean closed;
@@ -125,6 +136,7 @@ public final class UcxProvider implements RdmaProvider {
         this.tls = b.tls;
         this.cm = b.cm;
         this.wait = b.wait;
+        this.put = b.put;
         if (b.cmHost != null && b.cm != Cm.TCP) {
             throw new VerbsException("cmHost '" + b.cmHost + "' is for cm=tcp (the TCP connection manager), but cm is "
                 + b.cm.name().toLowerCase(java.util.Locale.ROOT) + "; drop cmHost or use cm=tcp");
@@ -132,13 +144,14 @@ public final class UcxProvider implements RdmaProvider {
         SoftFabric fabric;
         String suffix = null;
         if (b.cm == Cm.JVM) {
-            fabric = UcxFabrics.acquire(b.tls);
+            boolean rma = putEnabled(b.put, b.tls);
+            fabric = UcxFabrics.acquire(b.tls, rma);
             this.directory = UcxDirectory.JVM;
-            this.releaseFabric = () -> UcxFabrics.release(b.tls);
+            this.releaseFabric = () -> UcxFabrics.release(b.tls, rma);
         } else {
             suffix = String.format("%012x", new java.security.SecureRandom().nextLong() & 0xFFFF_FFFF_FFFFL);
             this.directory = new UcxDirectory("ucx provider " + (b.name != null ? b.name : suffix) + " (cm=tcp)");
-            UcxFrameTransport transport = new UcxFrameTransport(b.tls, directory);
+            UcxFrameTransport transport = new UcxFrameTransport(b.tls, directory, putEnabled(b.put, b.tls));
             fabric = SoftFabric.over("ucx-" + suffix + (b.tls == null ? "" : "[" + b.tls + "]"), transport);
             this.releaseFabric = transport::close;
         }
@@ -169,8 +182,35 @@ public final class UcxProvider implements RdmaProvider {
             UcxAttachment a = directory.local(d.name());
             if (a != null) {
                 a.eventWait(wait == Wait.EVENT);
+                a.putPath(putEnabled(put, tls));
             }
         }
+    }
+
+    /**
+     * Whether RDMA WRITEs may go as {@code ucp_put} ({@link UcxPutPath}): {@link Put#ON}, or {@link Put#AUTO}
+     * unless {@code tls} names {@code tcp} only (UCX then emulates a put with active messages plus a flush
+     * round trip, which measured slower than the frames: see the README).
+     */
+    static boolean putEnabled(Put put, @Nullable String tls) {
+        if (put != Put.AUTO) {
+            return put == Put.ON;
+        }
+        if (tls == null) {
+            return true;
+        }
+        for (String t : tls.split(",")) {
+            if (!t.trim().equalsIgnoreCase("tcp")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether device {@code index} sends RDMA WRITEs as {@code ucp_put} when it can (option {@code put}). */
+    public boolean putPathEnabled(int index) {
+        UcxAttachment a = directory.local(nics.devices().get(index).name());
+        return a != null && a.putPathEnabled();
     }
 
     /** A builder; defaults: one device, DEDICATED, system clock, UCX's default transports. */
@@ -195,6 +235,17 @@ public final class UcxProvider implements RdmaProvider {
     public long[] frameCounts(int index) {
         UcxAttachment a = directory.local(nics.devices().get(index).name());
         return a == null ? new long[2] : new long[] {a.framesSent(), a.framesReceived()};
+    }
+
+    /**
+     * The put path of device {@code index} ({@code ucp_put} RDMA WRITEs, see the README):
+     * {@code [WRITEs sent as puts, their bytes, rkey requests sent, rkeys received, regions mapped for peers so far,
+     * regions mapped now, revocations sent]}. Read on the engine thread (INVOKER) or for monitoring (values may lag).
+     */
+    public long[] putCounts(int index) {
+        UcxAttachment a = directory.local(nics.devices().get(index).name());
+        return a == null ? new long[7] : new long[] {a.puts(), a.putBytes(), a.rkeyRequests(), a.rkeysReceived(), a.regionsMapped(),
+            a.regionsMappedNow(), a.revokesSent()};
     }
 
     /** How an idle INVOKER engine waits ({@link Wait#EVENT} or {@link Wait#PARK}). */
@@ -291,6 +342,7 @@ public final class UcxProvider implements RdmaProvider {
         private int portsPerDevice = 1;
         private Cm cm = Cm.JVM;
         private Wait wait = Wait.EVENT;
+        private Put put = Put.OFF;
         private @Nullable String cmHost;
         private UnaryOperator<SoftProvider.Builder> customizer = UnaryOperator.identity();
 
@@ -359,6 +411,16 @@ public final class UcxProvider implements RdmaProvider {
          */
         public Builder cm(Cm cm) {
             this.cm = Objects.requireNonNull(cm, "cm");
+            return this;
+        }
+
+        /**
+         * Whether RDMA WRITEs go as {@code ucp_put} where they can (default {@link Put#OFF}: deregistering a
+         * region returns before its revocation is acknowledged, so a put already under way may still land in
+         * it; see the module README).
+         */
+        public Builder put(Put put) {
+            this.put = Objects.requireNonNull(put, "put");
             return this;
         }
 

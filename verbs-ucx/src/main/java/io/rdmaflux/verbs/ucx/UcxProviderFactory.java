@@ -23,11 +23,13 @@ import java.util.stream.Stream;
  * (ports per device, one rail each, 1..16, default 1),
  * {@code threading} ({@code dedicated} (default) or {@code invoker}), {@code cm} ({@code jvm} (default):
  * the in-JVM connection manager, devices of this JVM only; {@code tcp}: the TCP connection manager at
- * {@code ucx://<ip>:<tcp port>}, between processes; see {@link UcxProvider.Cm}).
+ * {@code ucx://<ip>:<tcp port>}, between processes; see {@link UcxProvider.Cm}), {@code put}
+ * ({@code auto} (default): RDMA WRITE as {@code ucp_put} unless {@code tls} is {@code tcp} only;
+ * {@code on}; {@code off}; see {@link UcxProvider.Put}).
  */
 public final class UcxProviderFactory implements RdmaProviderFactory {
     /** The option keys this factory understands. */
-    public static final Set<String> OPTIONS = Set.of("name", "tls", "devices", "ports", "threading", "cm", "wait", "cm-host");
+    public static final Set<String> OPTIONS = Set.of("name", "tls", "devices", "ports", "threading", "cm", "wait", "cm-host", "put");
 
     /**
      * System property with defaults for options the caller did not give, {@code key=value,key=value}
@@ -110,6 +112,14 @@ public final class UcxProviderFactory implements RdmaProviderFactory {
             case "park" -> b.idleWait(UcxProvider.Wait.PARK);
             default -> throw new VerbsException("ucx provider option wait='" + wait
                 + "' is not supported; use 'event' (block on the UCP worker's event fd) or 'park'");
+        }
+        String put = options.getOrDefault("put", "off").trim().toLowerCase(Locale.ROOT);
+        switch (put) {
+            case "auto" -> b.put(UcxProvider.Put.AUTO);
+            case "on" -> b.put(UcxProvider.Put.ON);
+            case "off" -> b.put(UcxProvider.Put.OFF);
+            default -> throw new VerbsException("ucx provider option put='" + put
+                + "' is not supported; use 'off' (the default: WRITEs as frames), 'auto' (RDMA WRITE as ucp_put unless tls is tcp only) or 'on'");
         }
         String cmHost = options.get("cm-host");
         if (cmHost != null) {

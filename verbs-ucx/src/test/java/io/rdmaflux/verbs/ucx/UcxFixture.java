@@ -12,7 +12,12 @@ import org.agrona.concurrent.SystemNanoClock;
  */
 final class UcxFixture extends RealTimeProviderPair<UcxProvider> {
     UcxFixture(String tls) {
+        this(tls, UcxProvider.Put.AUTO);
+    }
+
+    /** As {@link #UcxFixture(String)}, with the provider option {@code put}. */
+    UcxFixture(String tls, UcxProvider.Put put) {
         super(side -> UcxProvider.builder().name("ucx-" + side).tls(tls).clock(new SystemNanoClock())
-            .threadingMode(ThreadingMode.INVOKER).build());
+            .threadingMode(ThreadingMode.INVOKER).put(put).build());
     }
 }

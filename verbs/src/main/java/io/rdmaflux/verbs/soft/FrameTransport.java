@@ -123,6 +123,19 @@ public interface FrameTransport {
         default void releaseRoute(Route route, int localQpn, int remoteQpn) {
         }
 
+        /**
+         * A memory region of this NIC was deregistered: called once, on the deregistering thread (any
+         * application thread, possibly several at once), after the NIC's key table dropped its keys (from
+         * then on a frame naming its rkey is refused with REM_ACCESS_ERR). A transport that carries RDMA
+         * WRITEs as one-sided operations of its own (the {@code ucx} provider's {@code ucp_put}), and so
+         * handed the region's rkey to peers ({@link SoftDevice#remoteRegion}), revokes it here: it must
+         * not block and should defer work on its wire objects to its engine thread (waking it with
+         * {@link #wakeup()}). Must not throw (an exception would reach the deregistering caller). The
+         * default does nothing.
+         */
+        default void regionDeregistered(io.rdmaflux.verbs.MemoryRegion region) {
+        }
+
         /** Unbinds every port; frames later sent to them are dropped. Idempotent. */
         @Override
         void close();

@@ -3,6 +3,7 @@ package io.rdmaflux.verbs.soft;
 import io.rdmaflux.verbs.CompletionQueue;
 import io.rdmaflux.verbs.Device;
 import io.rdmaflux.verbs.DeviceCapabilities;
+import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.ProgressAgent;
 import io.rdmaflux.verbs.ProtectionDomain;
@@ -266,6 +267,24 @@ public final class SoftDevice implements Device, ProgressAgent {
         synchronized (setupLock) {
             keys.remove(mr);
         }
+        attachment.regionDeregistered(mr);
+    }
+
+    /**
+     * The valid region {@code rkey} names if the RC QP {@code qpn} may be targeted at it (same protection
+     * domain, some remote right; bounds and the exact right are checked per request), else null. For a
+     * transport handing a peer the region's key for one-sided operations of its own (see
+     * {@link FrameTransport.Attachment#regionDeregistered}); any thread, the answer may be stale.
+     */
+    public @Nullable MemoryRegion remoteRegion(int qpn, int rkey) {
+        SoftQueuePair qp = lookupQp(qpn);
+        SoftMemoryRegion mr = keys.lookup(rkey);
+        if (qp == null || qp.isClosed() || mr == null || mr.rkey() != rkey || !mr.isValid()
+            || mr.pd() != qp.softPd() || qp.type() != io.rdmaflux.verbs.QpType.RC
+            || (mr.access() & (io.rdmaflux.verbs.Access.REMOTE_WRITE | io.rdmaflux.verbs.Access.REMOTE_READ)) == 0) {
+            return null;
+        }
+        return mr;
     }
 
     @Nullable SoftMemoryRegion lookupLocal(int lkey) {
@@ -364,6 +383,7 @@ public final class SoftDevice implements Device, ProgressAgent {
         f.payloadCount = 0;
         f.hasImmediate = false;
         f.hasIcrc = false;
+        f.payloadPlaced = false;
         f.sourceHost = null;
         return f;
     }

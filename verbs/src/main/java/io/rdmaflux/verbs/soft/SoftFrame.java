@@ -46,6 +46,14 @@ public final class SoftFrame {
     /** 24-bit packet sequence number (one per RC work request). */
     public int psn;
     public boolean hasImmediate;
+    /**
+     * RDMA WRITE only, set by a receiving transport: the transport already placed the WRITE's
+     * {@link #length} bytes at {@link #remoteAddress} itself (a one-sided put that completed before this
+     * header arrived), so the frame carries no payload ({@code payloadCount} 0). The responder checks
+     * rkey, bounds, access and PSN and acknowledges (or refuses) it as any WRITE, and completes a
+     * WRITE_WITH_IMM's receive, but copies nothing. False on every frame a NIC builds.
+     */
+    public boolean payloadPlaced;
     public int immediate;
     /** Target virtual address at the responder (RDMA WRITE, READ request). */
     public long remoteAddress;
@@ -161,6 +169,7 @@ public final class SoftFrame {
         destinationQpn = other.destinationQpn;
         psn = other.psn;
         hasImmediate = other.hasImmediate;
+        payloadPlaced = other.payloadPlaced;
         immediate = other.immediate;
         remoteAddress = other.remoteAddress;
         rkey = other.rkey;

@@ -457,6 +457,10 @@ final class SoftQueuePair implements QueuePair {
         return posted;
     }
 
+    SoftProtectionDomain softPd() {
+        return pd;
+    }
+
     boolean isClosed() {
         return closed;
     }

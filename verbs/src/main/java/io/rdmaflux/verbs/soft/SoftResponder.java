@@ -134,7 +134,9 @@ final class SoftResponder {
                     executeSend(f, nowNs, true);
                     return;
                 }
-                writeInto(mr, f);
+                if (!f.payloadPlaced) {
+                    writeInto(mr, f);
+                }
                 accepted(f);
             }
             case RDMA_READ_REQUEST -> {
@@ -249,7 +251,9 @@ final class SoftResponder {
             return;
         }
         if (withWrite) {
-            writeInto(device.lookupRemote(f.rkey), f);
+            if (!f.payloadPlaced) {
+                writeInto(device.lookupRemote(f.rkey), f);
+            }
             ring.consume();
             receiveCq.add(ring.wrIds[slot], WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 0, true, f.immediate, qpn, 0, "");
             accepted(f);
