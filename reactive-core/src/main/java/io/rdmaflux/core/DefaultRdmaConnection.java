@@ -62,6 +62,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     private final Channel[] channels;
     /** This connection's place in the node engine's duty cycle; null until {@link #scheduledAs}. */
     private volatile ProgressEngine.@Nullable Registration registration;
+    private final Runnable wakeHandle = this::wakeUp;
     private final int peerMaxMessageBytes;
     private final int sendOpQueueCapacity;
     private final MessageCredits messageCredits;
@@ -160,6 +161,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
      * Work was handed in (from another thread, or from another agent's callback): this connection is visited
      * in the next duty cycle and the progress thread stops idling (a fence and a volatile read if busy).
      */
+    /** {@link #wakeUp} as one object, for the node's shared pools to call when they have room again. */
+    Runnable wakeHandle() {
+        return wakeHandle;
+    }
+
     void wakeUp() {
         ProgressEngine.Registration r = registration;
         if (r != null) {

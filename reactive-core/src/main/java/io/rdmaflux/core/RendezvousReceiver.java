@@ -207,8 +207,9 @@ final class RendezvousReceiver {
             if (t.has(q)) {
                 int i = t.index(q);
                 if (t.state[i] == RendezvousReceives.PENDING) {
-                    int slot = p.acquire();
+                    int slot = p.acquire(connection.wakeHandle());
                     if (slot < 0) {
+                        // the node's pool is shared: the connection that frees a slot signals this one
                         return work;
                     }
                     if (t.read[i]) {

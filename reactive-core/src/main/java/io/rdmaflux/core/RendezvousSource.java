@@ -39,7 +39,7 @@ final class RendezvousSource {
      *     again later); or null: stage a copy (not sent by reference, the cache bypasses it, or the region
      *     was deregistered)
      */
-    @Nullable CacheEntry pin(RdmaMessage m, int length) {
+    @Nullable CacheEntry pin(RdmaMessage m, int length, Runnable onRoom) {
         if (stageOnly) {
             return null;
         }
@@ -47,7 +47,7 @@ final class RendezvousSource {
             return rm.region() instanceof UserRegion ur && cache.pinUser(ur) ? ur.entry() : null;
         }
         if (m instanceof DirectBufferMessage dm) {
-            CacheEntry e = cache.acquire(dm.buffer(), dm.address(), length);
+            CacheEntry e = cache.acquire(dm.buffer(), dm.address(), length, onRoom);
             return e == RegistrationCache.BYPASS ? null : e;
         }
         return null;
@@ -59,8 +59,8 @@ final class RendezvousSource {
     }
 
     /** A staging slot, or -1 while every one carries a message in progress. */
-    int acquireStaging() {
-        return staging.acquire();
+    int acquireStaging(Runnable onFree) {
+        return staging.acquire(onFree);
     }
 
     void releaseStaging(int slot) {

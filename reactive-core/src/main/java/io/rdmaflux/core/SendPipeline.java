@@ -151,13 +151,14 @@ final class SendPipeline {
                     }
                     // sent by reference: its registration pinned in the node's cache (seed 001 §3.1), no copy
                     RendezvousSource source = rendezvous.source();
-                    pinned = source == null ? null : source.pin(next, len);
+                    // the node's cache and staging pool are shared: a connection giving back room signals this one
+                    pinned = source == null ? null : source.pin(next, len, connection.wakeHandle());
                     if (pinned == RegistrationCache.WAIT) {
                         // the cache's budget is held by sends in flight: wait for one to complete and unpin
                         return work;
                     }
                     if (pinned == null && source != null && (!registered || len <= source.stagingSlotBytes())) {
-                        stagingSlot = source.acquireStaging();
+                        stagingSlot = source.acquireStaging(connection.wakeHandle());
                         if (stagingSlot < 0) {
                             // every staging slot carries a message in progress: wait for one to complete
                             return work;

@@ -92,4 +92,61 @@ class SignalDrivenConnectionsTest {
             assertNull(one.error());
         }
     }
+
+    /**
+     * The node's rendezvous buffers are shared by its connections: a cold connection whose large message waits
+     * for one is signalled when another connection's subscriber releases the message holding it, rather than
+     * found by the rotation about one pass per connection later.
+     */
+    @org.junit.jupiter.api.Test
+    void aColdConnectionWaitingForASharedRendezvousBufferIsSignalledWhenOneIsFreed() {
+        int large = 64 * 1024;
+        try (InvokerPeers p = new InvokerPeers(b -> b.receiveBuffers(8).sendBuffers(8).controlBuffers(4).rendezvousBuffers(1)
+            .maxMessageBytes(large))) {
+            List<RdmaConnection[]> cs = new ArrayList<>();
+            List<List<RdmaMessage>> held = new ArrayList<>();
+            for (int i = 0; i < CONNECTIONS; i++) {
+                RdmaConnection[] c = p.connect(ConnectionSpec.defaults());
+                cs.add(c);
+                List<RdmaMessage> h = new ArrayList<>();
+                held.add(h);
+                c[1].receive().subscribe(h::add);
+            }
+            p.drive();
+            io.rdmaflux.verbs.ProgressAgent busy = new io.rdmaflux.verbs.ProgressAgent() {
+                @Override
+                public int doWork(long nowNs) {
+                    return 1;
+                }
+
+                @Override
+                public String roleName() {
+                    return "busy";
+                }
+            };
+            p.clientNode.engine().add(busy);
+            p.serverNode.engine().add(busy);
+            int last = CONNECTIONS - 1;
+            SendOutcome first = SendOutcome.of(cs.get(0)[0].send(Flux.just(RdmaMessage.of(new byte[large]))));
+            p.runUntil(() -> held.get(0).size() == 1);
+            SendOutcome second = SendOutcome.of(cs.get(last)[0].send(Flux.just(RdmaMessage.of(new byte[large]))));
+            for (int i = 0; i < 200; i++) {
+                p.pass();
+            }
+            assertTrue(held.get(last).isEmpty(), "the node's only rendezvous buffer is held by connection 0's subscriber");
+            assertTrue(p.serverNode.engine().isCold((DefaultRdmaConnection) cs.get(last)[1]), "the waiting connection is cold");
+            held.get(0).get(0).release();
+            int passes = 0;
+            while (held.get(last).isEmpty() && passes < 1_000) {
+                p.pass();
+                passes++;
+            }
+            assertEquals(1, held.get(last).size());
+            assertTrue(passes <= 8, "the waiting connection got the freed buffer after " + passes + " passes");
+            held.get(last).get(0).release();
+            p.clientNode.engine().remove(busy);
+            p.serverNode.engine().remove(busy);
+            p.runUntil(() -> first.completed() && second.completed());
+        }
+    }
 }

@@ -33,6 +33,12 @@ public final class MessageBufferPool implements AutoCloseable {
     private final int slotBytes;
     private final int slots;
     private final AtomicLong free;
+    /**
+     * Who found the pool empty and waits for a slot ({@link #acquire(Runnable)}): each is run once on the next
+     * release. A node's pools are shared by its connections, and an idle connection is only visited again
+     * when signalled, so one that waits for a slot another connection frees must be told.
+     */
+    private final java.util.Set<Runnable> waiters = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /**
      * Allocates and registers the pool.
@@ -102,7 +108,27 @@ public final class MessageBufferPool implements AutoCloseable {
     }
 
     /**
-     * Returns {@code slot}.
+     * As {@link #acquire()}; when every slot is in use, {@code onFree} is run (once, on the releasing thread)
+     * when a slot is next released. Give the same instance each time: a waiter is kept once.
+     *
+     * @return a free slot, or -1 (then {@code onFree} will run)
+     */
+    public int acquire(Runnable onFree) {
+        int slot = acquire();
+        if (slot >= 0) {
+            return slot;
+        }
+        waiters.add(onFree);
+        // a release between the failed acquire and the add ran no waiter: look again
+        slot = acquire();
+        if (slot >= 0) {
+            waiters.remove(onFree);
+        }
+        return slot;
+    }
+
+    /**
+     * Returns {@code slot}; waiters of {@link #acquire(Runnable)} are run.
      *
      * @throws IllegalStateException if the slot is not acquired (a double free)
      */
@@ -117,8 +143,19 @@ public final class MessageBufferPool implements AutoCloseable {
                 throw new IllegalStateException("slot " + slot + " of message buffer pool '" + name + "' released but it is not in use (double free)");
             }
             if (free.compareAndSet(f, f | bit)) {
+                if (!waiters.isEmpty()) {
+                    wakeWaiters();
+                }
                 return;
             }
+        }
+    }
+
+    private void wakeWaiters() {
+        for (java.util.Iterator<Runnable> it = waiters.iterator(); it.hasNext(); ) {
+            Runnable w = it.next();
+            it.remove();
+            w.run();
         }
     }
 

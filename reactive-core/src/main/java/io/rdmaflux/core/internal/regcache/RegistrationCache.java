@@ -61,6 +61,8 @@ import java.util.TreeMap;
 public final class RegistrationCache implements AutoCloseable {
     /** {@link #acquire}: pinned entries leave no room now; try again after a send in flight completed. */
     public static final CacheEntry WAIT = new CacheEntry("WAIT");
+    /** Who got {@link #WAIT}: run once at the next unpin (under the lock). */
+    private final java.util.Set<Runnable> waiters = new java.util.LinkedHashSet<>();
     /** {@link #acquire}: the cache is off or the message is longer than the budget; stage a copy. */
     public static final CacheEntry BYPASS = new CacheEntry("BYPASS");
 
@@ -115,6 +117,24 @@ public final class RegistrationCache implements AutoCloseable {
      * @throws IllegalArgumentException if {@code buffer} is not direct
      */
     public synchronized CacheEntry acquire(ByteBuffer buffer, long address, int lengthBytes) {
+        return acquire(buffer, address, lengthBytes, null);
+    }
+
+    /**
+     * As {@link #acquire(ByteBuffer, long, int)}; when it answers {@link #WAIT}, {@code onRoom} is run (once,
+     * on the thread that unpins) when a pin is next given back. The cache is the node's, shared by its
+     * connections, and an idle connection is visited again only when signalled. Give the same instance
+     * each time: a waiter is kept once.
+     */
+    public synchronized CacheEntry acquire(ByteBuffer buffer, long address, int lengthBytes, @Nullable Runnable onRoom) {
+        CacheEntry e = acquireEntry(buffer, address, lengthBytes);
+        if (e == WAIT && onRoom != null) {
+            waiters.add(onRoom);
+        }
+        return e;
+    }
+
+    private CacheEntry acquireEntry(ByteBuffer buffer, long address, int lengthBytes) {
         if (!buffer.isDirect()) {
             throw new IllegalArgumentException("the registration cache needs a direct ByteBuffer (ByteBuffer.allocateDirect), not "
                 + buffer + ": the GC moves heap buffers, so they cannot stay registered");
@@ -250,6 +270,13 @@ public final class RegistrationCache implements AutoCloseable {
             pinned--;
             if (e.retired) {
                 deregister(e);
+            }
+            if (!waiters.isEmpty()) {
+                // cheap and non-blocking (a connection's wake-up): run under the lock
+                for (Runnable w : waiters) {
+                    w.run();
+                }
+                waiters.clear();
             }
         }
     }
