@@ -60,6 +60,8 @@ public final class SharedSlotRegion implements AutoCloseable {
         this.freeCount = slotCount;
     }
 
+    private final java.util.Set<Runnable> waiters = new java.util.LinkedHashSet<>();
+
     /** @return a free slot, or -1 when every slot is acquired */
     public synchronized int acquire() {
         if (freeCount == 0) {
@@ -81,6 +83,28 @@ public final class SharedSlotRegion implements AutoCloseable {
         }
         acquired[slot] = false;
         free[freeCount++] = slot;
+        if (!waiters.isEmpty()) {
+            // cheap, non-blocking hints (a connection's signal): run under the lock, each once
+            for (Runnable w : waiters) {
+                w.run();
+            }
+            waiters.clear();
+        }
+    }
+
+    /**
+     * {@code onFree} runs once (on the releasing thread, under this region's lock) at the next release, if
+     * no slot is free now: the connections of a node share the region, and an idle connection is visited
+     * again only when signalled. Runs at once when a slot is free.
+     */
+    public void whenFree(Runnable onFree) {
+        synchronized (this) {
+            if (freeCount == 0) {
+                waiters.add(onFree);
+                return;
+            }
+        }
+        onFree.run();
     }
 
     public synchronized int available() {

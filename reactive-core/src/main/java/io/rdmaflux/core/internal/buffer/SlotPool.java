@@ -32,6 +32,8 @@ public final class SlotPool implements AutoCloseable {
     private int freeCount;
     /** Set for a share: the region its slots come from, and per local slot the region's slot (-1: unmapped). */
     private final SharedSlotRegion parent;
+    /** A share's hint for when the region has a slot again; null when none was given. */
+    private volatile @org.jspecify.annotations.Nullable Runnable onRoom;
     private final int[] global;
     private final int keep;
     private int mapped;
@@ -196,7 +198,20 @@ public final class SlotPool implements AutoCloseable {
             return freeCount;
         }
         int unmappedFree = freeCount - (mapped - inUse());
-        return freeCount - unmappedFree + Math.min(unmappedFree, parent.available());
+        int n = freeCount - unmappedFree + Math.min(unmappedFree, parent.available());
+        if (n == 0 && onRoom != null) {
+            // what this share could use is held by other shares of the region: told when it comes back
+            parent.whenFree(onRoom);
+        }
+        return n;
+    }
+
+    /**
+     * A share: {@code hint} runs when a slot of the region comes back while {@link #available()} found none
+     * ({@link SharedSlotRegion#whenFree}). No effect on a pool of its own (only its own releases free slots).
+     */
+    public void onRoom(Runnable hint) {
+        this.onRoom = hint;
     }
 
     /** Registered bytes this pool holds now: its region, or a share's mapped slots. */

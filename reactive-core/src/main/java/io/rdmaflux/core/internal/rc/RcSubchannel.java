@@ -991,6 +991,12 @@ public final class RcSubchannel implements Channel, CompletionSink {
      */
     @Override
     public boolean signalArrivals(Runnable hint) {
+        if (srqShare != null) {
+            // credits wanted from the node's shared pool, send buffers from the rail's shared region: told when
+            // another connection gives some back
+            srqShare.onRoom(hint);
+            sendPool.onRoom(hint);
+        }
         if (sharedCq != null) {
             arrivalHint = hint;
             return true;

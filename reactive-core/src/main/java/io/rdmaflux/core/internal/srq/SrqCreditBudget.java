@@ -30,6 +30,17 @@ public final class SrqCreditBudget {
         private int held;
         private boolean wanting;
         private boolean closed;
+        /** Run when buffers come back while this account waits for some ({@link #onRoom}). */
+        private volatile Runnable onRoom;
+
+        /**
+         * {@code hint} runs (on the releasing thread, under the budget's lock: it must be cheap and not block)
+         * each time buffers come back while this account wants credit it could not get: the connections of a
+         * node share the pool, and an idle connection is visited again only when signalled.
+         */
+        public void onRoom(Runnable hint) {
+            this.onRoom = hint;
+        }
 
         /** Buffers this account holds now (credits outstanding plus messages not released). */
         public synchronized int held() {
@@ -41,6 +52,8 @@ public final class SrqCreditBudget {
     private int held;
     private int active;
     private int accounts;
+    /** Accounts that want credit they could not get (told when buffers come back). */
+    private final java.util.Set<Account> waiting = new java.util.LinkedHashSet<>();
 
     /** @param buffers DATA buffers of the pool, &gt; 0 */
     public SrqCreditBudget(int buffers) {
@@ -79,6 +92,11 @@ public final class SrqCreditBudget {
         }
         // still waiting for buffers: it stays active, which lowers the others' share until it is served
         a.wanting = n < want;
+        if (a.wanting) {
+            waiting.add(a);
+        } else {
+            waiting.remove(a);
+        }
         boolean now = isActive(a);
         if (now && !was) {
             active++;
@@ -99,6 +117,14 @@ public final class SrqCreditBudget {
         if (wasActive && !isActive(a)) {
             active--;
         }
+        if (n > 0 && !waiting.isEmpty()) {
+            for (Account w : waiting) {
+                Runnable r = w.onRoom;
+                if (r != null && w != a) {
+                    r.run();
+                }
+            }
+        }
     }
 
     /** The account is gone: whatever it holds comes back. Idempotent. */
@@ -111,6 +137,7 @@ public final class SrqCreditBudget {
             a.wanting = false;
             active--;
         }
+        waiting.remove(a);
         a.closed = true;
         accounts--;
     }

@@ -160,6 +160,11 @@ public final class SrqReceiveShare {
         };
     }
 
+    /** Hands {@code hint} to this share's budget account ({@link SrqCreditBudget.Account#onRoom}). */
+    public void onRoom(Runnable hint) {
+        account.onRoom(hint);
+    }
+
     /** A DATA buffer the budget lent came back (the message released, or its fragment copied out). */
     public void released() {
         if (closed) {

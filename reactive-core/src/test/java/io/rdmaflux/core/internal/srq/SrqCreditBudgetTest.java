@@ -11,6 +11,37 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class SrqCreditBudgetTest {
+    /**
+     * An account that wants credit it could not get is told when another gives buffers back (the connections
+     * sharing the pool are visited only when signalled), once per release while it waits, not after it was
+     * served or closed.
+     */
+    @Test
+    void anAccountWaitingForBuffersIsToldWhenAnotherGivesSomeBack() {
+        SrqCreditBudget b = new SrqCreditBudget(4);
+        SrqCreditBudget.Account a = b.open();
+        SrqCreditBudget.Account w = b.open();
+        int[] told = new int[2];
+        a.onRoom(() -> told[0]++);
+        w.onRoom(() -> told[1]++);
+        assertEquals(4, b.reserve(a, 4));
+        assertEquals(0, b.reserve(w, 2), "the pool is empty");
+        b.release(a, 1);
+        assertEquals(1, told[1], "the waiting account is told");
+        assertEquals(0, told[0], "the releasing account is not");
+        // equal shares: a holds 3 > share 2, so w gets the freed one and still waits for its second
+        assertEquals(1, b.reserve(w, 2));
+        b.release(a, 1);
+        assertEquals(2, told[1]);
+        assertEquals(1, b.reserve(w, 1));
+        b.release(a, 1);
+        assertEquals(2, told[1], "served: no longer told");
+        assertEquals(0, b.reserve(w, 1), "w holds its share of 2: it waits again");
+        b.close(w);
+        b.release(a, 1);
+        assertEquals(2, told[1], "closed: not told again");
+    }
+
     @Test
     void aLoneConnectionMayTakeThePoolAndANewcomerLowersTheShare() {
         SrqCreditBudget b = new SrqCreditBudget(100);
