@@ -140,6 +140,14 @@ final class AgentSchedule {
             }
             // cold or removed: the last (not yet visited this cycle) takes its place and is visited next
             s.hot = false;
+            if (!s.removed && s.signalled) {
+                // a signal raced the demotion: its signaller saw it hot and queued nothing (a Dekker pair with
+                // Slot.signal on the volatile hot and signalled flags), so it stays hot
+                s.hot = true;
+                s.idleVisits = 0;
+                i++;
+                continue;
+            }
             hot[i] = hot[--hotCount];
             hot[hotCount] = null;
         }
@@ -227,6 +235,11 @@ final class AgentSchedule {
 
     private int visit(Slot s, long nowNs, ErrorHandler errorHandler) {
         s.visitedIn = cycle;
+        if (s.signalled) {
+            // volatile: ordered before the agent's reads of what the signaller published; a signal during the
+            // visit sets it again
+            SIGNALLED.setVolatile(s, false);
+        }
         int w = 0;
         try {
             w = s.agent.doWork(nowNs);
@@ -288,8 +301,11 @@ final class AgentSchedule {
         volatile boolean removed;
         /** Progress thread: visits in a row that did no work, up to coldAfter. */
         int idleVisits;
-        /** Progress thread: in the hot list. */
-        boolean hot;
+        /**
+         * In the hot list. Written by the progress thread only; read by signallers, which queue nothing for a
+         * hot slot (its next visit sees the flag), so a hot connection's completions cost a CAS, not a queue.
+         */
+        volatile boolean hot;
         /** Progress thread: the cycle of its last visit. */
         long visitedIn;
 
@@ -299,7 +315,8 @@ final class AgentSchedule {
 
         @Override
         public void signal() {
-            if (!signalled && SIGNALLED.compareAndSet(this, false, true) && !AgentSchedule.this.signalled.offer(this)) {
+            if (!signalled && SIGNALLED.compareAndSet(this, false, true) && !hot && !everyCycle
+                && !AgentSchedule.this.signalled.offer(this)) {
                 signalOverflow = true;
             }
         }
