@@ -22,6 +22,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class SignalDrivenConnectionsTest {
     private static final int CONNECTIONS = 48;
 
+    /** Other work on an engine: every cycle is busy, so no idle sweep visits the cold connections. */
+    private static io.rdmaflux.verbs.ProgressAgent busyAgent() {
+        return new io.rdmaflux.verbs.ProgressAgent() {
+            @Override
+            public int doWork(long nowNs) {
+                return 1;
+            }
+
+            @Override
+            public String roleName() {
+                return "busy";
+            }
+        };
+    }
+
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"per-connection CQs", "one shared CQ + SRQ"})
     void aColdConnectionIsVisitedAsSoonAsWorkReachesItWhileAnotherStreams(String mode) {
@@ -52,17 +67,7 @@ class SignalDrivenConnectionsTest {
             }
             // other work on both engines (a cycle that finds nothing to do visits every agent, in INVOKER mode): a
             // busy cycle reaches a cold connection only through its signal or, without one, by the rotation
-            io.rdmaflux.verbs.ProgressAgent busy = new io.rdmaflux.verbs.ProgressAgent() {
-                @Override
-                public int doWork(long nowNs) {
-                    return 1;
-                }
-
-                @Override
-                public String roleName() {
-                    return "busy";
-                }
-            };
+            io.rdmaflux.verbs.ProgressAgent busy = busyAgent();
             p.clientNode.engine().add(busy);
             p.serverNode.engine().add(busy);
             // connection 0 streams for far longer than the check below takes
@@ -113,17 +118,7 @@ class SignalDrivenConnectionsTest {
                 c[1].receive().subscribe(h::add);
             }
             p.drive();
-            io.rdmaflux.verbs.ProgressAgent busy = new io.rdmaflux.verbs.ProgressAgent() {
-                @Override
-                public int doWork(long nowNs) {
-                    return 1;
-                }
-
-                @Override
-                public String roleName() {
-                    return "busy";
-                }
-            };
+            io.rdmaflux.verbs.ProgressAgent busy = busyAgent();
             p.clientNode.engine().add(busy);
             p.serverNode.engine().add(busy);
             int last = CONNECTIONS - 1;

@@ -152,6 +152,10 @@ final class AgentSchedule {
             hot[hotCount] = null;
         }
         Slot[] a = all;
+        if (hotCount + always.length >= a.length) {
+            // every agent was visited: none is cold (the common case with few connections, or all of them busy)
+            return work;
+        }
         int rotated = 0;
         for (int k = 0; k < a.length && rotated < rotationSlice; k++) {
             if (cursor >= a.length) {
