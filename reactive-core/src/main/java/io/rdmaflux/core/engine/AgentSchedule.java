@@ -240,9 +240,10 @@ final class AgentSchedule {
     private int visit(Slot s, long nowNs, ErrorHandler errorHandler) {
         s.visitedIn = cycle;
         if (s.signalled) {
-            // volatile: ordered before the agent's reads of what the signaller published; a signal during the
-            // visit sets it again
-            SIGNALLED.setVolatile(s, false);
+            // a release store, no fence: a hot agent is visited again next cycle whatever the flag says, and the
+            // demotion re-checks the flag after a volatile store of hot (cold agents are promoted through
+            // promote, whose clear is volatile); a signal during the visit sets it again
+            SIGNALLED.setRelease(s, false);
         }
         int w = 0;
         try {
