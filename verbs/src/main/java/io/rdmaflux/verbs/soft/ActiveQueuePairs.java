@@ -69,19 +69,7 @@ final class ActiveQueuePairs {
             }
         }
         // a QP closed since the last pass is not visited again (as it left the device's list of QPs)
-        int n = 0;
-        for (int i = 0; i < count; i++) {
-            SoftQueuePair q = active[i];
-            if (q.removedFromDevice()) {
-                q.active = false;
-            } else {
-                active[n++] = q;
-            }
-        }
-        if (n < count) {
-            Arrays.fill(active, n, count, null);
-            count = n;
-        }
+        drop(false);
         return active;
     }
 
@@ -91,17 +79,24 @@ final class ActiveQueuePairs {
 
     /** Engine, at the end of a pass: drops the QPs that are quiescent or no longer on the device. */
     void retire() {
+        drop(true);
+    }
+
+    /** Drops the QPs no longer on the device and, with {@code quiescentToo}, those with nothing to do. */
+    private void drop(boolean quiescentToo) {
         int n = 0;
         for (int i = 0; i < count; i++) {
             SoftQueuePair q = active[i];
-            if (q.removedFromDevice() || q.quiescent()) {
+            if (q.removedFromDevice() || (quiescentToo && q.quiescent())) {
                 q.active = false;
             } else {
                 active[n++] = q;
             }
         }
-        Arrays.fill(active, n, count, null);
-        count = n;
+        if (n < count) {
+            Arrays.fill(active, n, count, null);
+            count = n;
+        }
     }
 
     private void add(SoftQueuePair qp) {
