@@ -28,7 +28,7 @@ public final class SoakCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--minutes", paramLabel = "M", description = "How long the sender streams, minutes (default ${DEFAULT-VALUE}).")
+    @Option(names = "--minutes", paramLabel = "M", description = "How long the sender streams, minutes, rounded to whole epochs (default ${DEFAULT-VALUE}).")
     double minutes = 1;
 
     @Option(names = "--seconds", paramLabel = "S", description = "How long the sender streams, seconds (overrides --minutes).")

@@ -25,7 +25,7 @@ final class SoakRun {
      * What a soak run is.
      *
      * @param rails          local IP per rail (the rail count)
-     * @param runNs          how long the sender streams, ns
+     * @param runNs          how long the sender streams, ns (rounded to a whole number of epochs, at least one)
      * @param epochNs        one connection's life, ns
      * @param maxMessageBytes largest DATA message, bytes (sizes are spread over 64 .. this)
      * @param flaps          one random rail flap per epoch (sender side)

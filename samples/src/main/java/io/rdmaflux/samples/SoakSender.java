@@ -57,14 +57,19 @@ final class SoakSender {
     }
 
     /**
-     * Runs epochs of {@code epochNs} until {@code runNs} have passed (the last one is cut to fit).
+     * Runs {@code max(1, round(runNs / epochNs))} epochs of {@code epochNs} each. The run is a whole number
+     * of full epochs rather than "until {@code runNs} have passed": on a slow machine a connect, verdict and
+     * close take longer, and cutting the last epoch to fit would silently shorten it below the length a flap
+     * needs, so how much was tested would depend on the machine.
      *
      * @throws UserError if a connect fails, an epoch's send fails, or the receiver's verdict is not
      *                   "every message verified"
      */
     Result run(long runNs, long epochNs, long deadlineNs) {
-        long startNs = System.nanoTime();
-        long endNs = startNs + runNs;
+        if (runNs <= 0 || epochNs <= 0) {
+            throw new IllegalArgumentException("runNs and epochNs must be positive but they were " + runNs + " and " + epochNs);
+        }
+        long epochsToRun = Math.max(1, Math.round((double) runNs / epochNs));
         long seq = 0;
         long bytes = 0;
         int epochs = 0;
@@ -78,9 +83,9 @@ final class SoakSender {
         try {
             while (true) {
                 long now = System.nanoTime();
-                long epochEnd = Math.min(endNs, now + epochNs);
-                boolean last = epochEnd >= endNs;
+                long epochEnd = now + epochNs;
                 epochs++;
+                boolean last = epochs >= epochsToRun;
                 RdmaConnection c = connect(deadlineNs, epochs);
                 ScheduledFuture<?> flap = flaps ? scheduleFlap(flapper, epochEnd - now) : null;
                 if (flap != null) {
