@@ -150,7 +150,7 @@ final class NetPipeline {
     // ---------------------------------------------------------------- sender
 
     static Outcome send(PipelineCommand.Settings s, NetRails.Settings ns, NetRails.HostPort to, FileSource source, Duration timeout,
-                        PrintWriter out) {
+                        PrintWriter out, DigestWarmup warmup) {
         long deadlineNs = System.nanoTime() + timeout.toNanos();
         MessageDigest sourceDigest = PipelineCommand.sha256();
         byte[][] sourceSha = new byte[1][];
@@ -176,6 +176,7 @@ final class NetPipeline {
             ProgressBar b = s.progress() ? new ProgressBarBuilder().setTaskName("sending").setInitialMax(source.totalBytes())
                 .setUnit("MiB", 1 << 20).setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(100).showSpeed().build() : null;
             bar = b;
+            warmup.awaitReady(PipelineCommand.WARMUP_WAIT_MS);
             long t0 = System.nanoTime();
             WeightLog weightLog = PipelineCommand.weightLog(s, ns.policy(), link.connection(), "pipeline --connect " + to);
             Sampler sampler = new Sampler(() -> sum(link.railBytes()), link::railBytes, 100, done -> {

@@ -98,6 +98,7 @@ class MainTest {
         assertTrue(out.lines().anyMatch(l -> l.matches(" +policy weights +0\\.\\d\\d / 0\\.\\d\\d .*")), out);
         assertTrue(out.lines().anyMatch(l -> l.matches(" +efficiency +[01]\\.\\d\\d of the rails' capacity \\(120 MiB/s shaped\\), over the whole run")),
             out);
+        assertTrue(out.lines().anyMatch(l -> l.matches(" +elapsed +\\d+\\.\\d\\d s \\(the first chunk arrived \\d+ ms after the start\\)")), out);
         List<String> lines = Files.readAllLines(weights);
         assertTrue(lines.get(0).startsWith("# striping weights of pipeline (in-JVM), policy adaptive, every 20 ms"), lines.get(0));
         // close() writes the last sample, whatever happened before; the periodic ones come only once the
