@@ -23,8 +23,9 @@ import java.util.Locale;
  * {@code # Size  Bandwidth (MB/s)} tables with MB = 10^6 bytes as OSU prints them.
  *
  * <p>Two-sided tests run over an {@link io.rdmaflux.core.RdmaConnection} with {@link BenchSession};
- * one-sided tests (put-bw, get-bw) post RDMA WRITE / RDMA READ work requests over rails with
- * {@link OneSidedBench}. Both ends run in this JVM (a fresh connection per size, on the in-JVM mem
+ * one-sided tests (put-bw, get-bw, put-latency, get-latency) run through the connection's one-sided API
+ * ({@code expose}, {@code put}/{@code get}/{@code fence}) with {@link ConnectionOneSidedBench} and, between
+ * two processes, {@link ConnectionOneSidedPeer}. Both ends run in this JVM (a fresh connection per size, on the in-JVM mem
  * fabric or the IP fabric), or in two processes: one {@code --listen}s and serves one run, the
  * other {@code --connect}s, measures and prints.
  */
@@ -131,8 +132,8 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             return PutGetBench.run(s, out);
         }
         if (oneSided(s.test)) {
-            // in this JVM, through the connection's one-sided API; between two processes, the verbs-level bench
-            return s.peer.peerMode() ? OneSidedBench.run(s, out) : ConnectionOneSidedBench.run(s, out);
+            // through the connection's one-sided API, in this JVM or between two processes (ConnectionOneSidedPeer)
+            return ConnectionOneSidedBench.run(s, out);
         }
         if (s.peer.listen() != null) {
             return serve(s, s.peer.listen(), out);
@@ -203,7 +204,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         if (json != null && (json.getParent() != null && !java.nio.file.Files.isDirectory(json.getParent()))) {
             throw new UserError("--json " + json + ": the directory " + json.getParent() + " does not exist; create it or write elsewhere");
         }
-        if ((t == Test.put_latency || t == Test.get_latency || t == Test.put_get_bw || atomic(t)) && peer.peerMode()) {
+        if ((t == Test.put_get_bw || atomic(t)) && peer.peerMode()) {
             throw new UserError(name(t) + " runs both ends in this JVM (--fabric mem or net); drop --listen/--connect");
         }
         if (oneSided(t)) {

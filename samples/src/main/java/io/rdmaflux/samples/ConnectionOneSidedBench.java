@@ -5,6 +5,7 @@ import io.rdmaflux.core.onesided.RemoteAccess;
 import io.rdmaflux.core.onesided.RemoteRegion;
 import io.rdmaflux.verbs.MemoryRegion;
 import org.HdrHistogram.Histogram;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -34,31 +35,67 @@ import java.util.Locale;
 final class ConnectionOneSidedBench {
     /** RDMA WRITEs/READs each rail may have in flight (the channels' RDMA budget). */
     static final int RDMA_OPS_PER_RAIL = 16;
-    private static final Duration WAIT = Duration.ofMinutes(5);
+    static final Duration WAIT = Duration.ofMinutes(5);
+    private static final int BUFFER_BYTES = 8 * 1024 + 64;
 
     private ConnectionOneSidedBench() {
     }
 
     static int run(BenchCommand.Settings s, PrintWriter out) {
+        if (s.peer().listen() != null) {
+            return ConnectionOneSidedPeer.serve(s, s.peer().listen(), out);
+        }
         boolean latency = BenchCommand.isLatency(s.test());
         int window = latency ? 1 : s.window();
-        long regionBytes = OneSidedBench.regionBytes(s.sizes(), window);
+        int regionBytes = regionBytes(s, window);
+        if (s.peer().connect() != null) {
+            return ConnectionOneSidedPeer.runAgainst(s, s.peer().connect(), out, regionBytes, window, latency);
+        }
+        try (BenchLink link = openLink(s)) {
+            boolean put = isPut(s.test());
+            MemoryRegion target = link.receiverNode().registerMemory(ByteBuffer.allocateDirect(regionBytes));
+            MemoryRegion local = link.senderNode().registerMemory(ByteBuffer.allocateDirect(regionBytes));
+            OneSidedRegion.Pattern.fill(put ? local.buffer() : target.buffer(), regionBytes);
+            RemoteRegion remote = exposeToSender(link, target, RemoteAccess.READ_WRITE);
+            long extent = measure(s, out, link.sender(), local, remote, regionBytes, window, latency, "");
+            return verdict(out, put, OneSidedRegion.Pattern.compare(put ? target.buffer() : local.buffer(), extent), extent);
+        }
+    }
+
+    /** Bytes of the region both ends use for {@code s}'s sizes and {@code window}. */
+    static int regionBytes(BenchCommand.Settings s, int window) {
+        long regionBytes = OneSidedRegion.regionBytes(s.sizes(), window);
         if (regionBytes > Integer.MAX_VALUE) {
             throw new UserError("the benchmark region would be " + regionBytes + " bytes; lower --window or the largest --sizes");
         }
-        try (BenchLink link = openLink(s)) {
-            return measure(s, out, link, (int) regionBytes, window, latency);
-        }
+        return (int) regionBytes;
+    }
+
+    static boolean isPut(BenchCommand.Test t) {
+        return t == BenchCommand.Test.put_bw || t == BenchCommand.Test.put_latency;
+    }
+
+    /** Prints the verification line; the exit code (3: mismatch). */
+    static int verdict(PrintWriter out, boolean put, @Nullable String mismatch, long extent) {
+        out.println(mismatch == null
+            ? "# verified: the " + extent + " bytes " + (put ? "put into the target" : "got from the target") + " match the pattern"
+            : "# VERIFICATION FAILED: " + mismatch);
+        out.flush();
+        return mismatch == null ? 0 : 3;
+    }
+
+    /** What both ends build: RC rails (eager off: one-sided work needs the RC send/receive channel), 8 KiB buffers. */
+    static NetRails.Settings netSettings(BenchCommand.Settings s) {
+        return new NetRails.Settings(s.addresses(), s.shaped() ? s.railBytesPerSec() : null, BUFFER_BYTES, 64, 1 << 20,
+            RDMA_OPS_PER_RAIL, Policies.parse("rr", s.rails())).eager(false);
     }
 
     /** Both ends in this JVM, eager off (one-sided work needs the RC send/receive channel), as the settings say. */
     static BenchLink openLink(BenchCommand.Settings s) {
-        int buffer = 8 * 1024 + 64;
         return s.addresses() == null
-            ? InJvmRails.open(new InJvmRails.Settings(s.railBytesPerSec(), 0, buffer, 64, 1 << 20, RDMA_OPS_PER_RAIL,
+            ? InJvmRails.open(new InJvmRails.Settings(s.railBytesPerSec(), 0, BUFFER_BYTES, 64, 1 << 20, RDMA_OPS_PER_RAIL,
                 Policies.parse("rr", s.rails()), EagerOption.spec(false)).on(s.provider(), "ucx".equals(s.provider()) ? s.fabric() : null))
-            : NetPair.open(new NetRails.Settings(s.addresses(), s.shaped() ? s.railBytesPerSec() : null, buffer, 64, 1 << 20,
-                RDMA_OPS_PER_RAIL, Policies.parse("rr", s.rails())).eager(false));
+            : NetPair.open(netSettings(s));
     }
 
     /** The receiver exposes {@code target} with {@code access}; the sender's handle of it, once it arrived. */
@@ -77,16 +114,16 @@ final class ConnectionOneSidedBench {
             s.window(), s.railBytesPerSec(), s.shaped(), policy, s.peer(), s.json(), false, s.provider(), null, s.layout());
     }
 
-    private static int measure(BenchCommand.Settings s, PrintWriter out, BenchLink link, int regionBytes, int window, boolean latency) {
-        boolean put = s.test() == BenchCommand.Test.put_bw || s.test() == BenchCommand.Test.put_latency;
-        MemoryRegion target = link.receiverNode().registerMemory(ByteBuffer.allocateDirect(regionBytes));
-        MemoryRegion local = link.senderNode().registerMemory(ByteBuffer.allocateDirect(regionBytes));
-        OneSidedBench.Pattern.fill(put ? local.buffer() : target.buffer(), regionBytes);
-        RdmaConnection origin = link.sender();
-        RemoteRegion remote = exposeToSender(link, target, RemoteAccess.READ_WRITE);
+    /**
+     * Runs every size of {@code s} from {@code origin} against {@code remote} and prints the table;
+     * returns the extent (bytes from offset 0) the timed transfers touched, for the caller's verification.
+     */
+    static long measure(BenchCommand.Settings s, PrintWriter out, RdmaConnection origin, MemoryRegion local, RemoteRegion remote,
+                        int regionBytes, int window, boolean latency, String headerSuffix) {
+        boolean put = isPut(s.test());
         // the connection's one-sided engine always fragments load-balanced (seed 002 §3.2): say so, not the --policy
         BenchCommand.Settings shown = shownWithPolicy(s, "load-balanced");
-        BenchCommand.header(out, shown, " (RdmaConnection put/get, eager off)");
+        BenchCommand.header(out, shown, " (RdmaConnection put/get, eager off)" + headerSuffix);
         BenchReport report = BenchReport.of(s, "");
         int maxSize = s.maxSize();
         int slots = Math.max(1, regionBytes / maxSize);
@@ -131,12 +168,7 @@ final class ConnectionOneSidedBench {
             }
         }
         report.write();
-        String mismatch = OneSidedBench.Pattern.compare(put ? target.buffer() : local.buffer(), extent);
-        out.println(mismatch == null
-            ? "# verified: the " + extent + " bytes " + (put ? "put into the target" : "got from the target") + " match the pattern"
-            : "# VERIFICATION FAILED: " + mismatch);
-        out.flush();
-        return mismatch == null ? 0 : 3;
+        return extent;
     }
 
     private static Mono<Void> op(RdmaConnection c, boolean put, MemoryRegion local, RemoteRegion remote, long offset, int size) {

@@ -40,7 +40,7 @@ final class PutGetBench {
     }
 
     static int run(BenchCommand.Settings s, PrintWriter out) {
-        long half = OneSidedBench.regionBytes(s.sizes(), s.window());
+        long half = OneSidedRegion.regionBytes(s.sizes(), s.window());
         if (2 * half > Integer.MAX_VALUE) {
             throw new UserError("the benchmark region would be " + 2 * half + " bytes; lower --window or the largest --sizes");
         }
@@ -52,8 +52,8 @@ final class PutGetBench {
     private static int measure(BenchCommand.Settings s, PrintWriter out, BenchLink link, int half) {
         MemoryRegion target = link.receiverNode().registerMemory(ByteBuffer.allocateDirect(2 * half));
         MemoryRegion local = link.senderNode().registerMemory(ByteBuffer.allocateDirect(2 * half));
-        OneSidedBench.Pattern.fill(local.buffer().slice(0, half), half);
-        OneSidedBench.Pattern.fill(target.buffer().slice(half, half), half);
+        OneSidedRegion.Pattern.fill(local.buffer().slice(0, half), half);
+        OneSidedRegion.Pattern.fill(target.buffer().slice(half, half), half);
         RdmaConnection origin = link.sender();
         RemoteRegion remote = ConnectionOneSidedBench.exposeToSender(link, target, RemoteAccess.READ_WRITE);
         BenchCommand.Settings shown = ConnectionOneSidedBench.shownWithPolicy(s, "load-balanced");
@@ -88,10 +88,10 @@ final class PutGetBench {
             }
         }
         report.write();
-        String mismatch = OneSidedBench.Pattern.compare(target.buffer().slice(0, half), extent);
+        String mismatch = OneSidedRegion.Pattern.compare(target.buffer().slice(0, half), extent);
         String where = "put into the target";
         if (mismatch == null) {
-            mismatch = OneSidedBench.Pattern.compare(local.buffer().slice(half, half), extent);
+            mismatch = OneSidedRegion.Pattern.compare(local.buffer().slice(half, half), extent);
             where = "got from the target";
         }
         out.println(mismatch == null
