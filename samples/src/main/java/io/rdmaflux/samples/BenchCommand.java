@@ -109,13 +109,18 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     @picocli.CommandLine.Mixin
     NetOptions net = new NetOptions();
 
+    @Option(names = "--idle", paramLabel = "low-latency|backoff", description = "How a node's progress thread idles on the IP fabric "
+        + "(--fabric net, --listen/--connect): low-latency (default; polls some 100 µs after the last message, as MPI libraries poll, "
+        + "so a reply finds it awake) or backoff (the library's default: blocks in the socket selector after a few empty cycles).")
+    @Nullable String idle;
+
     @Option(names = "--verbose", description = "Print stack traces of errors.")
     boolean verbose;
 
     /** Validated settings: what every mode needs. */
     record Settings(Test test, String fabric, int rails, @Nullable List<String> addresses, List<Integer> sizes, OsuSchedule schedule,
                     int window, List<Long> railBytesPerSec, boolean shaped, String policy, NetOptions.Parsed peer, java.nio.file.@Nullable Path json,
-                    boolean eager, String provider, @Nullable List<ChannelKind> kinds, @Nullable SoftRailLayout layout) {
+                    boolean eager, String provider, @Nullable List<ChannelKind> kinds, @Nullable SoftRailLayout layout, IdleOption idle) {
         int maxSize() {
             return sizes.stream().mapToInt(Integer::intValue).max().orElse(1);
         }
@@ -235,7 +240,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         }
         TransportOption.Choice kinds = TransportOption.parse(transport, eager, railCount);
         return new Settings(t, fab, railCount, addrs, sizeList, schedule, window, rates, railRates != null, policy, peer, json,
-            kinds.eager(), ucx ? "ucx" : "soft", kinds.kinds(), railsParsed.layout());
+            kinds.eager(), ucx ? "ucx" : "soft", kinds.kinds(), railsParsed.layout(), IdleOption.parse(idle));
     }
 
     /** The ucx provider's fabric: {@code --fabric}, else sm in one JVM and tcp between processes. */
@@ -265,9 +270,9 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
 
     /** The table's first lines: what runs where, and the column heads. */
     static void header(PrintWriter out, Settings s, String where) {
-        out.printf(Locale.ROOT, "# rdmaflux %s: provider %s, fabric %s, %s, policy %s, %s%s%s%n", name(s.test), s.provider, s.fabric,
+        out.printf(Locale.ROOT, "# rdmaflux %s: provider %s, fabric %s, %s, policy %s, %s%s%s%s%n", name(s.test), s.provider, s.fabric,
             s.layout == null ? s.rails + " rail(s)" : s.rails + " rail(s) on " + s.layout.describe(), s.policy + (s.kinds == null ? "" : ", transport " + TransportOption.describe(s.kinds)), s.schedule.describe(),
-            isLatency(s.test) ? "" : ", window " + s.window, where);
+            isLatency(s.test) ? "" : ", window " + s.window, "net".equals(s.fabric) ? ", idle " + s.idle : "", where);
         switch (s.test) {
             case latency, put_latency, get_latency, fop_latency, cas_latency -> out.println("# Size          Latency (us)    p50 (us)    p99 (us)");
             case bw, bibw, put_bw, get_bw -> out.println("# Size      Bandwidth (MB/s)");
@@ -372,7 +377,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
                 ? InJvmRails.open(new InJvmRails.Settings(s.railBytesPerSec, 0, buffer, 64, maxMessage, 4, Policies.parse(s.policy, s.rails),
                     EagerOption.spec(s.eager)).on(s.provider, "ucx".equals(s.provider) ? s.fabric : null).channelKinds(s.kinds).layout(s.layout))
                 : NetPair.open(new NetRails.Settings(s.addresses, s.shaped ? s.railBytesPerSec : null, buffer, 64, maxMessage, 4,
-                    Policies.parse(s.policy, s.rails)).eager(s.eager).channelKinds(s.kinds));
+                    Policies.parse(s.policy, s.rails)).eager(s.eager).channelKinds(s.kinds).idle(s.idle.strategy()));
             long deadlineNs = System.nanoTime() + IN_JVM_SIZE_TIMEOUT.toNanos();
             try (BenchLink link = opened;
                  BenchSession.Server server = new BenchSession.Server(link.receiver(), s.test, size);
@@ -393,7 +398,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     private static NetRails.Settings peerRails(Settings s, int maxMessage) {
         return new NetRails.Settings(s.addresses, s.shaped ? s.railBytesPerSec : null, (64 << 10) + 64, 64, Math.max(maxMessage, PEER_MIN_MESSAGE_BYTES), 4,
             Policies.parse(s.policy, s.rails)).eager(s.eager).ucx("ucx".equals(s.provider) ? InJvmNics.ucxTls(s.fabric) : null)
-            .channelKinds(s.kinds);
+            .channelKinds(s.kinds).idle(s.idle.strategy());
     }
 
     /** The listening side: serves one run for the peer that connects, then exits. */

@@ -87,7 +87,7 @@ final class ConnectionOneSidedBench {
     /** What both ends build: RC rails (eager off: one-sided work needs the RC send/receive channel), 8 KiB buffers. */
     static NetRails.Settings netSettings(BenchCommand.Settings s) {
         return new NetRails.Settings(s.addresses(), s.shaped() ? s.railBytesPerSec() : null, BUFFER_BYTES, 64, 1 << 20,
-            RDMA_OPS_PER_RAIL, Policies.parse("rr", s.rails())).eager(false);
+            RDMA_OPS_PER_RAIL, Policies.parse("rr", s.rails())).eager(false).idle(s.idle().strategy());
     }
 
     /** Both ends in this JVM, eager off (one-sided work needs the RC send/receive channel), as the settings say. */
@@ -111,7 +111,7 @@ final class ConnectionOneSidedBench {
     /** {@code s} as the table header shows it for a one-sided run: {@code policy} in place of --policy, eager off. */
     static BenchCommand.Settings shownWithPolicy(BenchCommand.Settings s, String policy) {
         return new BenchCommand.Settings(s.test(), s.fabric(), s.rails(), s.addresses(), s.sizes(), s.schedule(),
-            s.window(), s.railBytesPerSec(), s.shaped(), policy, s.peer(), s.json(), false, s.provider(), null, s.layout());
+            s.window(), s.railBytesPerSec(), s.shaped(), policy, s.peer(), s.json(), false, s.provider(), null, s.layout(), s.idle());
     }
 
     /**

@@ -7,6 +7,7 @@ import io.rdmaflux.core.RdmaNode;
 import io.rdmaflux.core.RdmaServer;
 import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.ChannelKind;
+import io.rdmaflux.core.engine.ProgressIdleStrategy;
 import io.rdmaflux.striping.connection.RailsChannelFactory;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.RdmaProvider;
@@ -74,13 +75,15 @@ final class NetRails implements AutoCloseable {
      *                          picks its interfaces itself, {@code UCX_NET_DEVICES} narrows them)
      * @param channelKinds      the connecting side's channel kind of every rail (one) or of each rail (one per rail),
      *                          insisted on; null for the nodes' default. The listening side takes what the connector asks.
+     * @param idle              how each node's progress thread idles (a {@link ProgressIdleStrategy} template), or null for
+     *                          the node's default ({@link ProgressIdleStrategy#backoff()})
      */
     record Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
                     int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy, EagerSpec eager, @Nullable String ucxTls,
-                    @Nullable List<ChannelKind> channelKinds) {
+                    @Nullable List<ChannelKind> channelKinds, @Nullable ProgressIdleStrategy idle) {
         Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
                  int maxMessageBytes, int rendezvousBuffers, ChannelFactory policy, EagerSpec eager) {
-            this(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager, null, null);
+            this(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager, null, null, null);
         }
 
         Settings(List<String> addresses, @Nullable List<Long> railBytesPerSec, int bufferBytes, int receiveBuffers,
@@ -91,20 +94,27 @@ final class NetRails implements AutoCloseable {
         /** These settings with the eager ring {@code on} or off. */
         Settings eager(boolean on) {
             return new Settings(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy,
-                on ? EagerSpec.DEFAULTS : EagerSpec.OFF, ucxTls, channelKinds);
+                on ? EagerSpec.DEFAULTS : EagerSpec.OFF, ucxTls, channelKinds, idle);
         }
 
         /** These settings on the {@code ucx} provider over UCX transports {@code tls}, or on the soft provider when null. */
         Settings ucx(@Nullable String tls) {
             return new Settings(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager, tls,
-                channelKinds);
+                channelKinds, idle);
         }
 
         /** These settings with the connector's channel {@code kinds} (null: the nodes' default). */
         Settings channelKinds(@Nullable List<ChannelKind> kinds) {
             return new Settings(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager,
-                ucxTls, kinds == null ? null : List.copyOf(kinds));
+                ucxTls, kinds == null ? null : List.copyOf(kinds), idle);
         }
+
+        /** These settings with each node's progress thread idling as {@code strategy} (a template; null: the node's default). */
+        Settings idle(@Nullable ProgressIdleStrategy strategy) {
+            return new Settings(addresses, railBytesPerSec, bufferBytes, receiveBuffers, maxMessageBytes, rendezvousBuffers, policy, eager,
+                ucxTls, channelKinds, strategy);
+        }
+
 
         /** The fabric of the connection manager's addresses: {@code ucx} or {@code net}. */
         String fabric() {
@@ -247,10 +257,14 @@ final class NetRails implements AutoCloseable {
         for (int i = 0; i < ports.length; i++) {
             ports[i] = i + 1;
         }
-        return RdmaNode.builder().provider(provider).name(name).ports(ports)
+        RdmaNode.Builder b = RdmaNode.builder().provider(provider).name(name).ports(ports)
             .bufferBytes(s.bufferBytes).receiveBuffers(s.receiveBuffers).sendBuffers(s.receiveBuffers)
             .maxMessageBytes(s.maxMessageBytes).rendezvousBuffers(s.rendezvousBuffers)
-            .acceptChannelFactory(probe).eager(s.eager).threadingMode(ThreadingMode.DEDICATED).build();
+            .acceptChannelFactory(probe).eager(s.eager).threadingMode(ThreadingMode.DEDICATED);
+        if (s.idle != null) {
+            b.idleStrategy(s.idle);
+        }
+        return b.build();
     }
 
     private static void closeQuietly(@Nullable RdmaNode node, RdmaProvider provider) {

@@ -109,6 +109,7 @@ class BenchTest {
             "--iterations", "2", "--window", "4", "--policy", "load-balanced");
         assertTable(r, "# Size      Bandwidth (MB/s)", 4096, 131072);
         assertTrue(r.out().contains("fabric net, 2 rail(s), policy load-balanced"), r.out());
+        assertTrue(r.out().contains("window 4, idle low-latency (RdmaConnection put/get, eager off)"), "the bench polls by default: " + r.out());
         assertTrue(r.out().contains("# verified:"), r.out());
     }
 
@@ -288,6 +289,7 @@ class BenchTest {
             {"put-bw --listen 127.0.0.1:70000", "--listen 127.0.0.1:70000: port must be in 0..65535 but it was 70000"},
             {"bw --fabric mem --listen 127.0.0.1:0", "--listen/--connect run over the IP fabric; drop --fabric mem"},
             {"bw --addresses 127.0.0.1", "--addresses applies to --fabric net and --listen/--connect only"},
+            {"latency --fabric net --idle fast", "--idle must be low-latency or backoff but it was 'fast'"},
             {"bw --fabric net --rails 3 --addresses 127.0.0.1,127.0.0.1", "--rails 3 disagrees with --addresses 127.0.0.1,127.0.0.1 (2 rails)"},
             {"bw --fabric net --addresses 127.0.0.1,,127.0.0.1", "--addresses 127.0.0.1,,127.0.0.1 has an empty entry"},
             {"bw --rails 17", "--rails must be in 1..16 but it was 17"},
