@@ -16,8 +16,17 @@ import org.jspecify.annotations.Nullable;
  * calls {@link #poll}, one thread at a time. {@code poll} hands a batch to the sink with one reused
  * {@link WorkCompletion} and publishes the new head once per batch.
  *
- * <p>When the engine finds the ring full, the CQ is overrun: every QP using it moves to ERROR (as on
- * hardware) and the completion waits until there is room; nothing is lost.
+ * <p>The ring starts at {@link #INITIAL_SLOTS} slots (or the capacity, if smaller) and the engine doubles
+ * it when a completion would find it full below the capacity, so a CQ sized for a connection's worst case
+ * costs ~0.6 KB until its traffic needs more (issue 15: memory per added peer; a 256-entry CQ was 8.3 KB
+ * of heap at creation). Growing copies the entries not yet polled to the same logical positions of the
+ * new arrays and publishes them with a volatile store before the completion that needed the room; the
+ * consumer reads the arrays after its acquire of the tail, so every completion it may poll is in the
+ * arrays it reads (the old arrays keep the entries written before the copy). ibv_resize_cq does the
+ * same on demand on hardware; here the CQ does it itself.
+ *
+ * <p>When the engine finds the ring full at the capacity, the CQ is overrun: every QP using it moves to
+ * ERROR (as on hardware) and the completion waits until there is room; nothing is lost.
  */
 final class SoftCompletionQueue implements CompletionQueue {
     private static final WcStatus[] STATUSES = WcStatus.values();
@@ -25,18 +34,18 @@ final class SoftCompletionQueue implements CompletionQueue {
     private static final long HAS_IMMEDIATE = 1L << 48;
     private static final long HAS_DETAIL = 1L << 49;
 
+    /** Slots a new CQ starts with (fewer if its capacity is smaller). */
+    static final int INITIAL_SLOTS = 16;
+
     private final SoftDevice device;
     private final int capacity;
-    private final int mask;
+    /** The most slots the ring grows to: the power of two at least {@link #capacity}. */
+    private final int maxSlots;
     private long cachedHead;
-    private final long[] wrIds;
-    /** Per completion: byte length (bits 0-31), status (32-39), opcode (40-47), has-immediate (48), has-detail (49). */
-    private final long[] words;
-    /** Per completion: QP number (bits 0-31), source QPN (32-63). */
-    private final long[] qps;
-    private final int[] immediates;
-    /** Error reasons; only slots with the has-detail bit hold one (successes store nothing). */
-    private final @Nullable String[] details;
+    /** The engine's view of the arrays (it is the only writer of {@link #ring}). */
+    private Ring producerRing;
+    /** The arrays as published to the consumer. */
+    private volatile Ring ring;
     private final AtomicLong head = new AtomicLong();
     private final AtomicLong tail = new AtomicLong();
     private long producerTail;
@@ -46,16 +55,54 @@ final class SoftCompletionQueue implements CompletionQueue {
     /** Called after each {@link #add}; null when none was asked for. */
     private volatile @Nullable Runnable arrivalHint;
 
+    /** One generation of the ring's storage: parallel arrays of {@code mask + 1} slots. */
+    private static final class Ring {
+        final int mask;
+        final long[] wrIds;
+        /** Per completion: byte length (bits 0-31), status (32-39), opcode (40-47), has-immediate (48), has-detail (49). */
+        final long[] words;
+        /** Per completion: QP number (bits 0-31), source QPN (32-63). */
+        final long[] qps;
+        final int[] immediates;
+        /** Error reasons; only slots with the has-detail bit hold one (successes store nothing). */
+        final @Nullable String[] details;
+
+        Ring(int slots) {
+            mask = slots - 1;
+            wrIds = new long[slots];
+            words = new long[slots];
+            qps = new long[slots];
+            immediates = new int[slots];
+            details = new String[slots];
+        }
+
+        /** A ring of {@code slots} holding this one's entries {@code [from, to)} at the same logical positions. */
+        Ring grown(int slots, long from, long to) {
+            Ring r = new Ring(slots);
+            for (long k = from; k < to; k++) {
+                int i = (int) k & mask;
+                int j = (int) k & r.mask;
+                r.wrIds[j] = wrIds[i];
+                r.words[j] = words[i];
+                r.qps[j] = qps[i];
+                r.immediates[j] = immediates[i];
+                r.details[j] = details[i];
+            }
+            return r;
+        }
+    }
+
     SoftCompletionQueue(SoftDevice device, int capacity) {
         this.device = device;
         this.capacity = capacity;
-        int slots = Integer.highestOneBit(Math.max(1, capacity - 1)) << 1;
-        this.mask = slots - 1;
-        this.wrIds = new long[slots];
-        this.words = new long[slots];
-        this.qps = new long[slots];
-        this.immediates = new int[slots];
-        this.details = new String[slots];
+        this.maxSlots = Integer.highestOneBit(Math.max(1, capacity - 1)) << 1;
+        this.producerRing = new Ring(Math.min(INITIAL_SLOTS, maxSlots));
+        this.ring = producerRing;
+    }
+
+    /** Slots the ring has now (tests: it grows on demand). */
+    int slots() {
+        return ring.mask + 1;
     }
 
     SoftDevice device() {
@@ -67,13 +114,22 @@ final class SoftCompletionQueue implements CompletionQueue {
         return capacity;
     }
 
-    /** Engine: room for one more completion? Sets {@link #overrun} when not. */
+    /** Engine: room for one more completion (growing the ring below the capacity)? Sets {@link #overrun} when not. */
     boolean hasRoom() {
-        if (producerTail - cachedHead < capacity) {
+        Ring r = producerRing;
+        long used = producerTail - cachedHead;
+        if (used < capacity && used <= r.mask) {
             return true;
         }
         cachedHead = head.get();
-        if (producerTail - cachedHead < capacity) {
+        used = producerTail - cachedHead;
+        if (used < capacity) {
+            if (used > r.mask) {
+                // full below the capacity (so below maxSlots): double, keeping the entries not yet polled
+                Ring bigger = r.grown(Math.min(maxSlots, (r.mask + 1) << 1), cachedHead, producerTail);
+                producerRing = bigger;
+                ring = bigger;
+            }
             return true;
         }
         if (!closed) {
@@ -86,20 +142,21 @@ final class SoftCompletionQueue implements CompletionQueue {
     /** Engine: adds a completion; the caller checked {@link #hasRoom()}. Visible to poll at once. */
     void add(long wrId, WcStatus status, WcOpcode opcode, int byteLength, boolean hasImmediate, int immediate,
              int qpNumber, int sourceQpn, String detail) {
-        int i = (int) producerTail & mask;
-        wrIds[i] = wrId;
+        Ring r = producerRing;
+        int i = (int) producerTail & r.mask;
+        r.wrIds[i] = wrId;
         long w = (byteLength & 0xFFFF_FFFFL) | (long) status.ordinal() << 32 | (long) opcode.ordinal() << 40;
         if (hasImmediate) {
             w |= HAS_IMMEDIATE;
-            immediates[i] = immediate;
+            r.immediates[i] = immediate;
         }
         // identity first: successes pass the literal "", so the common case is one compare
         if (detail != "" && detail != null && !detail.isEmpty()) {
             w |= HAS_DETAIL;
-            details[i] = detail;
+            r.details[i] = detail;
         }
-        words[i] = w;
-        qps[i] = (qpNumber & 0xFFFF_FFFFL) | (long) sourceQpn << 32;
+        r.words[i] = w;
+        r.qps[i] = (qpNumber & 0xFFFF_FFFFL) | (long) sourceQpn << 32;
         tail.lazySet(++producerTail);
         Runnable hint = arrivalHint;
         if (hint != null) {
@@ -124,19 +181,21 @@ final class SoftCompletionQueue implements CompletionQueue {
         if (n <= 0) {
             return 0;
         }
+        // after the acquire of tail: holds every completion below it (see the class comment)
+        Ring r = ring;
         try {
             for (int k = 0; k < n; k++) {
-                int i = (int) (h + k) & mask;
-                long w = words[i];
-                long q = qps[i];
+                int i = (int) (h + k) & r.mask;
+                long w = r.words[i];
+                long q = r.qps[i];
                 boolean imm = (w & HAS_IMMEDIATE) != 0;
                 String detail = "";
                 if ((w & HAS_DETAIL) != 0) {
-                    detail = details[i];
-                    details[i] = null;
+                    detail = r.details[i];
+                    r.details[i] = null;
                 }
-                wc.set(wrIds[i], STATUSES[(int) (w >>> 32) & 0xFF], OPCODES[(int) (w >>> 40) & 0xFF], (int) w, imm,
-                    imm ? immediates[i] : 0, (int) q, (int) (q >>> 32), detail);
+                wc.set(r.wrIds[i], STATUSES[(int) (w >>> 32) & 0xFF], OPCODES[(int) (w >>> 40) & 0xFF], (int) w, imm,
+                    imm ? r.immediates[i] : 0, (int) q, (int) (q >>> 32), detail);
                 sink.onCompletion(wc);
             }
         } finally {
