@@ -1,6 +1,7 @@
 package io.rdmaflux.core.stripe;
 
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The stripe engine of a virtual channel (seed 000 &sect;4.1, Fig. 2 and Fig. 4): plans each message
@@ -77,7 +78,7 @@ public final class StripeEngine {
     private long[][] bytes;
     private long[][] postedNs;
     private int[][] carrier;
-    private final RecordedMessageTimings[] timings;
+    private final @Nullable RecordedMessageTimings[] timings;
     private final long[] backlogBytes;
     private final int[] outstanding;
     private final long[] lastCompletionNs;
@@ -107,14 +108,13 @@ public final class StripeEngine {
         idleAtPost = new long[entries];
         completedOn = new long[entries];
         striped = new boolean[entries];
-        offset = new long[entries][railCount];
-        bytes = new long[entries][railCount];
-        postedNs = new long[entries][railCount];
-        carrier = new int[entries][railCount];
+        // an entry's slot rows and timings are made when it is first begun: a connection that never sends a
+        // rendezvous message, or only one at a time, holds none or one of them (issue 15, memory per peer)
+        offset = new long[entries][];
+        bytes = new long[entries][];
+        postedNs = new long[entries][];
+        carrier = new int[entries][];
         timings = new RecordedMessageTimings[entries];
-        for (int e = 0; e < entries; e++) {
-            timings[e] = new RecordedMessageTimings(railCount);
-        }
         backlogBytes = new long[railCount];
         outstanding = new int[railCount];
         lastCompletionNs = new long[railCount];
@@ -135,7 +135,19 @@ public final class StripeEngine {
         idleAtPost[entry] = 0;
         completedOn[entry] = 0;
         striped[entry] = false;
-        timings[entry].reset(lengthBytes);
+        RecordedMessageTimings t = timings[entry];
+        if (t == null) {
+            t = firstUse(entry);
+        }
+        t.reset(lengthBytes);
+    }
+
+    private RecordedMessageTimings firstUse(int entry) {
+        offset[entry] = new long[railCount];
+        bytes[entry] = new long[railCount];
+        postedNs[entry] = new long[railCount];
+        carrier[entry] = new int[railCount];
+        return timings[entry] = new RecordedMessageTimings(railCount);
     }
 
     /**
@@ -404,9 +416,10 @@ public final class StripeEngine {
         return psn[entry];
     }
 
-    /** Length of the message of {@code entry}, bytes. */
+    /** Length of the message of {@code entry}, bytes (0 for an entry never begun). */
     public long lengthBytes(int entry) {
-        return timings[entry].lengthBytes();
+        RecordedMessageTimings t = timings[entry];
+        return t == null ? 0 : t.lengthBytes();
     }
 
     /** Slots holding a stripe of {@code entry}. */
@@ -467,8 +480,8 @@ public final class StripeEngine {
         return completedOn[entry];
     }
 
-    /** The timings recorded for {@code entry} so far; valid until the entry is begun again. */
-    public MessageTimings timings(int entry) {
+    /** The timings recorded for {@code entry} so far; valid until the entry is begun again. Null for an entry never begun. */
+    public @Nullable MessageTimings timings(int entry) {
         return timings[entry];
     }
 

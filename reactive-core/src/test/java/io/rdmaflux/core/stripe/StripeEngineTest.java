@@ -82,6 +82,28 @@ class StripeEngineTest {
         assertFalse(engine.striped(1));
     }
 
+    /** Entries get their slot rows and timings when first begun; one never begun reads as empty, and is safe to ask about. */
+    @Test
+    void anEntryNeverBegunReadsAsEmptyAndEntriesFirstUsedInAnyOrderWork() {
+        StripeEngine wide = new StripeEngine(2, 64, new RecordingPolicy());
+        assertEquals(0, wide.lengthBytes(40));
+        assertEquals(null, wide.timings(40));
+        assertEquals(0, wide.slots(40));
+        assertFalse(wide.carriesOn(40, 1));
+        assertEquals(StripeEngine.IGNORED, wide.complete(40, 0, 5), "no stripe there: a late completion is ignored");
+        wide.unpostAll(40);
+        for (int e : new int[] {63, 0, 17}) {
+            wide.begin(e, e, 1000 + e);
+            assertEquals(2, wide.split(e, 0b11, 0));
+            wide.post(e, 0, 0, 1);
+            wide.post(e, 1, 1, 1);
+            assertEquals(StripeEngine.STRIPE, wide.complete(e, 0, 9));
+            assertEquals(StripeEngine.MESSAGE, wide.complete(e, 1, 9));
+            assertEquals(1000 + e, wide.timings(e).lengthBytes());
+        }
+        assertEquals(0, wide.backlogBytes(0) + wide.backlogBytes(1));
+    }
+
     @Test
     void theCompletionFilterReportsTheMessageOnceAfterItsLastStripeWithItsTimings() {
         engine.begin(0, 1, 2000);
