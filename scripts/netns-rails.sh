@@ -12,9 +12,13 @@
 # iptables -m statistic --mode random. 'down' removes everything 'up' made. Needs root.
 set -euo pipefail
 
-NS_A=rdmaflux-a
-NS_B=rdmaflux-b
-SUBNET_PREFIX=10.77
+# NETNS_NAME, NETNS_SUBNET and NETNS_VETH name another pair of namespaces, so a second user (e.g.
+# scripts/onesided-netns-bench.sh) does not disturb this one's: namespaces $NETNS_NAME-a/-b, subnets
+# $NETNS_SUBNET.<rail>.0/24, veth pairs ${NETNS_VETH}a<i> <-> ${NETNS_VETH}b<i>.
+NS_A="${NETNS_NAME:-rdmaflux}-a"
+NS_B="${NETNS_NAME:-rdmaflux}-b"
+SUBNET_PREFIX="${NETNS_SUBNET:-10.77}"
+VETH="${NETNS_VETH:-rf}"
 
 die() { echo "netns-rails: $*" >&2; exit 2; }
 
@@ -30,7 +34,7 @@ down() {
     fi
   done
   # veth pairs die with their namespace; remove any left in the root namespace by a failed 'up'
-  for link in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1 | grep -E '^rf[ab][0-9]+$' || true); do
+  for link in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1 | grep -E "^${VETH}[ab][0-9]+\$" || true); do
     ip link del "$link" 2>/dev/null || true
   done
   echo "netns-rails: down"
@@ -74,16 +78,16 @@ up() {
   ip -n "$NS_A" link set lo up
   ip -n "$NS_B" link set lo up
   for i in $(seq 1 "$rails"); do
-    ip link add "rfa$i" type veth peer name "rfb$i"
-    ip link set "rfa$i" netns "$NS_A"
-    ip link set "rfb$i" netns "$NS_B"
-    ip -n "$NS_A" addr add "$SUBNET_PREFIX.$i.1/24" dev "rfa$i"
-    ip -n "$NS_B" addr add "$SUBNET_PREFIX.$i.2/24" dev "rfb$i"
-    ip -n "$NS_A" link set "rfa$i" up
-    ip -n "$NS_B" link set "rfb$i" up
+    ip link add "${VETH}a$i" type veth peer name "${VETH}b$i"
+    ip link set "${VETH}a$i" netns "$NS_A"
+    ip link set "${VETH}b$i" netns "$NS_B"
+    ip -n "$NS_A" addr add "$SUBNET_PREFIX.$i.1/24" dev "${VETH}a$i"
+    ip -n "$NS_B" addr add "$SUBNET_PREFIX.$i.2/24" dev "${VETH}b$i"
+    ip -n "$NS_A" link set "${VETH}a$i" up
+    ip -n "$NS_B" link set "${VETH}b$i" up
     if [ -n "$rates" ]; then
       local rate="${rate_list[$((i - 1))]}"
-      for side in "$NS_A rfa$i" "$NS_B rfb$i"; do
+      for side in "$NS_A ${VETH}a$i" "$NS_B ${VETH}b$i"; do
         set -- $side
         tc -n "$1" qdisc add dev "$2" root tbf rate "$rate" burst 64kb latency 50ms \
           || die "tc tbf rejected rate '$rate' on rail $i; use a tc rate like 800mbit"
@@ -96,8 +100,8 @@ up() {
   fi
   # prove every rail is up (and, where ping exists, carries traffic) before anyone relies on it
   for i in $(seq 1 "$rails"); do
-    ip -n "$NS_A" link show "rfa$i" | grep -q "state UP" \
-      || die "rail $i: link rfa$i did not come up"
+    ip -n "$NS_A" link show "${VETH}a$i" | grep -q "state UP" \
+      || die "rail $i: link ${VETH}a$i did not come up"
     if command -v ping >/dev/null; then
       ip netns exec "$NS_A" ping -c 1 -W 2 "$SUBNET_PREFIX.$i.2" >/dev/null \
         || die "rail $i ($SUBNET_PREFIX.$i.1 -> $SUBNET_PREFIX.$i.2) does not carry traffic"

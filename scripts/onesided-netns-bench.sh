@@ -29,30 +29,13 @@ skip() { echo "onesided-netns-bench skipped: $*"; exit 0; }
 command -v ip >/dev/null && command -v tc >/dev/null || skip "ip/tc (iproute2) missing"
 JAR="${ONESIDED_JAR:-$ROOT/samples/target/rdmaflux-samples.jar}"
 [ -f "$JAR" ] || skip "$JAR is missing; build it first with ./rdmaflux --help"
+# its own pair of namespaces, made and removed by netns-rails.sh
+export NETNS_NAME=rdmaflux-os NETNS_SUBNET=10.78 NETNS_VETH=ros
 NA=rdmaflux-os-a
 NB=rdmaflux-os-b
 P=10.78
-down() {
-  ip netns del "$NA" 2>/dev/null || true
-  ip netns del "$NB" 2>/dev/null || true
-}
-trap down EXIT
-down
-ip netns add "$NA"
-ip netns add "$NB"
-ip -n "$NA" link set lo up
-ip -n "$NB" link set lo up
-for i in 1 2; do
-  ip link add "rosa$i" type veth peer name "rosb$i"
-  ip link set "rosa$i" netns "$NA"
-  ip link set "rosb$i" netns "$NB"
-  ip -n "$NA" addr add "$P.$i.1/24" dev "rosa$i"
-  ip -n "$NB" addr add "$P.$i.2/24" dev "rosb$i"
-  ip -n "$NA" link set "rosa$i" up
-  ip -n "$NB" link set "rosb$i" up
-  tc -n "$NA" qdisc add dev "rosa$i" root tbf rate "$RATE" burst 64kb latency 50ms
-  tc -n "$NB" qdisc add dev "rosb$i" root tbf rate "$RATE" burst 64kb latency 50ms
-done
+trap 'bash "$ROOT/scripts/netns-rails.sh" down >/dev/null' EXIT
+bash "$ROOT/scripts/netns-rails.sh" up --rails 2 --rates "$RATE,$RATE" >/dev/null
 # shellcheck disable=SC2046
 J=(java $(cat "$ROOT/.mvn/jvm-flags") -jar "$JAR" bench)
 port=7700
