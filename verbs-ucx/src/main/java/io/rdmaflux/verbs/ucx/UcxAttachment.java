@@ -76,6 +76,13 @@ final class UcxAttachment implements FrameTransport.Attachment {
     /** Whether {@link #awaitWork} blocks on the worker's event fd (provider option {@code wait=event}). */
     private volatile boolean eventWaitEnabled;
     private long nowNs;
+    /** The thread that last ran {@link #poll} (the engine): a deregistration on it must not wait. */
+    private volatile @Nullable Thread engineThread;
+    /** This NIC's tag in rkey messages ({@link UcxRkeyMessages}): tells its routes from another requester's. */
+    private final long tag = new java.security.SecureRandom().nextLong();
+    private final java.util.concurrent.atomic.AtomicLong deregistrationsAwaited = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong deregistrationsNotAwaited = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong deregistrationWaitsExpired = new java.util.concurrent.atomic.AtomicLong();
     private long framesRejected;
     private long framesSent;
     private long framesReceived;
@@ -154,15 +161,113 @@ final class UcxAttachment implements FrameTransport.Attachment {
         return exports.revokesSent();
     }
 
-    /** Any thread: queues the revocation of the region's rkey for the engine and wakes it. */
+    /**
+     * Any thread: queues the revocation of the region's rkey for the engine, wakes it, and, when the
+     * region's key went to peers, waits until every one of them acknowledged the revocation or is gone
+     * ({@link UcxRegionExports}), so that no put with the old key lands after this returns, as after
+     * {@code ibv_dereg_mr}. The engine settles a revocation within the revoke timeout (failing the routes
+     * of peers that stay silent); this thread waits that long plus {@link #REVOKE_WAIT_GRACE_NS} at most,
+     * then returns anyway (the engine is not running: an INVOKER provider nobody progresses).
+     *
+     * <p>Does not wait on the engine thread (the thread that last progressed this NIC: the provider's
+     * own in DEDICATED mode, the caller of {@code progress} in INVOKER mode), which would have to deliver
+     * the acknowledgements itself, nor on a closing device: there the revocation completes asynchronously
+     * on the engine's next passes, and a put the peer issued before it saw the REVOKE may still land in
+     * the region's memory, which stays mapped and reachable (never freed under the put) until then.
+     * Counted ({@link #deregistrationsNotAwaited()}).
+     */
     @Override
     public void regionDeregistered(io.rdmaflux.verbs.MemoryRegion region) {
         if (closed) {
             return;
         }
-        exports.deregistered(region);
+        UcxRegionExports.Revocation rv = exports.deregistered(region);
         if (exports.hasDeregistrations()) {
             wakeup();
+        }
+        if (rv == null) {
+            return;
+        }
+        if (Thread.currentThread() == engineThread || nic.isClosing()) {
+            deregistrationsNotAwaited.incrementAndGet();
+            return;
+        }
+        deregistrationsAwaited.incrementAndGet();
+        boolean interrupted = false;
+        boolean done;
+        try {
+            done = rv.await(exports.revokeTimeoutNs() + REVOKE_WAIT_GRACE_NS);
+        } catch (InterruptedException e) {
+            interrupted = true;
+            done = rv.isDone();
+        }
+        if (!done) {
+            deregistrationWaitsExpired.incrementAndGet();
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** How much longer than the revoke timeout a deregistration waits for the engine, ns (100 ms). */
+    static final long REVOKE_WAIT_GRACE_NS = 100_000_000L;
+
+    /** Setup: the revoke timeout, ns ({@link UcxRegionExports}). */
+    void revokeTimeoutNs(long ns) {
+        exports.revokeTimeoutNs(ns);
+    }
+
+    /** Deregistrations that waited for their revocation so far. */
+    long deregistrationsAwaited() {
+        return deregistrationsAwaited.get();
+    }
+
+    /** Deregistrations of exported regions that could not wait (engine thread, closing device) so far. */
+    long deregistrationsNotAwaited() {
+        return deregistrationsNotAwaited.get();
+    }
+
+    /** Deregistrations whose wait ended before the engine settled the revocation so far. */
+    long deregistrationWaitsExpired() {
+        return deregistrationWaitsExpired.get();
+    }
+
+    /** Revocations the engine settled by timing out a silent peer so far. */
+    long revocationsTimedOut() {
+        return exports.revocationsTimedOut();
+    }
+
+    /** This NIC's tag in rkey messages. */
+    long tag() {
+        return tag;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Engine: whether the peer {@code r} leads to is gone: the route failed, or the peer is a NIC of this JVM that closed. */
+    boolean peerGone(UcxRoute r) {
+        UcxAttachment peer = r.target.local();
+        return r.failed || peer != null && peer.isClosed();
+    }
+
+    /**
+     * Engine: the peer at the end of {@code r} did not acknowledge the revocation of {@code rkey} within
+     * {@code timeoutNs}: it is taken for failed. Its route fails (the NIC completes the queue pairs on it
+     * with RETRY_EXC_ERR) and its endpoint is closed where UCX allows a forced close (peer-failure mode,
+     * e.g. {@code tcp}), so the peer's endpoint errors too and no later put of it lands.
+     */
+    void revocationUnacknowledged(@Nullable UcxRoute r, int rkey, long timeoutNs) {
+        if (r == null) {
+            return;
+        }
+        routeFailed(r, "peer " + r.destination() + " did not acknowledge the revocation of rkey 0x" + Integer.toHexString(rkey)
+            + " within " + timeoutNs / 1_000_000 + " ms (provider option revoke-timeout); taken for failed");
+        UcpEndpoint ep = r.endpoint;
+        if (ep != null) {
+            r.endpoint = null;
+            UcxEndpoints.close(worker, ep);
         }
     }
 
@@ -288,11 +393,12 @@ final class UcxAttachment implements FrameTransport.Attachment {
      * Sends one rkey message ({@link UcxRkeyMessages}) on {@code ep}; {@code reply}: with
      * {@code UCP_AM_SEND_FLAG_REPLY}, so the receiver can answer on the endpoint UCX hands its handler.
      */
-    void sendRkeyMessage(UcpEndpoint ep, ByteBuffer header, @Nullable ByteBuffer data, boolean reply) {
+    void sendRkeyMessage(UcpEndpoint ep, ByteBuffer header, @Nullable ByteBuffer data, boolean reply, @Nullable Runnable onError) {
         if (closed) {
             return;
         }
         SendDone done = new SendDone(null, header, data, null);
+        done.onFailure = onError;
         long flags = UcpConstants.UCP_AM_SEND_FLAG_EAGER | (reply ? UcpConstants.UCP_AM_SEND_FLAG_REPLY : 0);
         start(done, ep, UcxFrameTransport.AM_ID_RKEY, header, UcxRkeyMessages.HEADER, data == null ? 0 : UcxUtils.getAddress(data),
             data == null ? 0 : data.remaining(), flags);
@@ -349,6 +455,8 @@ final class UcxAttachment implements FrameTransport.Attachment {
         private final @Nullable ByteBuffer data;
         private final @Nullable UcxRoute route;
         @Nullable UcpRequest request;
+        /** An rkey message's failure action (engine thread). */
+        @Nullable Runnable onFailure;
         boolean finished;
 
         SendDone(@Nullable SoftFrame frame, ByteBuffer header, @Nullable ByteBuffer data, @Nullable UcxRoute route) {
@@ -367,6 +475,9 @@ final class UcxAttachment implements FrameTransport.Attachment {
         public void onError(int status, String message) {
             if (!closed && route != null) {
                 routeFailed(route, "UCX send to " + route.destination() + " failed (status " + status + "): " + message);
+            }
+            if (!closed && onFailure != null) {
+                onFailure.run();
             }
             finish();
         }
@@ -449,10 +560,10 @@ final class UcxAttachment implements FrameTransport.Attachment {
         switch (kind) {
             case UcxRkeyMessages.REQUEST -> {
                 if (replyEp != null) {
-                    exports.requested(replyEp, routeId, rkey, UcxRkeyMessages.qpnOrAccess(h));
+                    exports.requested(replyEp, UcxRkeyMessages.address(h), routeId, rkey, UcxRkeyMessages.qpnOrAccess(h));
                 }
             }
-            case UcxRkeyMessages.REVOKE_ACK -> exports.acknowledged(rkey);
+            case UcxRkeyMessages.REVOKE_ACK -> exports.acknowledged(UcxRkeyMessages.address(h), routeId, rkey);
             case UcxRkeyMessages.REPLY -> {
                 long len = data.getLength();
                 if (len <= 0 || len > UcxRkeyMessages.MAX_PACKED || !data.isDataValid()) {
@@ -476,6 +587,10 @@ final class UcxAttachment implements FrameTransport.Attachment {
             return 0;
         }
         this.nowNs = nowNs;
+        Thread t = Thread.currentThread();
+        if (engineThread != t) {
+            engineThread = t;
+        }
         try {
             while (arrived.size() < limit && worker.progress() > 0) {
                 // progress until UCX has nothing more or enough frames arrived
@@ -483,7 +598,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
         } catch (Exception e) {
             throw new VerbsException("UCX worker progress failed on device '" + nic.name() + "': " + e.getMessage(), e);
         }
-        exports.afterProgress();
+        exports.afterProgress(nowNs);
         putPath.afterProgress();
         reportBrokenRoutes();
         int n = 0;

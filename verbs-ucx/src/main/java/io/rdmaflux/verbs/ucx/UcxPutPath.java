@@ -136,7 +136,7 @@ final class UcxPutPath {
         if (remote == null) {
             r.rkeys.put(f.rkey, Remote.ASKED);
             rkeyRequests++;
-            attachment.sendRkeyMessage(ep, UcxRkeyMessages.header(UcxRkeyMessages.REQUEST, r.id, f.rkey, f.destinationQpn, 0, 0), null, true);
+            attachment.sendRkeyMessage(ep, UcxRkeyMessages.header(UcxRkeyMessages.REQUEST, r.id, f.rkey, f.destinationQpn, attachment.tag(), 0), null, true, null);
             return false;
         }
         UcpRemoteKey key = remote.key;
@@ -274,7 +274,7 @@ final class UcxPutPath {
             UcpEndpoint ep = r.endpoint;
             if (h.frame == null) {
                 if (ep != null && !r.failed) {
-                    attachment.sendRkeyMessage(ep, UcxRkeyMessages.header(UcxRkeyMessages.REVOKE_ACK, r.id, h.revokedRkey, 0, 0, 0), null, false);
+                    attachment.sendRkeyMessage(ep, UcxRkeyMessages.header(UcxRkeyMessages.REVOKE_ACK, r.id, h.revokedRkey, 0, attachment.tag(), 0), null, false, null);
                 }
             } else if (ep == null || r.failed) {
                 h.frame.release();
