@@ -166,8 +166,11 @@ final class UcxAttachment implements FrameTransport.Attachment {
      * region's key went to peers, waits until every one of them acknowledged the revocation or is gone
      * ({@link UcxRegionExports}), so that no put with the old key lands after this returns, as after
      * {@code ibv_dereg_mr}. The engine settles a revocation within the revoke timeout (failing the routes
-     * of peers that stay silent); this thread waits that long plus {@link #REVOKE_WAIT_GRACE_NS} at most,
-     * then returns anyway (the engine is not running: an INVOKER provider nobody progresses).
+     * of peers that stay silent); this thread waits that long plus {@link #REVOKE_WAIT_GRACE_NS} at most.
+     * It returns early when the engine does not take the revocation up within {@link #ENGINE_PICKUP_NS}
+     * (an INVOKER provider nobody progresses any more, e.g. a node that stopped before releasing its
+     * regions): nothing could then acknowledge it; the revocation stays queued, the region mapped and its
+     * memory reachable, and the engine finishes it if it runs again.
      *
      * <p>Does not wait on the engine thread (the thread that last progressed this NIC: the provider's
      * own in DEDICATED mode, the caller of {@code progress} in INVOKER mode), which would have to deliver
@@ -196,7 +199,9 @@ final class UcxAttachment implements FrameTransport.Attachment {
         boolean interrupted = false;
         boolean done;
         try {
-            done = rv.await(exports.revokeTimeoutNs() + REVOKE_WAIT_GRACE_NS);
+            long t0 = System.nanoTime();
+            done = rv.awaitPickup(ENGINE_PICKUP_NS)
+                && rv.await(exports.revokeTimeoutNs() + REVOKE_WAIT_GRACE_NS - (System.nanoTime() - t0));
         } catch (InterruptedException e) {
             interrupted = true;
             done = rv.isDone();
@@ -211,6 +216,9 @@ final class UcxAttachment implements FrameTransport.Attachment {
 
     /** How much longer than the revoke timeout a deregistration waits for the engine, ns (100 ms). */
     static final long REVOKE_WAIT_GRACE_NS = 100_000_000L;
+
+    /** How long a deregistration waits for the engine to take its revocation up before it deems the engine stopped, ns (50 ms). */
+    static final long ENGINE_PICKUP_NS = 50_000_000L;
 
     /** Setup: the revoke timeout, ns ({@link UcxRegionExports}). */
     void revokeTimeoutNs(long ns) {

@@ -191,6 +191,7 @@ final class UcxRegionExports {
     }
 
     private void revoke(Revocation rv, long nowNs) {
+        rv.pickedUp();
         Export e = exports.remove(rv.rkey);
         if (e == null) {
             exportedRkeys.remove(rv.rkey);
@@ -298,13 +299,25 @@ final class UcxRegionExports {
     static final class Revocation {
         final int rkey;
         private final CountDownLatch done = new CountDownLatch(1);
+        private final CountDownLatch picked = new CountDownLatch(1);
 
         Revocation(int rkey) {
             this.rkey = rkey;
         }
 
         void complete() {
+            picked.countDown();
             done.countDown();
+        }
+
+        /** Engine: it took the revocation up (sent its REVOKEs, or found nothing to revoke). */
+        void pickedUp() {
+            picked.countDown();
+        }
+
+        /** Waits up to {@code ns} for the engine to take the revocation up; returns whether it did. */
+        boolean awaitPickup(long ns) throws InterruptedException {
+            return picked.await(ns, TimeUnit.NANOSECONDS);
         }
 
         boolean isDone() {

@@ -151,8 +151,10 @@ class UcxRevocationTest {
             throw new AssertionError("gave up waiting for " + what);
         }
 
+        /** Progresses B alone until {@code done}, for 20 s at most (real time: a revoke timeout must pass). */
         void untilB(BooleanSupplier done, String what) {
-            for (int i = 0; i < PASSES; i++) {
+            long until = System.nanoTime() + 20_000_000_000L;
+            while (System.nanoTime() - until < 0) {
                 if (done.getAsBoolean()) {
                     return;
                 }
@@ -253,7 +255,11 @@ class UcxRevocationTest {
             }
             assertEquals(2, p.putsA()[0], "A issued the put");
             Deregistration d = p.deregisterElsewhere();
-            d.join(WATCH_MS);
+            // B runs (the put lands, B sends the REVOKE); A, not progressed, cannot acknowledge
+            long until = System.nanoTime() + WATCH_MS * 1_000_000L;
+            while (System.nanoTime() - until < 0 && !d.returned) {
+                fx.hostB().progress(System.nanoTime());
+            }
             assertFalse(d.returned, "deregistration returned while a put with the region's rkey was under way");
             p.until(() -> d.returned, "the deregistration");
             d.joinNow();
@@ -314,6 +320,26 @@ class UcxRevocationTest {
             assertEquals(1, p.revocationsB()[1], "counted as not awaited");
             assertEquals(0, p.revocationsB()[0]);
             p.until(() -> p.putsB()[6] == 1 && p.putsB()[5] == 0, "the revocation and its acknowledgement");
+        }
+    }
+
+    /**
+     * Nobody progresses B (an INVOKER provider whose driver stopped, as a node closing before it releases
+     * its regions): nothing could acknowledge, so the deregistration returns once the engine failed to take
+     * the revocation up within the pickup window, not after the revoke timeout; the engine finishes it when
+     * it runs again.
+     */
+    @Test
+    void aDeregistrationNobodyProgressesReturnsAfterThePickupWindowNotTheTimeout() throws InterruptedException {
+        try (UcxFixture fx = fixture("sm,self", 60_000)) {
+            Pair p = new Pair(fx);
+            p.exportToA();
+            Deregistration d = p.deregisterElsewhere();
+            d.joinNow();
+            assertTrue(d.tookNs >= UcxAttachment.ENGINE_PICKUP_NS && d.tookNs < 10_000_000_000L, "took " + d.tookNs + " ns");
+            assertEquals(1, p.revocationsB()[2], "counted: the wait ended before the revocation was settled");
+            assertEquals(1, p.putsB()[5], "still mapped");
+            p.until(() -> p.putsB()[5] == 0, "the engine to finish the revocation once it runs");
         }
     }
 
