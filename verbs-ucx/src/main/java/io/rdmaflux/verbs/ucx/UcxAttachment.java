@@ -122,6 +122,16 @@ final class UcxAttachment implements FrameTransport.Attachment {
         return putPath.puts();
     }
 
+    /** RDMA READs fetched with {@code ucp_get} so far. */
+    long gets() {
+        return putPath.gets();
+    }
+
+    /** Bytes of RDMA READs fetched with {@code ucp_get} so far. */
+    long getBytes() {
+        return putPath.getBytes();
+    }
+
     /** Bytes of RDMA WRITEs sent as {@code ucp_put} so far. */
     long putBytes() {
         return putPath.putBytes();
@@ -544,13 +554,27 @@ final class UcxAttachment implements FrameTransport.Attachment {
         }
         SoftFrame f = nic.claimFrame();
         long delay = NetFrameCodec.decodeHeader(h, 0, f);
-        if (f.type != FrameType.RDMA_WRITE) {
+        f.deliverAtNs = nowNs + delay;
+        if (f.type == FrameType.RDMA_WRITE) {
+            f.payloadPlaced = true;
+        } else if (f.type == FrameType.RDMA_READ_REQUEST) {
+            // the requester fetches the data itself: its response goes as a header only
+            servedByGet.add(getKey(f.destinationQpn, f.psn));
+        } else if (f.type == FrameType.RDMA_READ_RESPONSE) {
+            PendingGet pg = pendingGets.remove(getKey(f.destinationQpn, f.psn));
+            if (pg == null || pg.length() != f.length) {
+                f.release();
+                framesRejected++;
+                return UcsConstants.STATUS.UCS_OK;
+            }
+            Fetch fetch = new Fetch(pg);
+            fetching.put(f, fetch);
+            toFetch.add(fetch);
+        } else {
             f.release();
             framesRejected++;
             return UcsConstants.STATUS.UCS_OK;
         }
-        f.payloadPlaced = true;
-        f.deliverAtNs = nowNs + delay;
         arrived.add(f);
         framesReceived++;
         return UcsConstants.STATUS.UCS_OK;
@@ -608,16 +632,122 @@ final class UcxAttachment implements FrameTransport.Attachment {
         }
         exports.afterProgress(nowNs);
         putPath.afterProgress();
+        if (!toFetch.isEmpty()) {
+            startGets();
+        }
+        if (!getRequests.isEmpty()) {
+            getRequests.removeIf(UcpRequest::isCompleted);
+        }
         reportBrokenRoutes();
         int n = 0;
         SoftFrame f;
-        while ((f = arrived.poll()) != null) {
+        while ((f = arrived.peek()) != null) {
+            Fetch fetch = fetching.isEmpty() ? null : fetching.get(f);
+            if (fetch != null) {
+                if (fetch.state == Fetch.STARTED) {
+                    break; // frames behind a READ response whose data is being fetched wait: arrival order holds
+                }
+                fetching.remove(f);
+                if (fetch.state == Fetch.FAILED) {
+                    arrived.poll();
+                    f.release(); // the requester's transport timer retransmits the READ, as frames
+                    continue;
+                }
+                f.addPayload(fetch.staging, 0, fetch.pending.length());
+            }
+            arrived.poll();
             if (nic.onFrameArrived(f, nowNs)) {
                 f.release();
             }
             n++;
         }
         return n;
+    }
+
+    // ---------------------------------------------------------------- RDMA READ as ucp_get
+
+    /** A READ request sent for a {@code ucp_get}: where its data lies at the responder. */
+    record PendingGet(UcxRoute route, UcpEndpoint ep, org.openucx.jucx.ucp.UcpRemoteKey key, int rkey, long remoteAddress, int length) {
+    }
+
+    /** A header-only READ response whose data is being fetched. */
+    private static final class Fetch {
+        static final int STARTED = 1;
+        static final int DONE = 2;
+        static final int FAILED = 3;
+        final PendingGet pending;
+        @Nullable ByteBuffer staging;
+        int state = STARTED;
+
+        Fetch(PendingGet pending) {
+            this.pending = pending;
+        }
+    }
+
+    /** READ requests sent for gets, by (requester QPN, PSN); engine only. */
+    private final java.util.HashMap<Long, PendingGet> pendingGets = new java.util.HashMap<>();
+    /** READ requests received whose response goes header-only, by (responder QPN, PSN); engine only. */
+    private final java.util.HashSet<Long> servedByGet = new java.util.HashSet<>();
+    private final java.util.IdentityHashMap<SoftFrame, Fetch> fetching = new java.util.IdentityHashMap<>();
+    private final ArrayDeque<Fetch> toFetch = new ArrayDeque<>();
+    private final List<UcpRequest> getRequests = new ArrayList<>();
+
+    private static long getKey(int qpn, int psn) {
+        return (long) qpn << 32 | (psn & 0xFFFF_FFFFL);
+    }
+
+    /** Engine: a READ request of QP {@code qpn} with {@code psn} goes as a get request. */
+    void expectGet(int qpn, int psn, PendingGet pg) {
+        pendingGets.put(getKey(qpn, psn), pg);
+    }
+
+    /** Engine: whether the READ response of QP {@code qpn} for {@code psn} goes header-only (once). */
+    boolean servedByGet(int qpn, int psn) {
+        return !servedByGet.isEmpty() && servedByGet.remove(getKey(qpn, psn));
+    }
+
+    /** Engine: the responder revoked {@code rkey}: gets on {@code r} not yet answered will not be started. */
+    void dropPendingGets(UcxRoute r, int rkey) {
+        if (!pendingGets.isEmpty()) {
+            pendingGets.values().removeIf(pg -> pg.route() == r && pg.rkey() == rkey);
+        }
+    }
+
+    /**
+     * Engine, after progress returned: starts the gets of header-only READ responses that arrived. Started
+     * before the pass's flush, so a REVOKE_ACK the route sends after that flush follows their completion.
+     */
+    private void startGets() {
+        Fetch fetch;
+        while ((fetch = toFetch.poll()) != null) {
+            PendingGet pg = fetch.pending;
+            if (pg.route().failed || pg.route().endpoint != pg.ep()) {
+                fetch.state = Fetch.FAILED;
+                continue;
+            }
+            ByteBuffer staging = ByteBuffer.allocateDirect(pg.length());
+            fetch.staging = staging;
+            Fetch f = fetch;
+            UcxCallback done = new UcxCallback() {
+                @Override
+                public void onSuccess(UcpRequest request) {
+                    f.state = Fetch.DONE;
+                }
+
+                @Override
+                public void onError(int status, String message) {
+                    f.state = Fetch.FAILED;
+                }
+            };
+            try {
+                UcpRequest req = pg.ep().getNonBlocking(pg.remoteAddress(), pg.key(), UcxUtils.getAddress(staging), pg.length(), done, hostMemory);
+                if (req != null && !req.isCompleted()) {
+                    getRequests.add(req);
+                }
+            } catch (RuntimeException e) {
+                fetch.state = Fetch.FAILED;
+            }
+        }
     }
 
     private void reportBrokenRoutes() {
@@ -644,7 +774,17 @@ final class UcxAttachment implements FrameTransport.Attachment {
             }
         }
         putPath.close(worker::cancelRequest);
-        UcxEndpoints.progress(worker, () -> inFlight.isEmpty() && !putPath.flushesInFlight());
+        for (UcpRequest req : getRequests) {
+            if (!req.isCompleted()) {
+                worker.cancelRequest(req);
+            }
+        }
+        UcxEndpoints.progress(worker, () -> inFlight.isEmpty() && !putPath.flushesInFlight()
+            && getRequests.stream().allMatch(UcpRequest::isCompleted));
+        getRequests.clear();
+        fetching.clear();
+        toFetch.clear();
+        pendingGets.clear();
         for (SendDone d : List.copyOf(inFlight)) {
             d.finish();
         }
@@ -677,6 +817,8 @@ final class UcxAttachment implements FrameTransport.Attachment {
         int id = -1;
         final java.util.Map<Integer, UcxPutPath.Remote> rkeys = UcxPutPath.newCache();
         final ArrayDeque<UcxPutPath.Held> held = new ArrayDeque<>();
+        /** Keys revoked by the responder, closed when the route closes. */
+        final List<org.openucx.jucx.ucp.UcpRemoteKey> retiredKeys = new ArrayList<>();
         long flushesStarted;
         long flushesDone;
         boolean flushing;

@@ -243,12 +243,12 @@ public final class UcxProvider implements RdmaProvider {
     /**
      * The put path of device {@code index} ({@code ucp_put} RDMA WRITEs, see the README):
      * {@code [WRITEs sent as puts, their bytes, rkey requests sent, rkeys received, regions mapped for peers so far,
-     * regions mapped now, revocations sent]}. Read on the engine thread (INVOKER) or for monitoring (values may lag).
+     * regions mapped now, revocations sent, READs fetched with ucp_get, their bytes]}. Read on the engine thread (INVOKER) or for monitoring (values may lag).
      */
     public long[] putCounts(int index) {
         UcxAttachment a = directory.local(nics.devices().get(index).name());
-        return a == null ? new long[7] : new long[] {a.puts(), a.putBytes(), a.rkeyRequests(), a.rkeysReceived(), a.regionsMapped(),
-            a.regionsMappedNow(), a.revokesSent()};
+        return a == null ? new long[9] : new long[] {a.puts(), a.putBytes(), a.rkeyRequests(), a.rkeysReceived(), a.regionsMapped(),
+            a.regionsMappedNow(), a.revokesSent(), a.gets(), a.getBytes()};
     }
 
     /**

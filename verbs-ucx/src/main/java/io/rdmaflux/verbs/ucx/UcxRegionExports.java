@@ -29,7 +29,7 @@ import org.openucx.jucx.ucp.UcpMemory;
  *
  * <p>A region is mapped lazily, on the engine thread, when a peer's route first asks for its rkey
  * (REQUEST, {@link UcxRkeyMessages}) and the NIC says the peer's QP may target it
- * ({@link SoftDevice#remoteRegion}) with REMOTE_WRITE; only then is it packed and sent (REPLY). So
+ * ({@link SoftDevice#remoteRegion}) with REMOTE_WRITE or REMOTE_READ (puts and gets); only then is it packed and sent (REPLY). So
  * regions never written remotely cost nothing, and UCX is touched only by the engine thread.
  *
  * <h2>Revocation</h2>
@@ -104,7 +104,7 @@ final class UcxRegionExports {
      * region may have been handed to a peer (the caller then waits for it), else null.
      */
     @Nullable Revocation deregistered(MemoryRegion region) {
-        if ((region.access() & Access.REMOTE_WRITE) == 0) {
+        if ((region.access() & (Access.REMOTE_WRITE | Access.REMOTE_READ)) == 0) {
             return null;
         }
         Revocation rv = new Revocation(region.rkey());
@@ -143,7 +143,7 @@ final class UcxRegionExports {
         if (e == null) {
             exportedRkeys.add(q.rkey);
             MemoryRegion mr = nic.remoteRegion(q.qpn, q.rkey);
-            if (mr != null && (mr.access() & Access.REMOTE_WRITE) != 0) {
+            if (mr != null && (mr.access() & (Access.REMOTE_WRITE | Access.REMOTE_READ)) != 0) {
                 e = map(mr);
                 if (e != null) {
                     exports.put(q.rkey, e);
