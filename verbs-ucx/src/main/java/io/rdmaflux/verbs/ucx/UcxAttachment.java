@@ -658,6 +658,9 @@ final class UcxAttachment implements FrameTransport.Attachment {
             arrived.poll();
             if (nic.onFrameArrived(f, nowNs)) {
                 f.release();
+                if (fetch != null) {
+                    recycle(fetch.staging); // the NIC copied the data out: the buffer is free again
+                }
             }
             n++;
         }
@@ -692,6 +695,27 @@ final class UcxAttachment implements FrameTransport.Attachment {
     private final ArrayDeque<Fetch> toFetch = new ArrayDeque<>();
     private final List<UcpRequest> getRequests = new ArrayList<>();
 
+    /** Staging buffers of finished gets, reused (at most {@link #STAGING_POOL}; a held frame's is left to the GC). */
+    private final ArrayDeque<ByteBuffer> stagingPool = new ArrayDeque<>();
+    private static final int STAGING_POOL = 32;
+
+    private ByteBuffer stagingFor(int length) {
+        for (int i = stagingPool.size(); i > 0; i--) {
+            ByteBuffer b = stagingPool.poll();
+            if (b.capacity() >= length) {
+                return b;
+            }
+            stagingPool.add(b);
+        }
+        return ByteBuffer.allocateDirect(length);
+    }
+
+    private void recycle(@Nullable ByteBuffer b) {
+        if (b != null && stagingPool.size() < STAGING_POOL) {
+            stagingPool.add(b);
+        }
+    }
+
     private static long getKey(int qpn, int psn) {
         return (long) qpn << 32 | (psn & 0xFFFF_FFFFL);
     }
@@ -725,7 +749,7 @@ final class UcxAttachment implements FrameTransport.Attachment {
                 fetch.state = Fetch.FAILED;
                 continue;
             }
-            ByteBuffer staging = ByteBuffer.allocateDirect(pg.length());
+            ByteBuffer staging = stagingFor(pg.length());
             fetch.staging = staging;
             Fetch f = fetch;
             UcxCallback done = new UcxCallback() {
