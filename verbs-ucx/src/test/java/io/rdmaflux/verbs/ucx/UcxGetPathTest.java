@@ -111,6 +111,14 @@ class UcxGetPathTest {
             }
             assertEquals(3L * SIZE, fx.hostA().putCounts(0)[8]);
 
+            // a READ of 4 KiB or less stays frames (its response fits the frame's own buffer)
+            remote.buffer().put(0, pattern(5));
+            assertTrue(qa.postSend(new SendWorkRequest().wrId(500).opcode(WrOpcode.RDMA_READ).sge(local, 0, 4096)
+                .remoteAddress(remote.address()).rkey(remote.rkey())));
+            assertEquals(WcStatus.SUCCESS, next.get().status());
+            assertArrayEquals(java.util.Arrays.copyOf(pattern(5), 4096), java.util.Arrays.copyOf(localBytes.get(), 4096));
+            assertEquals(3, fx.hostA().putCounts(0)[7], "a 4 KiB READ went as frames");
+
             // a WRITE then a READ of the same bytes on one QP: the READ sees the WRITE
             src.buffer().put(0, pattern(9));
             assertTrue(qa.postSend(new SendWorkRequest().wrId(900).opcode(WrOpcode.RDMA_WRITE).signaled(false)
