@@ -80,13 +80,13 @@ public final class UcxProvider implements RdmaProvider {
      */
     public static final long MAX_IDLE_PARK_NS = 10_000L;
 
-    /** Whether RDMA WRITEs go as {@code ucp_put} ({@link UcxPutPath}; option {@code put}). */
+    /** Whether RDMA WRITEs go as {@code ucp_put}, and READs above 4 KiB as {@code ucp_get} ({@link UcxPutPath}; option {@code put}). */
     public enum Put {
         /** Yes, unless the transports are {@code tcp} only (there UCX emulates puts, slower than frames). */
         AUTO,
         /** Yes, on any transport. */
         ON,
-        /** Never: every WRITE goes as the NIC's frames (as before the put path). */
+        /** Never: every WRITE and READ goes as the NIC's frames (as before the put path). */
         OFF
     }
 

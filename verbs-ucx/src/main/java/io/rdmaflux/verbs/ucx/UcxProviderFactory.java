@@ -24,7 +24,7 @@ import java.util.stream.Stream;
  * {@code threading} ({@code dedicated} (default) or {@code invoker}), {@code cm} ({@code jvm} (default):
  * the in-JVM connection manager, devices of this JVM only; {@code tcp}: the TCP connection manager at
  * {@code ucx://<ip>:<tcp port>}, between processes; see {@link UcxProvider.Cm}), {@code put}
- * ({@code auto} (default): RDMA WRITE as {@code ucp_put} unless {@code tls} is {@code tcp} only;
+ * ({@code auto} (default): RDMA WRITE as {@code ucp_put}, and RDMA READ above 4 KiB as {@code ucp_get}, unless {@code tls} is {@code tcp} only;
  * {@code on}; {@code off}; see {@link UcxProvider.Put}), {@code revoke-timeout} (ms, 1..600000, default
  * 1000: how long a region's deregistration waits for peers holding its UCX rkey to acknowledge the
  * revocation before they are taken for failed; see {@link UcxProvider.Builder#revokeTimeoutMs}).
