@@ -44,6 +44,14 @@ import org.openucx.jucx.ucp.UcpRequestParams;
  * put's header (its QP left RTR/RTS, or the region was deregistered while the put flew) still completes
  * REM_ACCESS_ERR, but the bytes were placed: see the README.
  *
+ * <h2>READs as gets</h2>
+ * A READ request of more than {@link #GET_MIN_EXCLUSIVE} bytes whose route holds a usable key with
+ * REMOTE_READ, inside the bounds, first transmission, goes as a header on
+ * {@link UcxFrameTransport#AM_ID_PLACED}: the responder NIC handles it as any READ, in PSN order, and its
+ * response goes header-only ({@link UcxAttachment#servedByGet}); the requester then fetches the data with
+ * {@code ucp_get} and hands the response, with the data as its payload, to its NIC
+ * ({@link UcxAttachment#expectGet}).
+ *
  * <p><b>Concurrency:</b> engine thread only.
  */
 final class UcxPutPath {
