@@ -76,6 +76,13 @@ final class UcxAttachment implements FrameTransport.Attachment {
     /** Whether {@link #awaitWork} blocks on the worker's event fd (provider option {@code wait=event}). */
     private volatile boolean eventWaitEnabled;
     private long nowNs;
+    /** The thread that last ran {@link #poll} (the engine): a deregistration on it must not wait. */
+    private volatile @Nullable Thread engineThread;
+    /** This NIC's tag in rkey messages ({@link UcxRkeyMessages}): tells its routes from another requester's. */
+    private final long tag = new java.security.SecureRandom().nextLong();
+    private final java.util.concurrent.atomic.AtomicLong deregistrationsAwaited = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong deregistrationsNotAwaited = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong deregistrationWaitsExpired = new java.util.concurrent.atomic.AtomicLong();
     private long framesRejected;
     private long framesSent;
     private long framesReceived;
@@ -113,6 +120,16 @@ final class UcxAttachment implements FrameTransport.Attachment {
     /** RDMA WRITEs sent as {@code ucp_put} so far ({@link UcxPutPath}); engine thread, or monitoring (may lag). */
     long puts() {
         return putPath.puts();
+    }
+
+    /** RDMA READs fetched with {@code ucp_get} so far. */
+    long gets() {
+        return putPath.gets();
+    }
+
+    /** Bytes of RDMA READs fetched with {@code ucp_get} so far. */
+    long getBytes() {
+        return putPath.getBytes();
     }
 
     /** Bytes of RDMA WRITEs sent as {@code ucp_put} so far. */
@@ -154,15 +171,121 @@ final class UcxAttachment implements FrameTransport.Attachment {
         return exports.revokesSent();
     }
 
-    /** Any thread: queues the revocation of the region's rkey for the engine and wakes it. */
+    /**
+     * Any thread: queues the revocation of the region's rkey for the engine, wakes it, and, when the
+     * region's key went to peers, waits until every one of them acknowledged the revocation or is gone
+     * ({@link UcxRegionExports}), so that no put with the old key lands after this returns, as after
+     * {@code ibv_dereg_mr}. The engine settles a revocation within the revoke timeout (failing the routes
+     * of peers that stay silent); this thread waits that long plus {@link #REVOKE_WAIT_GRACE_NS} at most.
+     * It returns early when the engine does not take the revocation up within {@link #ENGINE_PICKUP_NS}
+     * (an INVOKER provider nobody progresses any more, e.g. a node that stopped before releasing its
+     * regions): nothing could then acknowledge it; the revocation stays queued, the region mapped and its
+     * memory reachable, and the engine finishes it if it runs again.
+     *
+     * <p>Does not wait on the engine thread (the thread that last progressed this NIC: the provider's
+     * own in DEDICATED mode, the caller of {@code progress} in INVOKER mode), which would have to deliver
+     * the acknowledgements itself, nor on a closing device: there the revocation completes asynchronously
+     * on the engine's next passes, and a put the peer issued before it saw the REVOKE may still land in
+     * the region's memory, which stays mapped and reachable (never freed under the put) until then.
+     * Counted ({@link #deregistrationsNotAwaited()}).
+     */
     @Override
     public void regionDeregistered(io.rdmaflux.verbs.MemoryRegion region) {
         if (closed) {
             return;
         }
-        exports.deregistered(region);
+        UcxRegionExports.Revocation rv = exports.deregistered(region);
         if (exports.hasDeregistrations()) {
             wakeup();
+        }
+        if (rv == null) {
+            return;
+        }
+        if (Thread.currentThread() == engineThread || nic.isClosing()) {
+            deregistrationsNotAwaited.incrementAndGet();
+            return;
+        }
+        deregistrationsAwaited.incrementAndGet();
+        boolean interrupted = false;
+        boolean done;
+        try {
+            long t0 = System.nanoTime();
+            done = rv.awaitPickup(ENGINE_PICKUP_NS)
+                && rv.await(exports.revokeTimeoutNs() + REVOKE_WAIT_GRACE_NS - (System.nanoTime() - t0));
+        } catch (InterruptedException e) {
+            interrupted = true;
+            done = rv.isDone();
+        }
+        if (!done) {
+            deregistrationWaitsExpired.incrementAndGet();
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** How much longer than the revoke timeout a deregistration waits for the engine, ns (100 ms). */
+    static final long REVOKE_WAIT_GRACE_NS = 100_000_000L;
+
+    /** How long a deregistration waits for the engine to take its revocation up before it deems the engine stopped, ns (50 ms). */
+    static final long ENGINE_PICKUP_NS = 50_000_000L;
+
+    /** Setup: the revoke timeout, ns ({@link UcxRegionExports}). */
+    void revokeTimeoutNs(long ns) {
+        exports.revokeTimeoutNs(ns);
+    }
+
+    /** Deregistrations that waited for their revocation so far. */
+    long deregistrationsAwaited() {
+        return deregistrationsAwaited.get();
+    }
+
+    /** Deregistrations of exported regions that could not wait (engine thread, closing device) so far. */
+    long deregistrationsNotAwaited() {
+        return deregistrationsNotAwaited.get();
+    }
+
+    /** Deregistrations whose wait ended before the engine settled the revocation so far. */
+    long deregistrationWaitsExpired() {
+        return deregistrationWaitsExpired.get();
+    }
+
+    /** Revocations the engine settled by timing out a silent peer so far. */
+    long revocationsTimedOut() {
+        return exports.revocationsTimedOut();
+    }
+
+    /** This NIC's tag in rkey messages. */
+    long tag() {
+        return tag;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Engine: whether the peer {@code r} leads to is gone: the route failed, or the peer is a NIC of this JVM that closed. */
+    boolean peerGone(UcxRoute r) {
+        UcxAttachment peer = r.target.local();
+        return r.failed || peer != null && peer.isClosed();
+    }
+
+    /**
+     * Engine: the peer at the end of {@code r} did not acknowledge the revocation of {@code rkey} within
+     * {@code timeoutNs}: it is taken for failed. Its route fails (the NIC completes the queue pairs on it
+     * with RETRY_EXC_ERR) and its endpoint is closed where UCX allows a forced close (peer-failure mode,
+     * e.g. {@code tcp}), so the peer's endpoint errors too and no later put of it lands.
+     */
+    void revocationUnacknowledged(@Nullable UcxRoute r, int rkey, long timeoutNs) {
+        if (r == null) {
+            return;
+        }
+        routeFailed(r, "peer " + r.destination() + " did not acknowledge the revocation of rkey 0x" + Integer.toHexString(rkey)
+            + " within " + timeoutNs / 1_000_000 + " ms (provider option revoke-timeout); taken for failed");
+        UcpEndpoint ep = r.endpoint;
+        if (ep != null) {
+            r.endpoint = null;
+            UcxEndpoints.close(worker, ep);
         }
     }
 
@@ -288,11 +411,12 @@ final class UcxAttachment implements FrameTransport.Attachment {
      * Sends one rkey message ({@link UcxRkeyMessages}) on {@code ep}; {@code reply}: with
      * {@code UCP_AM_SEND_FLAG_REPLY}, so the receiver can answer on the endpoint UCX hands its handler.
      */
-    void sendRkeyMessage(UcpEndpoint ep, ByteBuffer header, @Nullable ByteBuffer data, boolean reply) {
+    void sendRkeyMessage(UcpEndpoint ep, ByteBuffer header, @Nullable ByteBuffer data, boolean reply, @Nullable Runnable onError) {
         if (closed) {
             return;
         }
         SendDone done = new SendDone(null, header, data, null);
+        done.onFailure = onError;
         long flags = UcpConstants.UCP_AM_SEND_FLAG_EAGER | (reply ? UcpConstants.UCP_AM_SEND_FLAG_REPLY : 0);
         start(done, ep, UcxFrameTransport.AM_ID_RKEY, header, UcxRkeyMessages.HEADER, data == null ? 0 : UcxUtils.getAddress(data),
             data == null ? 0 : data.remaining(), flags);
@@ -349,6 +473,8 @@ final class UcxAttachment implements FrameTransport.Attachment {
         private final @Nullable ByteBuffer data;
         private final @Nullable UcxRoute route;
         @Nullable UcpRequest request;
+        /** An rkey message's failure action (engine thread). */
+        @Nullable Runnable onFailure;
         boolean finished;
 
         SendDone(@Nullable SoftFrame frame, ByteBuffer header, @Nullable ByteBuffer data, @Nullable UcxRoute route) {
@@ -367,6 +493,9 @@ final class UcxAttachment implements FrameTransport.Attachment {
         public void onError(int status, String message) {
             if (!closed && route != null) {
                 routeFailed(route, "UCX send to " + route.destination() + " failed (status " + status + "): " + message);
+            }
+            if (!closed && onFailure != null) {
+                onFailure.run();
             }
             finish();
         }
@@ -425,13 +554,27 @@ final class UcxAttachment implements FrameTransport.Attachment {
         }
         SoftFrame f = nic.claimFrame();
         long delay = NetFrameCodec.decodeHeader(h, 0, f);
-        if (f.type != FrameType.RDMA_WRITE) {
+        f.deliverAtNs = nowNs + delay;
+        if (f.type == FrameType.RDMA_WRITE) {
+            f.payloadPlaced = true;
+        } else if (f.type == FrameType.RDMA_READ_REQUEST) {
+            // the requester fetches the data itself: its response goes as a header only
+            servedByGet.add(getKey(f.destinationQpn, f.psn));
+        } else if (f.type == FrameType.RDMA_READ_RESPONSE) {
+            PendingGet pg = pendingGets.remove(getKey(f.destinationQpn, f.psn));
+            if (pg == null || pg.length() != f.length) {
+                f.release();
+                framesRejected++;
+                return UcsConstants.STATUS.UCS_OK;
+            }
+            Fetch fetch = new Fetch(pg);
+            fetching.put(f, fetch);
+            toFetch.add(fetch);
+        } else {
             f.release();
             framesRejected++;
             return UcsConstants.STATUS.UCS_OK;
         }
-        f.payloadPlaced = true;
-        f.deliverAtNs = nowNs + delay;
         arrived.add(f);
         framesReceived++;
         return UcsConstants.STATUS.UCS_OK;
@@ -449,10 +592,10 @@ final class UcxAttachment implements FrameTransport.Attachment {
         switch (kind) {
             case UcxRkeyMessages.REQUEST -> {
                 if (replyEp != null) {
-                    exports.requested(replyEp, routeId, rkey, UcxRkeyMessages.qpnOrAccess(h));
+                    exports.requested(replyEp, UcxRkeyMessages.address(h), routeId, rkey, UcxRkeyMessages.qpnOrAccess(h));
                 }
             }
-            case UcxRkeyMessages.REVOKE_ACK -> exports.acknowledged(rkey);
+            case UcxRkeyMessages.REVOKE_ACK -> exports.acknowledged(UcxRkeyMessages.address(h), routeId, rkey);
             case UcxRkeyMessages.REPLY -> {
                 long len = data.getLength();
                 if (len <= 0 || len > UcxRkeyMessages.MAX_PACKED || !data.isDataValid()) {
@@ -476,6 +619,10 @@ final class UcxAttachment implements FrameTransport.Attachment {
             return 0;
         }
         this.nowNs = nowNs;
+        Thread t = Thread.currentThread();
+        if (engineThread != t) {
+            engineThread = t;
+        }
         try {
             while (arrived.size() < limit && worker.progress() > 0) {
                 // progress until UCX has nothing more or enough frames arrived
@@ -483,18 +630,148 @@ final class UcxAttachment implements FrameTransport.Attachment {
         } catch (Exception e) {
             throw new VerbsException("UCX worker progress failed on device '" + nic.name() + "': " + e.getMessage(), e);
         }
-        exports.afterProgress();
+        exports.afterProgress(nowNs);
         putPath.afterProgress();
+        if (!toFetch.isEmpty()) {
+            startGets();
+        }
+        if (!getRequests.isEmpty()) {
+            getRequests.removeIf(UcpRequest::isCompleted);
+        }
         reportBrokenRoutes();
         int n = 0;
         SoftFrame f;
-        while ((f = arrived.poll()) != null) {
+        while ((f = arrived.peek()) != null) {
+            Fetch fetch = fetching.isEmpty() ? null : fetching.get(f);
+            if (fetch != null) {
+                if (fetch.state == Fetch.STARTED) {
+                    break; // frames behind a READ response whose data is being fetched wait: arrival order holds
+                }
+                fetching.remove(f);
+                if (fetch.state == Fetch.FAILED) {
+                    arrived.poll();
+                    f.release(); // the requester's transport timer retransmits the READ, as frames
+                    continue;
+                }
+                f.addPayload(fetch.staging, 0, fetch.pending.length());
+            }
+            arrived.poll();
             if (nic.onFrameArrived(f, nowNs)) {
                 f.release();
+                if (fetch != null) {
+                    recycle(fetch.staging); // the NIC copied the data out: the buffer is free again
+                }
             }
             n++;
         }
         return n;
+    }
+
+    // ---------------------------------------------------------------- RDMA READ as ucp_get
+
+    /** A READ request sent for a {@code ucp_get}: where its data lies at the responder. */
+    record PendingGet(UcxRoute route, UcpEndpoint ep, org.openucx.jucx.ucp.UcpRemoteKey key, int rkey, long remoteAddress, int length) {
+    }
+
+    /** A header-only READ response whose data is being fetched. */
+    private static final class Fetch {
+        static final int STARTED = 1;
+        static final int DONE = 2;
+        static final int FAILED = 3;
+        final PendingGet pending;
+        @Nullable ByteBuffer staging;
+        int state = STARTED;
+
+        Fetch(PendingGet pending) {
+            this.pending = pending;
+        }
+    }
+
+    /** READ requests sent for gets, by (requester QPN, PSN); engine only. */
+    private final java.util.HashMap<Long, PendingGet> pendingGets = new java.util.HashMap<>();
+    /** READ requests received whose response goes header-only, by (responder QPN, PSN); engine only. */
+    private final java.util.HashSet<Long> servedByGet = new java.util.HashSet<>();
+    private final java.util.IdentityHashMap<SoftFrame, Fetch> fetching = new java.util.IdentityHashMap<>();
+    private final ArrayDeque<Fetch> toFetch = new ArrayDeque<>();
+    private final List<UcpRequest> getRequests = new ArrayList<>();
+
+    /** Staging buffers of finished gets, reused (at most {@link #STAGING_POOL}; a held frame's is left to the GC). */
+    private final ArrayDeque<ByteBuffer> stagingPool = new ArrayDeque<>();
+    private static final int STAGING_POOL = 32;
+
+    private ByteBuffer stagingFor(int length) {
+        for (int i = stagingPool.size(); i > 0; i--) {
+            ByteBuffer b = stagingPool.poll();
+            if (b.capacity() >= length) {
+                return b;
+            }
+            stagingPool.add(b);
+        }
+        return ByteBuffer.allocateDirect(length);
+    }
+
+    private void recycle(@Nullable ByteBuffer b) {
+        if (b != null && stagingPool.size() < STAGING_POOL) {
+            stagingPool.add(b);
+        }
+    }
+
+    private static long getKey(int qpn, int psn) {
+        return (long) qpn << 32 | (psn & 0xFFFF_FFFFL);
+    }
+
+    /** Engine: a READ request of QP {@code qpn} with {@code psn} goes as a get request. */
+    void expectGet(int qpn, int psn, PendingGet pg) {
+        pendingGets.put(getKey(qpn, psn), pg);
+    }
+
+    /** Engine: whether the READ response of QP {@code qpn} for {@code psn} goes header-only (once). */
+    boolean servedByGet(int qpn, int psn) {
+        return !servedByGet.isEmpty() && servedByGet.remove(getKey(qpn, psn));
+    }
+
+    /** Engine: the responder revoked {@code rkey}: gets on {@code r} not yet answered will not be started. */
+    void dropPendingGets(UcxRoute r, int rkey) {
+        if (!pendingGets.isEmpty()) {
+            pendingGets.values().removeIf(pg -> pg.route() == r && pg.rkey() == rkey);
+        }
+    }
+
+    /**
+     * Engine, after progress returned: starts the gets of header-only READ responses that arrived. Started
+     * before the pass's flush, so a REVOKE_ACK the route sends after that flush follows their completion.
+     */
+    private void startGets() {
+        Fetch fetch;
+        while ((fetch = toFetch.poll()) != null) {
+            PendingGet pg = fetch.pending;
+            if (pg.route().failed || pg.route().endpoint != pg.ep()) {
+                fetch.state = Fetch.FAILED;
+                continue;
+            }
+            ByteBuffer staging = stagingFor(pg.length());
+            fetch.staging = staging;
+            Fetch f = fetch;
+            UcxCallback done = new UcxCallback() {
+                @Override
+                public void onSuccess(UcpRequest request) {
+                    f.state = Fetch.DONE;
+                }
+
+                @Override
+                public void onError(int status, String message) {
+                    f.state = Fetch.FAILED;
+                }
+            };
+            try {
+                UcpRequest req = pg.ep().getNonBlocking(pg.remoteAddress(), pg.key(), UcxUtils.getAddress(staging), pg.length(), done, hostMemory);
+                if (req != null && !req.isCompleted()) {
+                    getRequests.add(req);
+                }
+            } catch (RuntimeException e) {
+                fetch.state = Fetch.FAILED;
+            }
+        }
     }
 
     private void reportBrokenRoutes() {
@@ -521,7 +798,17 @@ final class UcxAttachment implements FrameTransport.Attachment {
             }
         }
         putPath.close(worker::cancelRequest);
-        UcxEndpoints.progress(worker, () -> inFlight.isEmpty() && !putPath.flushesInFlight());
+        for (UcpRequest req : getRequests) {
+            if (!req.isCompleted()) {
+                worker.cancelRequest(req);
+            }
+        }
+        UcxEndpoints.progress(worker, () -> inFlight.isEmpty() && !putPath.flushesInFlight()
+            && getRequests.stream().allMatch(UcpRequest::isCompleted));
+        getRequests.clear();
+        fetching.clear();
+        toFetch.clear();
+        pendingGets.clear();
         for (SendDone d : List.copyOf(inFlight)) {
             d.finish();
         }
@@ -554,6 +841,8 @@ final class UcxAttachment implements FrameTransport.Attachment {
         int id = -1;
         final java.util.Map<Integer, UcxPutPath.Remote> rkeys = UcxPutPath.newCache();
         final ArrayDeque<UcxPutPath.Held> held = new ArrayDeque<>();
+        /** Keys revoked by the responder, closed when the route closes. */
+        final List<org.openucx.jucx.ucp.UcpRemoteKey> retiredKeys = new ArrayList<>();
         long flushesStarted;
         long flushesDone;
         boolean flushing;

@@ -80,13 +80,13 @@ public final class UcxProvider implements RdmaProvider {
      */
     public static final long MAX_IDLE_PARK_NS = 10_000L;
 
-    /** Whether RDMA WRITEs go as {@code ucp_put} ({@link UcxPutPath}; option {@code put}). */
+    /** Whether RDMA WRITEs go as {@code ucp_put}, and READs above 4 KiB as {@code ucp_get} ({@link UcxPutPath}; option {@code put}). */
     public enum Put {
         /** Yes, unless the transports are {@code tcp} only (there UCX emulates puts, slower than frames). */
         AUTO,
         /** Yes, on any transport. */
         ON,
-        /** Never: every WRITE goes as the NIC's frames (as before the put path). */
+        /** Never: every WRITE and READ goes as the NIC's frames (as before the put path). */
         OFF
     }
 
@@ -128,6 +128,7 @@ public final class UcxProvider implements RdmaProvider {
     private final Cm cm;
     private final Wait wait;
     private final Put put;
+    private final long revokeTimeoutNs;
     private final UcxDirectory directory;
     private final Runnable releaseFabric;
     private volatile boolean closed;
@@ -137,6 +138,7 @@ public final class UcxProvider implements RdmaProvider {
         this.cm = b.cm;
         this.wait = b.wait;
         this.put = b.put;
+        this.revokeTimeoutNs = b.revokeTimeoutNs;
         if (b.cmHost != null && b.cm != Cm.TCP) {
             throw new VerbsException("cmHost '" + b.cmHost + "' is for cm=tcp (the TCP connection manager), but cm is "
                 + b.cm.name().toLowerCase(java.util.Locale.ROOT) + "; drop cmHost or use cm=tcp");
@@ -183,6 +185,7 @@ public final class UcxProvider implements RdmaProvider {
             if (a != null) {
                 a.eventWait(wait == Wait.EVENT);
                 a.putPath(putEnabled(put, tls));
+                a.revokeTimeoutNs(revokeTimeoutNs);
             }
         }
     }
@@ -240,12 +243,29 @@ public final class UcxProvider implements RdmaProvider {
     /**
      * The put path of device {@code index} ({@code ucp_put} RDMA WRITEs, see the README):
      * {@code [WRITEs sent as puts, their bytes, rkey requests sent, rkeys received, regions mapped for peers so far,
-     * regions mapped now, revocations sent]}. Read on the engine thread (INVOKER) or for monitoring (values may lag).
+     * regions mapped now, revocations sent, READs fetched with ucp_get, their bytes]}. Read on the engine thread (INVOKER) or for monitoring (values may lag).
      */
     public long[] putCounts(int index) {
         UcxAttachment a = directory.local(nics.devices().get(index).name());
-        return a == null ? new long[7] : new long[] {a.puts(), a.putBytes(), a.rkeyRequests(), a.rkeysReceived(), a.regionsMapped(),
-            a.regionsMappedNow(), a.revokesSent()};
+        return a == null ? new long[9] : new long[] {a.puts(), a.putBytes(), a.rkeyRequests(), a.rkeysReceived(), a.regionsMapped(),
+            a.regionsMappedNow(), a.revokesSent(), a.gets(), a.getBytes()};
+    }
+
+    /**
+     * Deregistrations of device {@code index} and how their revocation went ({@link UcxRegionExports}):
+     * {@code [waited for the peers' acknowledgements, could not wait (on the engine thread or a closing device),
+     * waits that ended before the engine settled the revocation, revocations settled by timing out a silent peer]}.
+     * Any thread (monitoring; the last value may lag).
+     */
+    public long[] revocationCounts(int index) {
+        UcxAttachment a = directory.local(nics.devices().get(index).name());
+        return a == null ? new long[4] : new long[] {a.deregistrationsAwaited(), a.deregistrationsNotAwaited(),
+            a.deregistrationWaitsExpired(), a.revocationsTimedOut()};
+    }
+
+    /** How long a deregistration waits for the revocation of its region's UCX rkey, ns (option {@code revoke-timeout}). */
+    public long revokeTimeoutNs() {
+        return revokeTimeoutNs;
     }
 
     /** How an idle INVOKER engine waits ({@link Wait#EVENT} or {@link Wait#PARK}). */
@@ -342,7 +362,8 @@ public final class UcxProvider implements RdmaProvider {
         private int portsPerDevice = 1;
         private Cm cm = Cm.JVM;
         private Wait wait = Wait.EVENT;
-        private Put put = Put.OFF;
+        private Put put = Put.AUTO;
+        private long revokeTimeoutNs = UcxRegionExports.DEFAULT_REVOKE_TIMEOUT_NS;
         private @Nullable String cmHost;
         private UnaryOperator<SoftProvider.Builder> customizer = UnaryOperator.identity();
 
@@ -415,12 +436,28 @@ public final class UcxProvider implements RdmaProvider {
         }
 
         /**
-         * Whether RDMA WRITEs go as {@code ucp_put} where they can (default {@link Put#OFF}: deregistering a
-         * region returns before its revocation is acknowledged, so a put already under way may still land in
-         * it; see the module README).
+         * Whether RDMA WRITEs go as {@code ucp_put} where they can (default {@link Put#AUTO}: yes unless the
+         * transports are {@code tcp} only; see the module README).
          */
         public Builder put(Put put) {
             this.put = Objects.requireNonNull(put, "put");
+            return this;
+        }
+
+        /**
+         * How long deregistering a region whose UCX rkey went to peers waits for them to acknowledge its
+         * revocation, in ms, in [1, 600000] (default 1000). A peer still silent then is taken for failed:
+         * the routes to it fail (RETRY_EXC_ERR on the queue pairs there) and its endpoint is closed where
+         * UCX allows. Choose it above the peers' worst progress gap, as a verbs transport timeout.
+         *
+         * @throws VerbsException naming the value when outside [1, 600000]
+         */
+        public Builder revokeTimeoutMs(long ms) {
+            if (ms < 1 || ms > 600_000) {
+                throw new VerbsException("revoke-timeout must be in [1, 600000] ms but it was " + ms
+                    + "; it bounds how long a deregistration waits for peers to drop the region's UCX rkey");
+            }
+            this.revokeTimeoutNs = ms * 1_000_000L;
             return this;
         }
 

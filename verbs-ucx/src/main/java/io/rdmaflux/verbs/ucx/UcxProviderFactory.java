@@ -24,12 +24,15 @@ import java.util.stream.Stream;
  * {@code threading} ({@code dedicated} (default) or {@code invoker}), {@code cm} ({@code jvm} (default):
  * the in-JVM connection manager, devices of this JVM only; {@code tcp}: the TCP connection manager at
  * {@code ucx://<ip>:<tcp port>}, between processes; see {@link UcxProvider.Cm}), {@code put}
- * ({@code auto} (default): RDMA WRITE as {@code ucp_put} unless {@code tls} is {@code tcp} only;
- * {@code on}; {@code off}; see {@link UcxProvider.Put}).
+ * ({@code auto} (default): RDMA WRITE as {@code ucp_put}, and RDMA READ above 4 KiB as {@code ucp_get}, unless {@code tls} is {@code tcp} only;
+ * {@code on}; {@code off}; see {@link UcxProvider.Put}), {@code revoke-timeout} (ms, 1..600000, default
+ * 1000: how long a region's deregistration waits for peers holding its UCX rkey to acknowledge the
+ * revocation before they are taken for failed; see {@link UcxProvider.Builder#revokeTimeoutMs}).
  */
 public final class UcxProviderFactory implements RdmaProviderFactory {
     /** The option keys this factory understands. */
-    public static final Set<String> OPTIONS = Set.of("name", "tls", "devices", "ports", "threading", "cm", "wait", "cm-host", "put");
+    public static final Set<String> OPTIONS = Set.of("name", "tls", "devices", "ports", "threading", "cm", "wait", "cm-host", "put",
+        "revoke-timeout");
 
     /**
      * System property with defaults for options the caller did not give, {@code key=value,key=value}
@@ -113,13 +116,17 @@ public final class UcxProviderFactory implements RdmaProviderFactory {
             default -> throw new VerbsException("ucx provider option wait='" + wait
                 + "' is not supported; use 'event' (block on the UCP worker's event fd) or 'park'");
         }
-        String put = options.getOrDefault("put", "off").trim().toLowerCase(Locale.ROOT);
+        String put = options.getOrDefault("put", "auto").trim().toLowerCase(Locale.ROOT);
         switch (put) {
             case "auto" -> b.put(UcxProvider.Put.AUTO);
             case "on" -> b.put(UcxProvider.Put.ON);
             case "off" -> b.put(UcxProvider.Put.OFF);
             default -> throw new VerbsException("ucx provider option put='" + put
-                + "' is not supported; use 'off' (the default: WRITEs as frames), 'auto' (RDMA WRITE as ucp_put unless tls is tcp only) or 'on'");
+                + "' is not supported; use 'auto' (the default: RDMA WRITE as ucp_put unless tls is tcp only), 'on' or 'off' (WRITEs as frames)");
+        }
+        String revokeTimeout = options.get("revoke-timeout");
+        if (revokeTimeout != null) {
+            b.revokeTimeoutMs(wholeNumber("revoke-timeout", revokeTimeout));
         }
         String cmHost = options.get("cm-host");
         if (cmHost != null) {

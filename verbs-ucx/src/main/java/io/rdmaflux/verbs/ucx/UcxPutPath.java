@@ -44,9 +44,24 @@ import org.openucx.jucx.ucp.UcpRequestParams;
  * put's header (its QP left RTR/RTS, or the region was deregistered while the put flew) still completes
  * REM_ACCESS_ERR, but the bytes were placed: see the README.
  *
+ * <h2>READs as gets</h2>
+ * A READ request of more than {@link #GET_MIN_EXCLUSIVE} bytes whose route holds a usable key with
+ * REMOTE_READ, inside the bounds, first transmission, goes as a header on
+ * {@link UcxFrameTransport#AM_ID_PLACED}: the responder NIC handles it as any READ, in PSN order, and its
+ * response goes header-only ({@link UcxAttachment#servedByGet}); the requester then fetches the data with
+ * {@code ucp_get} and hands the response, with the data as its payload, to its NIC
+ * ({@link UcxAttachment#expectGet}).
+ *
  * <p><b>Concurrency:</b> engine thread only.
  */
 final class UcxPutPath {
+    /**
+     * READs of at most this many bytes (4 KiB, {@link SoftFrame#MAX_OWN_PAYLOAD}) stay frames: their response
+     * fits the frame's own buffer, and as gets they measured 0.7–0.85x the frames' bandwidth over {@code sm}
+     * (the extra header round before the get); from 8 KiB up the get path measured faster (README).
+     */
+    static final int GET_MIN_EXCLUSIVE = SoftFrame.MAX_OWN_PAYLOAD;
+
     private final UcxAttachment attachment;
     private final UcpRequestParams hostMemory;
     /** Routes by id (the id travels in REQUESTs and comes back in REPLY/REFUSED/REVOKE). */
@@ -62,6 +77,8 @@ final class UcxPutPath {
     private volatile boolean enabled = true;
     private long puts;
     private long putBytes;
+    private long gets;
+    private long getBytes;
     private long rkeyRequests;
     private long rkeysReceived;
 
@@ -87,6 +104,16 @@ final class UcxPutPath {
     /** WRITEs sent as puts so far. */
     long puts() {
         return puts;
+    }
+
+    /** RDMA READs fetched with {@code ucp_get} (requests sent so) so far. */
+    long gets() {
+        return gets;
+    }
+
+    /** Bytes of RDMA READs fetched with {@code ucp_get} so far. */
+    long getBytes() {
+        return getBytes;
     }
 
     /** Bytes sent as puts so far. */
@@ -124,19 +151,52 @@ final class UcxPutPath {
             r.held.add(new Held(f, r.flushesStarted + 1, 0));
             return;
         }
+        if (t == FrameType.RDMA_READ_REQUEST && f.length > GET_MIN_EXCLUSIVE && firstTransmission && enabled && get(f, r, ep)) {
+            // sent as a header on AM_ID_PLACED: "the requester fetches the data itself"
+            f.payloadPlaced = true;
+        } else if (t == FrameType.RDMA_READ_RESPONSE && f.length > 0 && attachment.servedByGet(f.sourceQpn, f.psn)) {
+            // the requester asked to fetch it with ucp_get: only the header goes
+            f.payloadPlaced = true;
+        }
         if (!r.held.isEmpty()) {
             r.held.add(new Held(f, 0, 0));
             return;
         }
-        attachment.send(f, r, ep, false);
+        attachment.send(f, r, ep, f.payloadPlaced);
     }
 
-    private boolean put(SoftFrame f, UcxRoute r, UcpEndpoint ep) {
+    /** The route's knowledge of {@code f}'s rkey; asks the responder for it (REQUEST) the first time. */
+    private @Nullable Remote remote(SoftFrame f, UcxRoute r, UcpEndpoint ep) {
         Remote remote = r.rkeys.get(f.rkey);
         if (remote == null) {
             r.rkeys.put(f.rkey, Remote.ASKED);
             rkeyRequests++;
-            attachment.sendRkeyMessage(ep, UcxRkeyMessages.header(UcxRkeyMessages.REQUEST, r.id, f.rkey, f.destinationQpn, 0, 0), null, true);
+            attachment.sendRkeyMessage(ep, UcxRkeyMessages.header(UcxRkeyMessages.REQUEST, r.id, f.rkey, f.destinationQpn, attachment.tag(), 0), null, true, null);
+        }
+        return remote;
+    }
+
+    /**
+     * An RDMA READ request whose route holds a usable key with REMOTE_READ, inside the advertised bounds:
+     * recorded so that the responder's header-only response starts a {@code ucp_get} of the data
+     * ({@link UcxAttachment#expectGet}); the request itself still goes to the responder NIC, which checks
+     * and orders it as any READ and answers once every earlier request of the QP was executed.
+     */
+    private boolean get(SoftFrame f, UcxRoute r, UcpEndpoint ep) {
+        Remote remote = remote(f, r, ep);
+        if (remote == null || remote.key == null || (remote.access & Access.REMOTE_READ) == 0 || f.remoteAddress < remote.address
+            || f.remoteAddress - remote.address > remote.length - f.length) {
+            return false;
+        }
+        attachment.expectGet(f.sourceQpn, f.psn, new UcxAttachment.PendingGet(r, ep, remote.key, f.rkey, f.remoteAddress, f.length));
+        gets++;
+        getBytes += f.length;
+        return true;
+    }
+
+    private boolean put(SoftFrame f, UcxRoute r, UcpEndpoint ep) {
+        Remote remote = remote(f, r, ep);
+        if (remote == null) {
             return false;
         }
         UcpRemoteKey key = remote.key;
@@ -246,8 +306,10 @@ final class UcxPutPath {
                 case UcxRkeyMessages.REVOKE -> {
                     r.rkeys.put(m.rkey, Remote.REFUSED);
                     if (old != null && old.key != null) {
-                        old.key.close();
+                        // kept until the route closes: a get may still be started with it in this pass
+                        r.retiredKeys.add(old.key);
                     }
+                    attachment.dropPendingGets(r, m.rkey);
                     // acknowledged once every put issued so far on this route completed: behind the next flush
                     r.held.add(new Held(null, r.flushesStarted + 1, m.rkey));
                     if (!r.putsSinceFlush) {
@@ -274,7 +336,7 @@ final class UcxPutPath {
             UcpEndpoint ep = r.endpoint;
             if (h.frame == null) {
                 if (ep != null && !r.failed) {
-                    attachment.sendRkeyMessage(ep, UcxRkeyMessages.header(UcxRkeyMessages.REVOKE_ACK, r.id, h.revokedRkey, 0, 0, 0), null, false);
+                    attachment.sendRkeyMessage(ep, UcxRkeyMessages.header(UcxRkeyMessages.REVOKE_ACK, r.id, h.revokedRkey, 0, attachment.tag(), 0), null, false, null);
                 }
             } else if (ep == null || r.failed) {
                 h.frame.release();
@@ -310,6 +372,10 @@ final class UcxPutPath {
                 }
             }
             r.rkeys.clear();
+            for (UcpRemoteKey k : r.retiredKeys) {
+                k.close();
+            }
+            r.retiredKeys.clear();
         }
     }
 

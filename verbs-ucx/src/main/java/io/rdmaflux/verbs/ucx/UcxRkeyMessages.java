@@ -10,7 +10,9 @@ import java.nio.ByteOrder;
  * <pre>
  *  0 kind (int)      4 route id (int, the requester's)   8 rkey (int, the soft NIC's)
  * 12 qpn (REQUEST: the responder's QP) or access (REPLY)
- * 16 address (long, REPLY)   24 length (long, REPLY)
+ * 16 address (long, REPLY) or the requester NIC's tag (REQUEST, REFUSED, REVOKE, REVOKE_ACK: a random
+ *    long per NIC, so the responder tells apart two requesters' routes with the same id)
+ * 24 length (long, REPLY)
  * </pre>
  *
  * <p>REQUEST (requester to responder, sent with {@code UCP_AM_SEND_FLAG_REPLY}): may this route put
@@ -19,7 +21,8 @@ import java.nio.ByteOrder;
  * domain, no REMOTE_WRITE, or deregistered): the route sends that key's WRITEs as frames for good (a
  * soft rkey is never reused for another region). REVOKE (responder to requester, on the deregistration
  * of the region): forget the key; answered by REVOKE_ACK on the route's endpoint once every put issued
- * with it has completed (an endpoint flush), after which the responder unmaps the memory.
+ * with it has completed (an endpoint flush), after which the responder unmaps the memory and the
+ * deregistration returns ({@link UcxRegionExports}).
  */
 final class UcxRkeyMessages {
     static final int HEADER = 32;

@@ -17,7 +17,12 @@ final class UcxFixture extends RealTimeProviderPair<UcxProvider> {
 
     /** As {@link #UcxFixture(String)}, with the provider option {@code put}. */
     UcxFixture(String tls, UcxProvider.Put put) {
-        super(side -> UcxProvider.builder().name("ucx-" + side).tls(tls).clock(new SystemNanoClock())
-            .threadingMode(ThreadingMode.INVOKER).put(put).build());
+        this(tls, b -> b.put(put));
+    }
+
+    /** As {@link #UcxFixture(String)}, with further builder settings applied to both providers. */
+    UcxFixture(String tls, java.util.function.UnaryOperator<UcxProvider.Builder> settings) {
+        super(side -> settings.apply(UcxProvider.builder().name("ucx-" + side).tls(tls).clock(new SystemNanoClock())
+            .threadingMode(ThreadingMode.INVOKER)).build());
     }
 }

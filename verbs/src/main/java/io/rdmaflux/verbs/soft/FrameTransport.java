@@ -128,10 +128,13 @@ public interface FrameTransport {
          * application thread, possibly several at once), after the NIC's key table dropped its keys (from
          * then on a frame naming its rkey is refused with REM_ACCESS_ERR). A transport that carries RDMA
          * WRITEs as one-sided operations of its own (the {@code ucx} provider's {@code ucp_put}), and so
-         * handed the region's rkey to peers ({@link SoftDevice#remoteRegion}), revokes it here: it must
-         * not block and should defer work on its wire objects to its engine thread (waking it with
-         * {@link #wakeup()}). Must not throw (an exception would reach the deregistering caller). The
-         * default does nothing.
+         * handed the region's rkey to peers ({@link SoftDevice#remoteRegion}), revokes it here, deferring
+         * work on its wire objects to its engine thread (waking it with {@link #wakeup()}). To give
+         * {@code ibv_dereg_mr}'s guarantee (once it returns, no remote access to the region succeeds) it
+         * may block the deregistering thread, bounded, until its peers confirmed the revocation; it must
+         * never block the NIC's engine thread (which would have to deliver those confirmations) nor a
+         * closing device ({@link SoftDevice#isClosing()}). Must not throw (an exception would reach the
+         * deregistering caller). The default does nothing.
          */
         default void regionDeregistered(io.rdmaflux.verbs.MemoryRegion region) {
         }

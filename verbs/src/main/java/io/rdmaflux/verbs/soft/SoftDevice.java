@@ -72,6 +72,8 @@ public final class SoftDevice implements Device, ProgressAgent {
     private SoftResponder[] ackQueue = new SoftResponder[16];
     private int ackCount;
     private volatile boolean closed;
+    /** Set when {@link #close()} begins (before it deregisters the regions its protection domains hold). */
+    private volatile boolean closing;
 
     SoftDevice(SoftProvider provider, String name, int portCount, java.util.function.IntFunction<RailConfig> railOfPort,
                SoftFabric fabric) {
@@ -285,6 +287,16 @@ public final class SoftDevice implements Device, ProgressAgent {
             return null;
         }
         return mr;
+    }
+
+    /**
+     * The route of the RC QP {@code qpn} to its connected peer, or null (no such QP, not connected yet, or not
+     * RC). For a transport that handed a peer a region's key ({@link #remoteRegion}) and must tell whether
+     * that peer is still reachable; any thread, the answer may be stale.
+     */
+    public @Nullable Route queuePairRoute(int qpn) {
+        SoftQueuePair qp = lookupQp(qpn);
+        return qp == null || qp.type() != io.rdmaflux.verbs.QpType.RC ? null : qp.route();
     }
 
     @Nullable SoftMemoryRegion lookupLocal(int lkey) {
@@ -635,6 +647,7 @@ public final class SoftDevice implements Device, ProgressAgent {
         if (closed) {
             return;
         }
+        closing = true;
         for (SoftProtectionDomain pd : new ArrayList<>(pds)) {
             pd.close();
         }
@@ -651,6 +664,15 @@ public final class SoftDevice implements Device, ProgressAgent {
 
     boolean isClosed() {
         return closed;
+    }
+
+    /**
+     * Whether this device is closing or closed: its engine no longer runs (the provider stops it before
+     * closing its devices), so a transport's {@link FrameTransport.Attachment#regionDeregistered} must not
+     * wait for it. Any thread.
+     */
+    public boolean isClosing() {
+        return closing || closed;
     }
 
     @Override
