@@ -155,8 +155,11 @@ public final class ProcessFaultCells implements AutoCloseable {
      * The peer streams {@code messages} to this side under {@code faults} (the soft NICs' fault model on
      * both ends, null: none); {@code atThird} and {@code atTwoThirds} run when a third and two thirds have
      * arrived. Completes when the peer's send ends and this side has everything or its receive ended.
+     * {@code mustComplete}: the peer's send must complete (and everything arrive), else it must fail (and this
+     * side's receive too).
      */
-    public Row stream(String fault, @Nullable RailFaults faults, @Nullable Runnable atThird, @Nullable Runnable atTwoThirds, String note) {
+    public Row stream(String fault, @Nullable RailFaults faults, @Nullable Runnable atThird, @Nullable Runnable atTwoThirds,
+                      boolean mustComplete, String note) {
         startPeer();
         Peer p = peer;
         p.command("FAULTS " + (faults == null ? "0 0 0 0" : faults.lossRate() + " " + faults.duplicateRate() + " " + faults.reorderRate()
@@ -179,6 +182,12 @@ public final class ProcessFaultCells implements AutoCloseable {
             String sendLine = p.awaitLine("SEND " + conn + " ");
             await("the receive ends or has everything; " + r, () -> r.received() == messages || r.terminated());
             boolean sent = sendLine.contains(" COMPLETED ");
+            if (sent != mustComplete) {
+                throw new AssertionError("the peer's send must " + (mustComplete ? "complete" : "fail") + ": " + sendLine + "; " + r);
+            }
+            if (!sent) {
+                await("the receive fails too; " + r, r::terminated);
+            }
             String seen = sent ? "send completes" : "send fails: " + sendLine.substring(sendLine.indexOf(" FAILED ") + 8).split(":")[0]
                 + "; receive fails: " + simpleName(r.error());
             return check(fault, seen, r, sent ? messages : -1, start, note + (faults == null ? "" : "; " + faults + " on the soft NICs of both"));
@@ -236,12 +245,13 @@ public final class ProcessFaultCells implements AutoCloseable {
     }
 
     /**
-     * After {@link #killedAtRandomPoint}: a connect with {@link ConnectRetry} started while nothing listens,
-     * then the peer started again on its address; the connect reaches it and a full stream is verified.
+     * The peer killed (if it still runs: {@link #killedAtRandomPoint} did that) and a connect with
+     * {@link ConnectRetry} started while nothing listens, then the peer started again on its address; the
+     * connect reaches it and a full stream is verified.
      */
     public Row restarted() {
         if (peer != null && peer.process.isAlive()) {
-            throw new IllegalStateException("restarted() follows killedAtRandomPoint(): the peer still runs");
+            peer.kill();
         }
         long start = System.nanoTime();
         CompletableFuture<RdmaConnection> again = node.connect(peerAddress(), options.connectionSpec()
