@@ -36,7 +36,7 @@ import java.util.function.Supplier;
  * <pre>
  * args: OUT.tsv PEER_CLASSPATH
  * system properties: faultmatrix.seed (the kill point's), faultmatrix.kinds=rc,eager,ud,
- *                    faultmatrix.rows=PREFIX,... (only the rows whose fault starts with one of them)
+ *                    faultmatrix.rows=PREFIX;... (only the first row starting with each prefix, in that order)
  * </pre>
  */
 public final class NetnsFaultMatrixMain {
@@ -88,16 +88,17 @@ public final class NetnsFaultMatrixMain {
         int failed = 0;
         PairOptions o = ProcessFaultCells.baseOptions(2).spec(s -> s.channelKind(kind));
         try (ProcessFaultCells p = new ProcessFaultCells(o, HERE, launcher, MESSAGES)) {
-            failed += row(out, column, "loss 1 %", () -> p.stream("loss 1 %", new RailFaults(0.01, 0, 0, 101), null, null, true, ""));
-            failed += row(out, column, "loss 5 %", () -> p.stream("loss 5 %", new RailFaults(0.05, 0, 0, 105), null, null, true, ""));
-            failed += row(out, column, "one of 2 rails down mid-stream (failover)", () -> {
+            java.util.LinkedHashMap<String, Supplier<ProcessFaultCells.Row>> rows = new java.util.LinkedHashMap<>();
+            rows.put("loss 1 %", () -> p.stream("loss 1 %", new RailFaults(0.01, 0, 0, 101), null, null, true, ""));
+            rows.put("loss 5 %", () -> p.stream("loss 5 %", new RailFaults(0.05, 0, 0, 105), null, null, true, ""));
+            rows.put("one of 2 rails down mid-stream (failover)", () -> {
                 try {
                     return p.stream("one of 2 rails down mid-stream (failover)", null, () -> link(1, false), null, true, "ip link set rfb2 down at a third");
                 } finally {
                     link(1, true);
                 }
             });
-            failed += row(out, column, "one of 2 rails down, back up mid-stream", () -> {
+            rows.put("one of 2 rails down, back up mid-stream", () -> {
                 try {
                     return p.stream("one of 2 rails down, back up mid-stream", null, () -> link(0, false), () -> link(0, true), true,
                         "ip link set rfb1 down at a third, up at two thirds");
@@ -105,7 +106,7 @@ public final class NetnsFaultMatrixMain {
                     link(0, true);
                 }
             });
-            failed += row(out, column, "all rails down mid-stream", () -> {
+            rows.put("all rails down mid-stream", () -> {
                 try {
                     return p.stream("all rails down mid-stream", null, () -> {
                         link(0, false);
@@ -116,8 +117,20 @@ public final class NetnsFaultMatrixMain {
                     link(1, true);
                 }
             });
-            failed += row(out, column, ProcessFaultCells.KILLED, () -> p.killedAtRandomPoint(seed));
-            failed += row(out, column, ProcessFaultCells.RESTARTED, p::restarted);
+            rows.put(ProcessFaultCells.KILLED, () -> p.killedAtRandomPoint(seed));
+            rows.put(ProcessFaultCells.RESTARTED, p::restarted);
+            String only = System.getProperty("faultmatrix.rows");
+            List<String> order = only == null ? List.copyOf(rows.keySet()) : List.of(only.split(";"));
+            for (String prefix : order) {
+                for (var e : rows.entrySet()) {
+                    if (e.getKey().startsWith(prefix)) {
+                        failed += row(out, column, e.getKey(), e.getValue());
+                        if (only != null) {
+                            break;
+                        }
+                    }
+                }
+            }
         } catch (RuntimeException | Error e) {
             System.out.println(column + ": the survivor failed: " + e);
             failed++;
@@ -139,10 +152,6 @@ public final class NetnsFaultMatrixMain {
 
     /** Runs one row, appends it (or a FAILS row), prints it; returns 1 if it failed. */
     private static int row(Path out, String column, String fault, Supplier<ProcessFaultCells.Row> cell) {
-        String only = System.getProperty("faultmatrix.rows");
-        if (only != null && java.util.Arrays.stream(only.split(",")).noneMatch(fault::startsWith)) {
-            return 0;
-        }
         long start = System.nanoTime();
         try {
             ProcessFaultCells.Row r = cell.get();
