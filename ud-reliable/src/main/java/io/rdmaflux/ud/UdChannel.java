@@ -149,6 +149,11 @@ public final class UdChannel extends ForwardingChannel {
     }
 
     /** Datagrams on this channel's rail whose tag named no queue pair of the node, dropped. */
+    /** This channel's queue pair number on its rail (its tag, and its DR source id). */
+    int tag() {
+        return qp.qpNumber();
+    }
+
     public long foreignDatagramsDropped() {
         return rail.foreignDropped();
     }

@@ -64,7 +64,16 @@ final class UdPort implements CompletionSink {
     private final SendWorkRequest swr = new SendWorkRequest();
     private final ReceiveWorkRequest rwr = new ReceiveWorkRequest();
     private int nextSendQp;
-    private int nextQpNumber = 1;
+    /**
+     * The next queue pair number (tag) of any rail of this process: unique across rail incarnations (a rail is
+     * closed when its last queue pair leaves and made again for the next), starting at a random value, 24 bits,
+     * never 0. The tag is also the DR source id, so a datagram of an earlier connection that the network held
+     * back (a kernel's neighbour queue while a link was down delivers it seconds later) names a tag no later
+     * queue pair has, on either side, and is dropped as foreign; with tags restarting at 1 on each new rail it
+     * was taken in by the next connection between the same two nodes (fault matrix, netns column).
+     */
+    private static final java.util.concurrent.atomic.AtomicInteger NEXT_TAG =
+        new java.util.concurrent.atomic.AtomicInteger(java.util.concurrent.ThreadLocalRandom.current().nextInt(1, 1 << 24));
     private int users;
     private long nowNs;
     private long foreignDropped;
@@ -171,7 +180,10 @@ final class UdPort implements CompletionSink {
     }
 
     synchronized int register(ReliableDatagramQp qp) {
-        int n = nextQpNumber++;
+        int n;
+        do {
+            n = NEXT_TAG.getAndIncrement() & 0xFF_FFFF;
+        } while (n == 0 || qps.containsKey(n));
         qps.put(n, qp);
         users++;
         regrant();

@@ -115,9 +115,15 @@ public abstract class FaultMatrix {
     }
 
     protected PairOptions options(int rails) {
-        return PairOptions.rails(rails).node(b -> b.bufferBytes(ConnectionTck.BUFFER_BYTES).receiveBuffers(ConnectionTck.RECEIVE_BUFFERS)
-            .sendQueue(ConnectionTck.SEND_QUEUE).maxMessageBytes(ConnectionTck.MAX_MESSAGE_BYTES)
-            .rendezvousBuffers(ConnectionTck.RENDEZVOUS_BUFFERS));
+        return ProcessFaultCells.baseOptions(rails);
+    }
+
+    /**
+     * Whether this suite runs the process rows ({@link ProcessFaultCells}: the peer a child JVM on loopback,
+     * killed with SIGKILL, then restarted): by default on the net loopback fabric only.
+     */
+    protected boolean runsPeerProcess() {
+        return fabric().equals("net loopback");
     }
 
     // ------------------------------------------------------------------ cells
@@ -315,7 +321,30 @@ public abstract class FaultMatrix {
         }
     }
 
+    /**
+     * The peer is a child JVM ({@link FaultPeerMain}) streaming to this one; at a random point (seed from
+     * {@code -Dfaultmatrix.seed}, else the clock; the row's note gives it) it gets SIGKILL: this side's
+     * receive and send fail within {@link ProcessFaultCells#FAILURE_BOUND_MS}, and what arrived is a verified
+     * prefix. Then a connect with retry, started while nothing listens, reaches the peer started again on its
+     * port, and a full stream arrives. Leaks on this side (the survivor) are the module extension's, after.
+     */
+    @Test
+    void peerProcessKilledThenRestarted() {
+        Assumptions.assumeTrue(runsPeerProcess(), "the process rows run on the net loopback fabric");
+        long seed = Long.getLong("faultmatrix.seed", System.nanoTime());
+        try (ProcessFaultCells p = new ProcessFaultCells(options(2), java.util.Collections.nCopies(2, "127.0.0.1"),
+            ProcessFaultCells.childJvm(2), MESSAGES)) {
+            cell(ProcessFaultCells.KILLED, () -> writeRow(p.killedAtRandomPoint(seed)));
+            cell(ProcessFaultCells.RESTARTED, () -> writeRow(p.restarted()));
+        }
+    }
+
     // ------------------------------------------------------------------ rows
+
+    private void writeRow(ProcessFaultCells.Row r) {
+        writeRow(r.fault(), r.seen(), Integer.toString(r.delivered()), Integer.toString(r.lost()), Integer.toString(r.dup()),
+            Integer.toString(r.misordered()), r.ms(), r.note());
+    }
 
     private void record(String fault, String seen, TckReceiver r, TckSend s, long startNs, String note) {
         record(fault, seen, r, s, startNs, note, s.completed() ? MESSAGES : -1);
@@ -345,9 +374,14 @@ public abstract class FaultMatrix {
     }
 
     private void writeRow(String fault, String seen, String received, String lost, String dup, String misordered, long ms, String note) {
-        String row = String.join("\t", kind(), fabric(), fault, clean(seen), received, lost, dup, misordered, Long.toString(ms),
+        appendRow(Path.of("target", "fault-matrix", "cells.tsv"), kind(), fabric(), fault, seen, received, lost, dup, misordered, ms, note);
+    }
+
+    /** Appends one table row (tab-separated, as scripts/FaultMatrixTable.java reads it) to {@code out}. */
+    static void appendRow(Path out, String kind, String fabric, String fault, String seen, String received, String lost, String dup,
+                          String misordered, long ms, String note) {
+        String row = String.join("\t", kind, fabric, fault, clean(seen), received, lost, dup, misordered, Long.toString(ms),
             clean(note)) + "\n";
-        Path out = Path.of("target", "fault-matrix", "cells.tsv");
         try {
             Files.createDirectories(out.getParent());
             Files.writeString(out, row, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);

@@ -47,6 +47,17 @@ public final class SoftRails {
         }
     }
 
+    /**
+     * Sets the rail model of the first {@code rails} ports of one provider, as {@link #apply} does for side
+     * {@code side} (0 client, 1 server; it picks the fault seeds): for a pair whose two ends are in two
+     * processes, each end applies its own. {@code faults} null: a fault-free rail.
+     */
+    public static void applyOne(SoftProvider p, int rails, @Nullable RailFaults faults, int side) {
+        for (int r = 0; r < rails; r++) {
+            port(p, r).setRail(rail(0, faults, r, side));
+        }
+    }
+
     private static RailConfig rail(long latencyNs, @Nullable RailFaults f, int rail, int side) {
         RailConfig.Builder b = RailConfig.builder().latencyNs(latencyNs);
         if (f != null) {
