@@ -1,6 +1,9 @@
 package io.rdmaflux.verbs.soft;
 
 import io.rdmaflux.verbs.SendWorkRequest;
+import io.rdmaflux.verbs.WcOpcode;
+import io.rdmaflux.verbs.WcStatus;
+import io.rdmaflux.verbs.WrOpcode;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
@@ -8,7 +11,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * A QP's send queue storage: posted work requests as parallel arrays indexed by slot (a power of two
  * at least the QP's {@code maxSendWr}; at most {@code capacity} are outstanding), plus each slot's
- * inline payload area. {@link SoftQueuePair#postSend} fills a slot and publishes it by a release
+ * inline payload area. {@link SendPoster#post} fills a slot and publishes it by a release
  * store of {@link #tail}; the engine frees slots by a release store of {@link #head}.
  *
  * <p>Per slot (SGEs at {@link #sgeIndex}, as many rows as the most SGEs posted at once): what was posted (wr id, opcode, flags, immediate, remote address and rkey, UD
@@ -17,6 +20,10 @@ import org.jspecify.annotations.Nullable;
  */
 final class SendRing {
     static final int SGES = SendWorkRequest.MAX_SGE;
+    static final WrOpcode[] WR_OPCODES = WrOpcode.values();
+    static final WcStatus[] WC_STATUSES = WcStatus.values();
+    /** {@link #error} of a slot with no error. */
+    static final byte NO_ERROR = -1;
 
     final int capacity;
     final int mask;
@@ -67,6 +74,28 @@ final class SendRing {
      */
     int sgeIndex(int slot, int k) {
         return k << slotShift | slot;
+    }
+
+    /** The opcode posted in {@code slot}. */
+    WrOpcode op(int slot) {
+        return WR_OPCODES[opcode[slot]];
+    }
+
+    /** Marks {@code slot} failed with {@code status}: it completes with that status and is never sent. */
+    void markError(int slot, WcStatus status, String detail) {
+        error[slot] = (byte) status.ordinal();
+        errorDetail[slot] = detail;
+    }
+
+    /** The completion opcode of a work request opcode. */
+    static WcOpcode wcOpcode(WrOpcode op) {
+        return switch (op) {
+            case SEND, SEND_WITH_IMM -> WcOpcode.SEND;
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> WcOpcode.RDMA_WRITE;
+            case RDMA_READ -> WcOpcode.RDMA_READ;
+            case ATOMIC_FETCH_AND_ADD -> WcOpcode.FETCH_ADD;
+            case ATOMIC_CMP_AND_SWP -> WcOpcode.COMP_SWAP;
+        };
     }
 
     SendRing(int capacity, int maxInlineBytes) {

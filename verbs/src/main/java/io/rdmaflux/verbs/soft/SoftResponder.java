@@ -124,7 +124,7 @@ final class SoftResponder {
         switch (type) {
             case RDMA_WRITE -> {
                 SoftMemoryRegion mr = device.lookupRemote(f.rkey);
-                String problem = qp.checkRemote(mr, f.rkey, f.remoteAddress, f.length, Access.REMOTE_WRITE);
+                String problem = RegionCheck.remote(pd, mr, f.rkey, f.remoteAddress, f.length, Access.REMOTE_WRITE);
                 if (problem != null) {
                     device.remoteAccessRefused++;
                     responderError(f, nowNs, WcStatus.REM_ACCESS_ERR);
@@ -141,7 +141,7 @@ final class SoftResponder {
             }
             case RDMA_READ_REQUEST -> {
                 SoftMemoryRegion mr = device.lookupRemote(f.rkey);
-                if (qp.checkRemote(mr, f.rkey, f.remoteAddress, f.length, Access.REMOTE_READ) != null) {
+                if (RegionCheck.remote(pd, mr, f.rkey, f.remoteAddress, f.length, Access.REMOTE_READ) != null) {
                     device.remoteAccessRefused++;
                     responderError(f, nowNs, WcStatus.REM_ACCESS_ERR);
                     return;
@@ -165,7 +165,7 @@ final class SoftResponder {
      */
     private void executeAtomic(SoftFrame f, long nowNs) {
         SoftMemoryRegion mr = device.lookupRemote(f.rkey);
-        if (qp.checkRemote(mr, f.rkey, f.remoteAddress, Long.BYTES, Access.REMOTE_ATOMIC) != null) {
+        if (RegionCheck.remote(pd, mr, f.rkey, f.remoteAddress, Long.BYTES, Access.REMOTE_ATOMIC) != null) {
             device.remoteAccessRefused++;
             responderError(f, nowNs, WcStatus.REM_ACCESS_ERR);
             return;
@@ -322,7 +322,7 @@ final class SoftResponder {
             SoftMemoryRegion mr = device.lookupLocal(lkey);
             if (mr == null || mr.lkey() != lkey || !mr.isValid() || mr.pd() != pd || !mr.contains(addr, len)
                 || (mr.access() & Access.LOCAL_WRITE) == 0) {
-                return "receive SGE " + k + ": " + qp.checkLocal(mr, lkey, addr, len, true);
+                return "receive SGE " + k + ": " + RegionCheck.local(pd, mr, lkey, addr, len, true);
             }
             if (s.buffers[k] != mr.base) {
                 s.buffers[k] = mr.base;
@@ -337,7 +337,7 @@ final class SoftResponder {
 
     private void executeRead(SoftFrame request, long nowNs) {
         SoftMemoryRegion mr = device.lookupRemote(request.rkey);
-        if (qp.checkRemote(mr, request.rkey, request.remoteAddress, request.length, Access.REMOTE_READ) != null) {
+        if (RegionCheck.remote(pd, mr, request.rkey, request.remoteAddress, request.length, Access.REMOTE_READ) != null) {
             return;
         }
         long arrival = port.depart(nowNs, request.length);
