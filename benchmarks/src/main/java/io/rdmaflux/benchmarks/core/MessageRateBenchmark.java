@@ -115,6 +115,9 @@ public class MessageRateBenchmark {
     /** 2560 B holds a packed frame of 64 messages of 32 B (4-byte length prefix each). */
     @Param({"2560"})
     public int bufferBytes;
+    /** {@code RdmaNode.Builder.messageCreditsPerBuffer}: message credits granted per free receive buffer. */
+    @Param({"1"})
+    public int creditsPerBuffer;
 
     private RdmaNode node(SoftProvider p, String name) {
         IdleStrategy is = switch (idle) {
@@ -126,7 +129,7 @@ public class MessageRateBenchmark {
             default -> throw new IllegalArgumentException(idle);
         };
         RdmaNode.Builder b = RdmaNode.builder().provider(p).name(name).bufferBytes(bufferBytes).receiveBuffers(receiveBuffers)
-            .sendBuffers(receiveBuffers).sendQueue(64).threadingMode(ThreadingMode.valueOf(threading))
+            .sendBuffers(receiveBuffers).sendQueue(64).messageCreditsPerBuffer(creditsPerBuffer).threadingMode(ThreadingMode.valueOf(threading))
             // the RC send/receive path this suite has always measured (eager rings: benchmarks.eager)
             .eager(EagerSpec.OFF);
         return (is == null ? b : b.idleStrategy(is)).build();
