@@ -81,8 +81,23 @@ final class CmEvents {
         }
     }
 
-    /** Destroys the channel; ids must be gone. */
+    /**
+     * Destroys the channel; the ids of the provider's QPs must be gone. A CONNECT_REQUEST still queued (a peer
+     * connected after the provider's thread stopped dispatching) carries an id of its own that nobody will
+     * take: it is read and its id destroyed first, as {@code rdma_destroy_event_channel} needs every id gone
+     * (without this the channel stayed, EBUSY, whenever a peer's connect raced the close).
+     */
     void close() {
+        try {
+            RdmaSeam.CmEvent event;
+            while ((event = channel.poll(0)) != null) {
+                if (event.type() == NativeCodes.CM_CONNECT_REQUEST) {
+                    destroyQuietly(event.id());
+                }
+            }
+        } catch (IOException e) {
+            // closing: destroy what can be destroyed
+        }
         try {
             channel.destroy();
         } catch (IOException e) {

@@ -65,6 +65,29 @@ class QpConnectionTest {
         }
     }
 
+    /**
+     * A peer's CONNECT_REQUEST still queued on this provider's event channel when it closes (its thread, or
+     * whoever progressed it, stopped dispatching first) brings an id of its own: closing must destroy it, or the
+     * channel cannot be destroyed (EBUSY) and the id leaks. Seen once in CI as a leak of the DEDICATED TCK.
+     */
+    @Test
+    void aConnectRequestNobodyDispatchedIsDestroyedWhenTheProviderCloses() {
+        DisniTestSupport t = new DisniTestSupport();
+        QueuePair qa = t.qpA(UnaryOperator.identity());
+        QueuePair qb = t.qpB(UnaryOperator.identity());
+        SoftSeam.Counters c = t.fx.seam.counters;
+        qb.init();
+        qa.connect(qb.localEndpoint());
+        long before = c.idsCreated;
+        // only host A runs: its id resolves and connects, which queues the request (and its new id) at B
+        for (int i = 0; i < 200 && c.idsCreated == before; i++) {
+            t.fx.a.progress(t.fx.nowNs());
+            t.fx.advanceNs(1_000);
+        }
+        assertEquals(before + 1, c.idsCreated, "the connect request's id exists, queued on B's channel");
+        t.close(); // closes both providers and asserts every id, channel and QP was destroyed
+    }
+
     @Test
     void aPeerThatIsGoneRefusesAndHeldSendsFailWithRetryExceededThenFlush() {
         try (DisniTestSupport t = new DisniTestSupport()) {
