@@ -62,7 +62,11 @@ class DisniAllocationTest {
             long bytes = mx.getThreadAllocatedBytes(tid) - start;
             double perWr = bytes / (measuredRounds * 96.0);
             System.out.printf("disni steady state: %d bytes over %d work requests (%.2f B/WR)%n", bytes, measuredRounds * 96, perWr);
-            assertTrue(perWr < 0.25, "allocation per work request in steady state: " + perWr + " bytes");
+            // per work request nothing; a one-off of a few KB may remain (a soft completion queue doubles its ring
+            // the first time more completions wait than it holds, which timing can put after round 200): a
+            // per-WR allocation of even 8 B would be 150 KB here
+            assertTrue(bytes < 16_384, "allocation in steady state: " + bytes + " bytes over " + measuredRounds * 96
+                + " work requests (" + perWr + " B/WR)");
         }
     }
 }
