@@ -101,9 +101,9 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         + "on needs an eager rail, off allows none.")
     @Nullable String eager;
 
-    @Option(names = "--transport", paramLabel = "rc|eager|ud", description = "Two-sided tests: the channel kind of every rail, or a comma list of one per rail, "
+    @Option(names = "--transport", paramLabel = "rc|eager|ud|rc-dr", description = "Two-sided tests: the channel kind of every rail, or a comma list of one per rail, "
         + "insisted on: rc = RC send/receive, eager = eager RDMA ring over RC (seed 001 §4), ud = reliable UD (seed 003 §4, module "
-        + "ud-reliable). Default: eager where both nodes offer it, else rc (as --eager says).")
+        + "ud-reliable), rc-dr = RC checked end to end by DR (CRC32C + acknowledgement, seed 003 §3.1). Default: eager where both nodes offer it, else rc (as --eager says).")
     @Nullable String transport;
 
     @picocli.CommandLine.Mixin

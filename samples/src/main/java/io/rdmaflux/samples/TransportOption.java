@@ -13,7 +13,8 @@ import java.util.List;
  *
  * <ul>
  * <li>{@code rc} = {@link ChannelKind#RC_SEND_RECV}, {@code eager} = {@link ChannelKind#EAGER_RDMA},
- *     {@code ud} = {@link ChannelKind#RELIABLE_UD} (module {@code ud-reliable}, seed 003 &sect;4). One value sets
+ *     {@code ud} = {@link ChannelKind#RELIABLE_UD} (module {@code ud-reliable}, seed 003 &sect;4),
+ *     {@code rc-dr} = {@link ChannelKind#RC_DR} (RC with DR's end-to-end CRC32C and acknowledgement, &sect;3.1). One value sets
  *     every rail; a comma list sets one kind per rail ({@code --transport eager,ud}). Given kinds are insisted on
  *     ({@link ConnectionSpec#channelKind(ChannelKind)}): a peer that does not offer one refuses the connection.</li>
  * <li>Without {@code --transport} nothing changes: {@code --eager on} (the default) asks for eager RDMA and falls
@@ -51,6 +52,7 @@ final class TransportOption {
                 case RC_SEND_RECV -> "rc";
                 case EAGER_RDMA -> "eager";
                 case RELIABLE_UD -> "ud";
+                case RC_DR -> "rc-dr";
             });
         }
         return b.toString();
@@ -79,14 +81,15 @@ final class TransportOption {
                 case "rc" -> ChannelKind.RC_SEND_RECV;
                 case "eager" -> ChannelKind.EAGER_RDMA;
                 case "ud" -> ChannelKind.RELIABLE_UD;
-                default -> throw new UserError("--transport must be rc, eager or ud (or a comma list of them, one per rail) but "
+                case "rc-dr" -> ChannelKind.RC_DR;
+                default -> throw new UserError("--transport must be rc, eager, ud or rc-dr (or a comma list of them, one per rail) but "
                     + (names.length == 1 ? "it was " : "one was ") + "'" + n + "'");
             });
         }
         boolean anyEager = kinds.contains(ChannelKind.EAGER_RDMA);
         if (eagerOn != null && eagerOn != anyEager) {
             throw new UserError("--eager " + eager + " conflicts with --transport " + transport + ": "
-                + (eagerOn ? "no rail is eager; drop --eager or give --transport eager" : "a rail is eager; drop --eager off or choose rc/ud for it"));
+                + (eagerOn ? "no rail is eager; drop --eager or give --transport eager" : "a rail is eager; drop --eager off or choose rc/ud/rc-dr for it"));
         }
         return new Choice(List.copyOf(kinds), anyEager);
     }

@@ -202,7 +202,7 @@ class MainTest {
         Path f = Files.writeString(dir.resolve("f.txt"), "x\n");
         assertOneLineError(run(pipeline(f.toString(), "--rails", "0")), "--rails must be in 1..16 but it was 0");
         assertOneLineError(run(pipeline(f.toString(), "--eager", "yes")), "--eager must be on or off but it was yes");
-        assertOneLineError(run(pipeline(f.toString(), "--transport", "roce")), "--transport must be rc, eager or ud", "but it was 'roce'");
+        assertOneLineError(run(pipeline(f.toString(), "--transport", "roce")), "--transport must be rc, eager, ud or rc-dr", "but it was 'roce'");
         assertEquals(1, run(pipeline(f.toString(), "--transport", "roce")));
         assertOneLineError(run(pipeline(f.toString(), "--transport", "rc,rc,ud")), "--transport gives 3 kinds (rc,rc,ud) for 2 rails");
         assertOneLineError(run(pipeline(f.toString(), "--transport", "ud", "--eager", "on")), "--eager on conflicts with --transport ud");

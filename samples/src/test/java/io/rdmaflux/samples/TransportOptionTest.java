@@ -54,9 +54,9 @@ class TransportOptionTest {
 
     @Test
     void badValuesAndConflictsAreNamed() {
-        assertEquals("--transport must be rc, eager or ud (or a comma list of them, one per rail) but it was 'UD'",
+        assertEquals("--transport must be rc, eager, ud or rc-dr (or a comma list of them, one per rail) but it was 'UD'",
             assertThrows(UserError.class, () -> TransportOption.parse("UD", null, 1)).getMessage());
-        assertEquals("--transport must be rc, eager or ud (or a comma list of them, one per rail) but one was ''",
+        assertEquals("--transport must be rc, eager, ud or rc-dr (or a comma list of them, one per rail) but one was ''",
             assertThrows(UserError.class, () -> TransportOption.parse("rc,", null, 2)).getMessage());
         assertEquals("--transport gives 2 kinds (rc,ud) for 3 rails; give one kind for every rail or one per rail",
             assertThrows(UserError.class, () -> TransportOption.parse("rc,ud", null, 3)).getMessage());

@@ -2,6 +2,7 @@ package io.rdmaflux.ud;
 
 import io.rdmaflux.core.RdmaException;
 import io.rdmaflux.ud.dr.DrConfig;
+import io.rdmaflux.ud.dr.DrDatagram;
 import io.rdmaflux.ud.dr.DrEndpoint;
 import io.rdmaflux.ud.dr.DrStats;
 import io.rdmaflux.verbs.Port;
@@ -51,7 +52,7 @@ final class ReliableDatagramQp implements QueuePair {
     private record PendingSend(long wrId, WrOpcode opcode, boolean signaled, int length) {
     }
 
-    private final UdPort rail;
+    private final DatagramRail rail;
     private final WriteGrants grants;
     private final QpInitAttributes attributes;
     private final DatagramCompletionQueue cq;
@@ -71,7 +72,7 @@ final class ReliableDatagramQp implements QueuePair {
     private boolean closed;
     private volatile int receiveShare = Integer.MAX_VALUE;
 
-    ReliableDatagramQp(UdPort rail, WriteGrants grants, QpInitAttributes attributes, DatagramCompletionQueue cq, DrConfig config) {
+    ReliableDatagramQp(DatagramRail rail, WriteGrants grants, QpInitAttributes attributes, DatagramCompletionQueue cq, DrConfig config) {
         if (attributes.type() != QpType.RC) {
             throw new VerbsException("a reliable datagram queue pair emulates RC only, not " + attributes.type());
         }
@@ -121,7 +122,7 @@ final class ReliableDatagramQp implements QueuePair {
 
     @Override
     public QpEndpoint localEndpoint() {
-        return new QpEndpoint(rail.port().address(), rail.receiveQpNumber(), qpNumber, rail.drDatagramBytes());
+        return rail.localEndpoint(qpNumber);
     }
 
     @Override
@@ -133,10 +134,14 @@ final class ReliableDatagramQp implements QueuePair {
     @Override
     public void readyToReceive(QpEndpoint peer) {
         require(QpState.INIT, "readyToReceive");
+        int peerId = rail.connect(qpNumber, peer);
         this.remote = peer;
-        String name = peer.address() + " (UD QP " + peer.qpn() + ", tag " + peer.startPsn() + ")";
-        this.endpoint = new DrEndpoint(config, qpNumber, peer.startPsn(), name, 1,
-            (r, d, len, psn) -> rail.send(peer.address(), peer.qpn(), peer.startPsn(), d, len, this, psn), nowNs);
+        String name = rail instanceof UdPort ? peer.address() + " (UD QP " + peer.qpn() + ", tag " + peer.startPsn() + ")"
+            : peer.address() + " (RC QP " + peer.qpn() + ")";
+        // the peer's rail may take smaller datagrams than ours (its MTU, or its RC DR slots follow its bufferBytes)
+        DrConfig c = peer.mtuBytes() > DrDatagram.HEADER_BYTES && peer.mtuBytes() < config.datagramBytes()
+            ? config.toBuilder().datagramBytes(peer.mtuBytes()).build() : config;
+        this.endpoint = new DrEndpoint(c, qpNumber, peerId, name, 1, (r, d, len, psn) -> rail.send(peer, d, len, this, psn), nowNs);
         endpoint.receiveBudget(receiveShare);
         state = QpState.RTR;
     }
@@ -217,6 +222,11 @@ final class ReliableDatagramQp implements QueuePair {
         return true;
     }
 
+    /** What carries this queue pair's datagrams. */
+    DatagramRail rail() {
+        return rail;
+    }
+
     /** A datagram for this queue pair arrived on the rail. */
     void onDatagram(DirectBuffer buffer, int offset, int length, long nowNs) {
         DrEndpoint ep = endpoint;
@@ -225,7 +235,15 @@ final class ReliableDatagramQp implements QueuePair {
         }
     }
 
-    /** This peer's grant from the rail's shared receive pool, VFRAGs (see {@link UdPort#sharePerPeer()}). */
+    /**
+     * The RC queue pair that carried this queue pair's datagrams failed (its retries ran out, or the peer's went
+     * away): this one fails with {@code status}, as an RC queue pair whose transport gave up.
+     */
+    void onRailFailure(WcStatus status, String detail) {
+        fail(status, detail);
+    }
+
+    /** This peer's grant from the rail's receive pool, VFRAGs (see {@link UdPort#sharePerPeer()}). */
     void receiveShare(int vfrags) {
         receiveShare = vfrags;
     }
@@ -376,9 +394,7 @@ final class ReliableDatagramQp implements QueuePair {
         closed = true;
         sends.clear();
         receives.clear();
-        if (rail.unregister(qpNumber)) {
-            UdChannelProvider.closeRail(rail);
-        }
+        rail.release(qpNumber);
     }
 
     @Override

@@ -14,7 +14,8 @@ import org.jspecify.annotations.Nullable;
 import java.util.function.Consumer;
 
 /**
- * A reliable UD channel ({@link ChannelKind#RELIABLE_UD}, seed 003 &sect;4): the RC send/receive channel's frame
+ * A reliable UD channel ({@link ChannelKind#RELIABLE_UD}, seed 003 &sect;4), or an RC channel checked end to end by
+ * DR ({@link ChannelKind#RC_DR}, &sect;3.1: its datagrams on an RC queue pair of its own, {@link RcDatagramRail}): the RC send/receive channel's frame
  * protocol, credits and rendezvous, run on a {@link ReliableDatagramQp} (a share of the node's UD rail made
  * reliable by DR) instead of an RC queue pair. So the frames, credits and close handshake are exactly those of
  * {@link ChannelKind#RC_SEND_RECV} and the Connection TCK holds unchanged; what differs is underneath: no
@@ -35,7 +36,8 @@ import java.util.function.Consumer;
 public final class UdChannel extends ForwardingChannel {
     private final RcSubchannel rc;
     private final ReliableDatagramQp qp;
-    private final UdPort rail;
+    private final DatagramRail rail;
+    private final ChannelKind kind;
     private final WriteGrants grants;
     private final UdEventsRelay relay = new UdEventsRelay(this);
     private final Consumer<UdChannel> onClose;
@@ -44,7 +46,14 @@ public final class UdChannel extends ForwardingChannel {
 
     UdChannel(RcSubchannel inner, ReliableDatagramQp qp, UdPort rail, WriteGrants grants, @Nullable RailSharedBuffers shared,
               Consumer<UdChannel> onClose) {
+        this(ChannelKind.RELIABLE_UD, inner, qp, rail, grants, shared, onClose);
+    }
+
+    /** A channel of {@code kind} ({@link ChannelKind#RELIABLE_UD} or {@link ChannelKind#RC_DR}) over {@code rail}. */
+    UdChannel(ChannelKind kind, RcSubchannel inner, ReliableDatagramQp qp, DatagramRail rail, WriteGrants grants,
+              @Nullable RailSharedBuffers shared, Consumer<UdChannel> onClose) {
         super(inner);
+        this.kind = kind;
         this.shared = shared;
         this.rc = inner;
         this.onClose = onClose;
@@ -56,7 +65,7 @@ public final class UdChannel extends ForwardingChannel {
 
     @Override
     public ChannelKind kind() {
-        return ChannelKind.RELIABLE_UD;
+        return kind;
     }
 
     @Override
@@ -80,8 +89,7 @@ public final class UdChannel extends ForwardingChannel {
     public boolean sendCts(int psn, int messageLength, long remoteAddress, int[] railRkeys, int flags) {
         for (int k : railRkeys) {
             if (k != railRkeys[0]) {
-                throw new UnsupportedOperationException("a reliable UD rail grants one rkey per CTS; use rails of one device for "
-                    + ChannelKind.RELIABLE_UD);
+                throw new UnsupportedOperationException("a DR rail grants one rkey per CTS; use rails of one device for " + kind);
             }
         }
         return sendCts(psn, messageLength, remoteAddress, railRkeys[0], flags);
@@ -111,12 +119,12 @@ public final class UdChannel extends ForwardingChannel {
     @Override
     public void postAtomic(boolean fetchAdd, long localAddress, int lkey, long remoteAddress, int rkey, long compareAdd, long swap,
                            long token) {
-        throw new UnsupportedOperationException(ChannelKind.RELIABLE_UD + " rails carry no atomics");
+        throw new UnsupportedOperationException(kind + " rails carry no atomics");
     }
 
     @Override
     public Channel downgrade() {
-        throw new UnsupportedOperationException(ChannelKind.RELIABLE_UD + " has no fallback channel to downgrade to");
+        throw new UnsupportedOperationException(kind + " has no fallback channel to downgrade to");
     }
 
     @Override
@@ -148,12 +156,12 @@ public final class UdChannel extends ForwardingChannel {
         return shared;
     }
 
-    /** Datagrams on this channel's rail whose tag named no queue pair of the node, dropped. */
     /** This channel's queue pair number on its rail (its tag, and its DR source id). */
     int tag() {
         return qp.qpNumber();
     }
 
+    /** Datagrams on this channel's rail whose tag named no queue pair of the node, dropped. */
     public long foreignDatagramsDropped() {
         return rail.foreignDropped();
     }

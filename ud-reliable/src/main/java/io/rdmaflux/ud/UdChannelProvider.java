@@ -96,7 +96,7 @@ public final class UdChannelProvider implements SharedPoolChannelProvider {
                 rail = new UdPort(s.pd(), s.port(), spec);
                 RAILS.put(new RailKey(s.pd(), s.port().number()), rail);
             }
-            grants = GRANTS.computeIfAbsent(s.pd(), pd -> new WriteGrants());
+            grants = grantsOf(s.pd());
         }
         UdProtectionDomain pd = new UdProtectionDomain(s.pd(), rail, grants, spec.dr());
         RcSubchannel rc;
@@ -119,6 +119,13 @@ public final class UdChannelProvider implements SharedPoolChannelProvider {
         UdChannel ch = new UdChannel(rc, qp, rail, grants, shared, open::remove);
         open.add(ch);
         return ch;
+    }
+
+    /** The windows the CTSs of the node owning {@code pd} granted (one per node: a WRITE may land in any of them). */
+    static WriteGrants grantsOf(ProtectionDomain pd) {
+        synchronized (RAILS) {
+            return GRANTS.computeIfAbsent(pd, d -> new WriteGrants());
+        }
     }
 
     /** The last queue pair of {@code rail} closed: destroys it. */

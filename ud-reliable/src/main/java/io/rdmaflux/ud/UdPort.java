@@ -10,6 +10,7 @@ import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ProtectionDomain;
+import io.rdmaflux.verbs.QpEndpoint;
 import io.rdmaflux.verbs.QpInitAttributes;
 import io.rdmaflux.verbs.QpType;
 import io.rdmaflux.verbs.QueuePair;
@@ -38,7 +39,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p><b>Concurrency:</b> {@link #poll} and {@link #send} on the progress thread of the node that owns the
  * protection domain; {@link #register}/{@link #unregister} may come from the setup path.
  */
-final class UdPort implements CompletionSink {
+final class UdPort implements CompletionSink, DatagramRail {
     static final int QKEY = 0x0D0D0003;
     static final int TAG_BYTES = 4;
     private static final long SEND_BIT = 1L << 40;
@@ -146,7 +147,8 @@ final class UdPort implements CompletionSink {
         recvQp.readyToSend();
     }
 
-    Port port() {
+    @Override
+    public Port port() {
         return port;
     }
 
@@ -160,12 +162,14 @@ final class UdPort implements CompletionSink {
     }
 
     /** Largest DR datagram (the UD MTU minus the tag), bytes. */
-    int drDatagramBytes() {
+    @Override
+    public int drDatagramBytes() {
         return Math.min(65535, slotBytes - TAG_BYTES);
     }
 
     /** Datagrams whose tag named no queue pair of this rail, dropped. */
-    long foreignDropped() {
+    @Override
+    public long foreignDropped() {
         return foreignDropped;
     }
 
@@ -179,7 +183,8 @@ final class UdPort implements CompletionSink {
         return freeSendCount;
     }
 
-    synchronized int register(ReliableDatagramQp qp) {
+    @Override
+    public synchronized int register(ReliableDatagramQp qp) {
         int n;
         do {
             n = NEXT_TAG.getAndIncrement() & 0xFF_FFFF;
@@ -210,6 +215,30 @@ final class UdPort implements CompletionSink {
         }
     }
 
+    /** The rail's UD receive queue pair as {@code qpn}, the queue pair's tag as {@code startPsn}. */
+    @Override
+    public QpEndpoint localEndpoint(int qpNumber) {
+        return new QpEndpoint(port.address(), recvQp.qpNumber(), qpNumber, drDatagramBytes());
+    }
+
+    /** Nothing to connect (an address handle is made on the first send); the peer's DR id is its tag. */
+    @Override
+    public int connect(int qpNumber, QpEndpoint peer) {
+        return peer.startPsn();
+    }
+
+    @Override
+    public int send(QpEndpoint peer, byte[] datagram, int length, ReliableDatagramQp owner, int psn) {
+        return send(peer.address(), peer.qpn(), peer.startPsn(), datagram, length, owner, psn);
+    }
+
+    @Override
+    public void release(int qpNumber) {
+        if (unregister(qpNumber)) {
+            UdChannelProvider.closeRail(this);
+        }
+    }
+
     /** Whether no queue pair uses this rail. */
     synchronized boolean idle() {
         return users == 0;
@@ -230,7 +259,8 @@ final class UdPort implements CompletionSink {
     }
 
     /** Polls the rail's completions: datagrams to their queue pairs, send buffers back. @return completions handled */
-    int poll(long nowNs) {
+    @Override
+    public int poll(long nowNs) {
         if (closed) {
             return 0;
         }

@@ -16,19 +16,26 @@ import java.util.function.UnaryOperator;
 
 /**
  * Two INVOKER nodes on a private soft fabric whose ports all follow {@code rail} (UD loss, duplication,
- * reordering, corruption, MTU), connected over {@link ChannelKind#RELIABLE_UD}; one virtual clock, no threads.
+ * reordering, corruption, MTU), connected over {@link ChannelKind#RELIABLE_UD} (or another kind); one virtual clock, no threads.
  * A pass that does nothing advances the clock 1 µs. Test-only.
  */
 final class UdPair implements AutoCloseable {
     final SoftTwoNodes soft;
     final UdChannelProvider clientProvider;
     final UdChannelProvider serverProvider;
+    final RcDrChannelProvider clientDr = new RcDrChannelProvider();
+    final RcDrChannelProvider serverDr = new RcDrChannelProvider();
     final RdmaNode clientNode;
     final RdmaNode serverNode;
     final RdmaConnection client;
     final RdmaConnection server;
 
     UdPair(int rails, RailConfig rail, UdSpec spec, UnaryOperator<RdmaNode.Builder> node) {
+        this(rails, rail, spec, ChannelKind.RELIABLE_UD, node);
+    }
+
+    /** Connected over {@code kind} on every rail (both nodes offer reliable UD, RC + DR and RC). */
+    UdPair(int rails, RailConfig rail, UdSpec spec, ChannelKind kind, UnaryOperator<RdmaNode.Builder> node) {
         soft = SoftTwoNodes.create(rails, rail);
         int[] ports = new int[rails];
         for (int r = 0; r < rails; r++) {
@@ -37,15 +44,15 @@ final class UdPair implements AutoCloseable {
         clientProvider = new UdChannelProvider(spec);
         serverProvider = new UdChannelProvider(spec);
         clientNode = node.apply(RdmaNode.builder().provider(soft.a()).name("ud-client").ports(ports).threadingMode(ThreadingMode.INVOKER)
-            .clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000).channelProvider(clientProvider)).build();
+            .clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000).channelProvider(clientProvider).channelProvider(clientDr)).build();
         serverNode = node.apply(RdmaNode.builder().provider(soft.b()).name("ud-server").ports(ports).threadingMode(ThreadingMode.INVOKER)
-            .clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000).channelProvider(serverProvider)).build();
+            .clock(soft.clock()).driveProvider(false).qpRetryTimeoutNs(1_000_000).channelProvider(serverProvider).channelProvider(serverDr)).build();
         RdmaServer listener = serverNode.bind(new PortAddress("mem", soft.b().devices().get(0).name(), 0));
         AtomicReference<RdmaConnection> accepted = new AtomicReference<>();
         AtomicReference<RdmaConnection> connected = new AtomicReference<>();
         AtomicReference<Throwable> error = new AtomicReference<>();
         listener.accept().subscribe(accepted::set);
-        clientNode.connect(listener.address(), ConnectionSpec.rails(rails).channelKind(ChannelKind.RELIABLE_UD))
+        clientNode.connect(listener.address(), ConnectionSpec.rails(rails).channelKind(kind))
             .subscribe(connected::set, error::set);
         await(() -> (accepted.get() != null && connected.get() != null) || error.get() != null, 2_000_000);
         listener.close();

@@ -8,7 +8,7 @@ package io.rdmaflux.core.channel;
  * another).
  *
  * <p>{@link #RC_SEND_RECV} is built in; {@link #EAGER_RDMA} is implemented by the {@code rdma-eager}
- * module and {@link #RELIABLE_UD} (seed 003 &sect;4) by {@code ud-reliable} (their providers are found by
+ * module and {@link #RELIABLE_UD} (seed 003 &sect;4) and {@link #RC_DR} (&sect;3.1) by {@code ud-reliable} (their providers are found by
  * {@link java.util.ServiceLoader}). Each kind adds a constant here, a {@link Channel} implementation and its
  * provider, and must pass the Connection TCK unchanged.
  */
@@ -34,7 +34,17 @@ public enum ChannelKind {
      * {@code ud-reliable} module; RDMA WRITE is carried as datagrams into a window the receiver granted, no
      * RDMA READ. No fallback: a peer that does not offer it refuses the connection.
      */
-    RELIABLE_UD(3, new ChannelCapabilities(0, true, false, true, true));
+    RELIABLE_UD(3, new ChannelCapabilities(0, true, false, true, true)),
+
+    /**
+     * RC checked end to end by DR: the rail's frames travel as DR datagrams (CRC32C over header and payload,
+     * PSN/SACK acknowledgement, selective retransmission) on an RC queue pair of the connection's own, for the
+     * errors the RC transport does not see &mdash; data damaged in host memory, on the bus or by a NIC after its
+     * link-level check (seed 003 &sect;3.1: DR checks data "once it reaches main memory"). Implemented by the
+     * {@code ud-reliable} module; RDMA WRITE is carried as datagrams into a window the receiver granted, no RDMA READ,
+     * no atomics. No fallback: a peer that does not offer it refuses the connection.
+     */
+    RC_DR(4, new ChannelCapabilities(0, true, false, true, true));
 
     private final int wireCode;
     private final ChannelCapabilities capabilities;

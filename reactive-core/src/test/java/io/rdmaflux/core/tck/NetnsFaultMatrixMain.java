@@ -68,7 +68,8 @@ public final class NetnsFaultMatrixMain {
                 case "rc" -> ChannelKind.RC_SEND_RECV;
                 case "eager" -> ChannelKind.EAGER_RDMA;
                 case "ud" -> ChannelKind.RELIABLE_UD;
-                default -> throw new IllegalArgumentException("faultmatrix.kinds: rc, eager or ud, but one was '" + k + "'");
+                case "rc-dr" -> ChannelKind.RC_DR;
+                default -> throw new IllegalArgumentException("faultmatrix.kinds: rc, eager, ud or rc-dr, but one was '" + k + "'");
             };
             failed += runKind(out, kind, launcher, seed);
         }
@@ -81,6 +82,7 @@ public final class NetnsFaultMatrixMain {
             case RC_SEND_RECV -> "RC send/recv";
             case EAGER_RDMA -> "eager RDMA";
             case RELIABLE_UD -> "reliable UD";
+            case RC_DR -> "RC + DR";
         };
         LeakRecorder leaks = new LeakRecorder();
         RdmaLeakReporter previous = RdmaLeakReporter.install(leaks);

@@ -33,6 +33,10 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code rcCorruptRate}: RC frames corrupted on the wire (a byte flipped in a copy, never in
  *       registered memory); the receiving NIC's ICRC check fails and drops them, as an RC NIC does,
  *       and the requester's retransmission recovers them ({@link RcFaults}).</li>
+ *   <li>{@code rcSilentCorruptRate}: RC frames corrupted where the NIC's ICRC does not see it (a byte of
+ *       the payload flipped before the ICRC is computed: host memory, the bus, a NIC bug); the frame is
+ *       accepted, acknowledged and its wrong bytes placed. What end-to-end checks such as DR's CRC32C
+ *       exist for (seed 003 &sect;3.1); RC itself delivers the damage.</li>
  * </ul>
  * They apply to every RC frame the port sends: requests (SEND, RDMA WRITE, READ request) and
  * responses (ACK, NAK, READ response). The draws come from {@code rcFaultSeed} (and the loss
@@ -66,6 +70,7 @@ public final class RailConfig {
     private final double rcReorderRate;
     private final long rcReorderDelayNs;
     private final double rcCorruptRate;
+    private final double rcSilentCorruptRate;
     private final long rcFaultSeed;
     private final boolean tornWrites;
 
@@ -105,6 +110,7 @@ public final class RailConfig {
         }
         this.rcReorderDelayNs = b.rcReorderDelayNs;
         this.rcCorruptRate = probability("rcCorruptRate", b.rcCorruptRate);
+        this.rcSilentCorruptRate = probability("rcSilentCorruptRate", b.rcSilentCorruptRate);
         this.rcFaultSeed = b.rcFaultSeed;
         this.tornWrites = b.tornWrites;
         if (b.rcLoss != null && rcLossRate > 0) {
@@ -163,6 +169,7 @@ public final class RailConfig {
         b.rcReorderRate = rcReorderRate;
         b.rcReorderDelayNs = rcReorderDelayNs;
         b.rcCorruptRate = rcCorruptRate;
+        b.rcSilentCorruptRate = rcSilentCorruptRate;
         b.rcFaultSeed = rcFaultSeed;
         b.tornWrites = tornWrites;
         return b;
@@ -251,6 +258,16 @@ public final class RailConfig {
         return rcCorruptRate;
     }
 
+    /**
+     * Probability that an RC frame carrying payload is corrupted where the NIC's ICRC does not see it (the ICRC
+     * is computed over the damaged bytes), so the receiver accepts the frame and places the wrong bytes
+     * ({@link SoftPort#rcFramesSilentlyCorrupted()}). Only an end-to-end check above the transport (DR's CRC32C)
+     * catches it.
+     */
+    public double rcSilentCorruptRate() {
+        return rcSilentCorruptRate;
+    }
+
     /** Seed of the RC duplication, reorder and corruption draws (and of the loss draws set by {@code rcLossRate}). */
     public long rcFaultSeed() {
         return rcFaultSeed;
@@ -271,7 +288,8 @@ public final class RailConfig {
 
     /** Whether any RC fault is on (loss, duplication, reordering or corruption). */
     public boolean hasRcFaults() {
-        return !(rcLoss instanceof Loss.None) || rcDuplicateRate > 0 || rcReorderRate > 0 || rcCorruptRate > 0;
+        return !(rcLoss instanceof Loss.None) || rcDuplicateRate > 0 || rcReorderRate > 0 || rcCorruptRate > 0
+            || rcSilentCorruptRate > 0;
     }
 
     /** Whether the rail neither delays nor shapes (the cheap path). */
@@ -286,7 +304,8 @@ public final class RailConfig {
             + (duplicateRate > 0 ? ", dup=" + duplicateRate : "") + (reorderRate > 0 ? ", reorder=" + reorderRate : "")
             + (corruptRate > 0 ? ", corrupt=" + corruptRate : "")
             + (hasRcFaults() ? ", rc{loss=" + rcLoss + ", dup=" + rcDuplicateRate + ", reorder=" + rcReorderRate
-                + " by " + rcReorderDelayNs + " ns, corrupt=" + rcCorruptRate + ", seed=" + rcFaultSeed + "}" : "") + (tornWrites ? ", tornWrites" : "") + "}";
+                + " by " + rcReorderDelayNs + " ns, corrupt=" + rcCorruptRate
+                + (rcSilentCorruptRate > 0 ? ", silentCorrupt=" + rcSilentCorruptRate : "") + ", seed=" + rcFaultSeed + "}" : "") + (tornWrites ? ", tornWrites" : "") + "}";
     }
 
     /**
@@ -310,6 +329,7 @@ public final class RailConfig {
         private double rcReorderRate;
         private long rcReorderDelayNs = 10_000;
         private double rcCorruptRate;
+        private double rcSilentCorruptRate;
         private long rcFaultSeed;
         private boolean tornWrites;
 
@@ -419,6 +439,15 @@ public final class RailConfig {
          */
         public Builder rcCorruptRate(double p) {
             this.rcCorruptRate = p;
+            return this;
+        }
+
+        /**
+         * Probability (0..1) that an RC frame with payload is corrupted before its ICRC is computed, so the
+         * receiving NIC accepts it and places wrong bytes (see {@link RailConfig#rcSilentCorruptRate()}).
+         */
+        public Builder rcSilentCorruptRate(double p) {
+            this.rcSilentCorruptRate = p;
             return this;
         }
 

@@ -18,6 +18,9 @@ import org.jspecify.annotations.Nullable;
  *       payload: one bit of its PSN). The receiving NIC's ICRC check fails and drops it
  *       ({@link SoftDevice#icrcDrops()}); the requester's retransmission recovers it, as after a loss.
  *       Drawn after duplication, so a duplicate is intact (each packet on a wire is hit on its own).</li>
+ *   <li><b>Silent corruption</b> ({@link RailConfig#rcSilentCorruptRate()}): as corruption, but the byte is
+ *       flipped before the ICRC is computed, so the receiving NIC accepts the frame and places the damage
+ *       ({@link SoftPort#rcFramesSilentlyCorrupted()}); frames without payload are not hit.</li>
  *   <li><b>Reordering:</b> the frame's arrival time moves {@link RailConfig#rcReorderDelayNs()} later;
  *       the receiving NIC holds it until then, so frames sent after it within that time arrive first.
  *       The port's arrival order of the other frames is untouched.</li>
@@ -36,6 +39,7 @@ final class RcFaults {
     private final double reorderRate;
     private final long reorderDelayNs;
     private final double corruptRate;
+    private final double silentCorruptRate;
 
     private RcFaults(SoftPort port, RailConfig rail) {
         this.port = port;
@@ -45,6 +49,7 @@ final class RcFaults {
         this.reorderRate = rail.rcReorderRate();
         this.reorderDelayNs = rail.rcReorderDelayNs();
         this.corruptRate = rail.rcCorruptRate();
+        this.silentCorruptRate = rail.rcSilentCorruptRate();
     }
 
     /** The fault stage of {@code rail}, or null when it has no RC fault (the hot path then skips it). */
@@ -66,8 +71,11 @@ final class RcFaults {
             port.rcDuplicated++;
         }
         if (corruptRate > 0 && random.nextDouble() < corruptRate) {
-            f = corrupt(f, nic);
+            f = corrupt(f, nic, false);
             port.rcCorrupted++;
+        } else if (silentCorruptRate > 0 && f.payloadCount > 0 && random.nextDouble() < silentCorruptRate) {
+            f = corrupt(f, nic, true);
+            port.rcSilentlyCorrupted++;
         }
         if (reorderRate > 0 && random.nextDouble() < reorderRate) {
             f.deliverAtNs += reorderDelayNs;
@@ -80,8 +88,11 @@ final class RcFaults {
         }
     }
 
-    /** A corrupted copy of {@code f} (released), carrying the ICRC of the intact one. */
-    private SoftFrame corrupt(SoftFrame f, SoftDevice nic) {
+    /**
+     * A corrupted copy of {@code f} (released), carrying the ICRC of the intact one, or with {@code silent} the
+     * ICRC of the damaged bytes (the damage happened before the NIC computed it: the receiver accepts the frame).
+     */
+    private SoftFrame corrupt(SoftFrame f, SoftDevice nic, boolean silent) {
         SoftFrame c = nic.claimFrame();
         c.shareFrom(f);
         int payload = 0;
@@ -99,13 +110,19 @@ final class RcFaults {
             c.payloadCount = 0;
             c.addPayload(own, 0, payload);
         }
-        c.icrc = Icrc.of(c);
-        c.hasIcrc = true;
+        if (!silent) {
+            c.icrc = Icrc.of(c);
+            c.hasIcrc = true;
+        }
         if (own != null) {
             int at = random.nextInt(payload);
             own.put(at, (byte) (own.get(at) ^ 0x5A));
         } else {
             c.psn ^= 1 << random.nextInt(24);
+        }
+        if (silent) {
+            c.icrc = Icrc.of(c);
+            c.hasIcrc = true;
         }
         f.release();
         return c;

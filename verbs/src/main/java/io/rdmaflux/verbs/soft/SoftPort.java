@@ -55,6 +55,7 @@ public final class SoftPort implements Port {
     long rcDuplicated;
     long rcReordered;
     long rcCorrupted;
+    long rcSilentlyCorrupted;
     private boolean lastDatagramCorrupted;
 
     SoftPort(SoftDevice device, int number, RailConfig rail) {
@@ -173,6 +174,14 @@ public final class SoftPort implements Port {
      */
     public long rcFramesCorrupted() {
         return rcCorrupted;
+    }
+
+    /**
+     * RC frames this port corrupted where the ICRC does not see it ({@link RailConfig#rcSilentCorruptRate()}):
+     * each was accepted by the receiving NIC with its damage; may lag (engine thread).
+     */
+    public long rcFramesSilentlyCorrupted() {
+        return rcSilentlyCorrupted;
     }
 
     // ---- engine side ----
