@@ -24,9 +24,10 @@ import org.jspecify.annotations.Nullable;
 import java.util.ArrayDeque;
 
 /**
- * A queue pair with RC semantics made of a share of the node's UD rail ({@link UdPort}) and a {@link DrEndpoint}:
- * what the RC send/receive channel runs on when its rail's kind is
- * {@link io.rdmaflux.core.channel.ChannelKind#RELIABLE_UD}. Each work request becomes one DR message
+ * A queue pair with RC semantics made of a {@link DrEndpoint} over a {@link DatagramRail} &mdash; a share of the
+ * node's UD rail ({@link UdPort}) or an RC queue pair of its own ({@link RcDatagramRail}): what the RC send/receive
+ * channel runs on when its rail's kind is {@link io.rdmaflux.core.channel.ChannelKind#RELIABLE_UD} (or
+ * {@link io.rdmaflux.core.channel.ChannelKind#RC_DR}). Each work request becomes one DR message
  * ({@link WorkRequestMessage}: a 24-byte header, then the bytes gathered from its scatter/gather list), fragmented into VFRAGs, acknowledged,
  * retransmitted, checked by CRC32C and delivered in order (seed 003 &sect;4.2):
  * <ul>
@@ -41,8 +42,10 @@ import java.util.ArrayDeque;
  * as RC's do. When DR gives up on the peer ({@link DrEndpoint#failure()}) the queue pair goes to ERROR: the oldest
  * outstanding send completes with RETRY_EXC_ERR, everything else with WR_FLUSH_ERR.
  *
- * <p>{@link #localEndpoint()} carries the rail's UD queue pair number as {@code qpn} and this queue pair's tag as
- * {@code startPsn} (a UD share has no PSN of its own to announce: DR's PSNs start at {@link DrConfig#firstPsn()}).
+ * <p>{@link #localEndpoint()} is the rail's ({@link DatagramRail#localEndpoint}): on UD the rail's UD queue pair number
+ * as {@code qpn} and this queue pair's tag as {@code startPsn} (a UD share has no PSN of its own to announce: DR's
+ * PSNs start at {@link DrConfig#firstPsn()}); on RC the carrying RC queue pair's. Its {@code mtuBytes} is the largest
+ * datagram the rail takes: DR sends the peer none larger.
  *
  * <p><b>Concurrency:</b> the progress thread of the node; not thread-safe.
  */

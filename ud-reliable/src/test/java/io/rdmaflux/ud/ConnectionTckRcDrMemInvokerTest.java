@@ -18,4 +18,10 @@ class ConnectionTckRcDrMemInvokerTest extends ConnectionTck {
     protected ConnectionTckFixture openPair(PairOptions options) {
         return new VirtualTimeMemPair(options);
     }
+
+    /** The RC wire-fault profiles apply: the datagrams ride an RC queue pair, which recovers them as RC does. */
+    @Override
+    protected boolean supportsRailFaults() {
+        return true;
+    }
 }
