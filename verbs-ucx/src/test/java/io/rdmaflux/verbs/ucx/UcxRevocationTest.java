@@ -336,7 +336,7 @@ class UcxRevocationTest {
             p.exportToA();
             Deregistration d = p.deregisterElsewhere();
             d.joinNow();
-            assertTrue(d.tookNs >= UcxAttachment.ENGINE_PICKUP_NS && d.tookNs < 10_000_000_000L, "took " + d.tookNs + " ns");
+            assertTrue(d.tookNs >= UcxDeregistrationWait.ENGINE_PICKUP_NS && d.tookNs < 10_000_000_000L, "took " + d.tookNs + " ns");
             assertEquals(1, p.revocationsB()[2], "counted: the wait ended before the revocation was settled");
             assertEquals(1, p.putsB()[5], "still mapped");
             p.until(() -> p.putsB()[5] == 0, "the engine to finish the revocation once it runs");
