@@ -3,13 +3,13 @@ package io.rdmaflux.verbs.ucx;
 import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.soft.FrameType;
 import io.rdmaflux.verbs.soft.SoftFrame;
-import io.rdmaflux.verbs.ucx.UcxAttachment.UcxRoute;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.UcxUtils;
@@ -48,9 +48,12 @@ import org.openucx.jucx.ucp.UcpRequestParams;
  * A READ request of more than {@link #GET_MIN_EXCLUSIVE} bytes whose route holds a usable key with
  * REMOTE_READ, inside the bounds, first transmission, goes as a header on
  * {@link UcxFrameTransport#AM_ID_PLACED}: the responder NIC handles it as any READ, in PSN order, and its
- * response goes header-only ({@link UcxAttachment#servedByGet}); the requester then fetches the data with
+ * response goes header-only ({@link UcxGetPath#servedByGet}); the requester then fetches the data with
  * {@code ucp_get} and hands the response, with the data as its payload, to its NIC
- * ({@link UcxAttachment#expectGet}).
+ * ({@link UcxGetPath#expectGet}).
+ *
+ * <p>Its per-route state lies in each {@link UcxRoute}; the routes themselves, and their ids, are
+ * {@link UcxRoutes}'. Owns the unpacked rkeys and the flushes in flight (released by {@link #close}).
  *
  * <p><b>Concurrency:</b> engine thread only.
  */
@@ -62,10 +65,12 @@ final class UcxPutPath {
      */
     static final int GET_MIN_EXCLUSIVE = SoftFrame.MAX_OWN_PAYLOAD;
 
-    private final UcxAttachment attachment;
+    private final UcxRoutes routes;
+    private final UcxSender sender;
+    private final UcxGetPath getPath;
+    /** This NIC's tag in rkey messages ({@link UcxRkeyMessages}): tells its routes from another requester's. */
+    private final long tag;
     private final UcpRequestParams hostMemory;
-    /** Routes by id (the id travels in REQUESTs and comes back in REPLY/REFUSED/REVOKE). */
-    private final List<UcxRoute> byId = new ArrayList<>();
     /** Routes with puts not yet covered by a started flush. */
     private final ArrayList<UcxRoute> unflushed = new ArrayList<>();
     /** Routes whose flush completed (drained after progress returns). */
@@ -82,15 +87,13 @@ final class UcxPutPath {
     private long rkeyRequests;
     private long rkeysReceived;
 
-    UcxPutPath(UcxAttachment attachment, UcpRequestParams hostMemory) {
-        this.attachment = attachment;
+    /** {@code routes} gives the ids (they travel in REQUESTs and come back in REPLY/REFUSED/REVOKE). */
+    UcxPutPath(UcxRoutes routes, UcxSender sender, UcxGetPath getPath, long tag, UcpRequestParams hostMemory) {
+        this.routes = routes;
+        this.sender = sender;
+        this.getPath = getPath;
+        this.tag = tag;
         this.hostMemory = hostMemory;
-    }
-
-    /** Gives a route with a new endpoint its id. */
-    void added(UcxRoute r) {
-        r.id = byId.size();
-        byId.add(r);
     }
 
     void enabled(boolean on) {
@@ -154,7 +157,7 @@ final class UcxPutPath {
         if (t == FrameType.RDMA_READ_REQUEST && f.length > GET_MIN_EXCLUSIVE && firstTransmission && enabled && get(f, r, ep)) {
             // sent as a header on AM_ID_PLACED: "the requester fetches the data itself"
             f.payloadPlaced = true;
-        } else if (t == FrameType.RDMA_READ_RESPONSE && f.length > 0 && attachment.servedByGet(f.sourceQpn, f.psn)) {
+        } else if (t == FrameType.RDMA_READ_RESPONSE && f.length > 0 && getPath.servedByGet(f.sourceQpn, f.psn)) {
             // the requester asked to fetch it with ucp_get: only the header goes
             f.payloadPlaced = true;
         }
@@ -162,7 +165,7 @@ final class UcxPutPath {
             r.held.add(new Held(f, 0, 0));
             return;
         }
-        attachment.send(f, r, ep, f.payloadPlaced);
+        sender.send(f, r, ep, f.payloadPlaced);
     }
 
     /** The route's knowledge of {@code f}'s rkey; asks the responder for it (REQUEST) the first time. */
@@ -171,7 +174,7 @@ final class UcxPutPath {
         if (remote == null) {
             r.rkeys.put(f.rkey, Remote.ASKED);
             rkeyRequests++;
-            attachment.sendRkeyMessage(ep, UcxRkeyMessages.header(UcxRkeyMessages.REQUEST, r.id, f.rkey, f.destinationQpn, attachment.tag(), 0), null, true, null);
+            sender.sendRkeyMessage(ep, UcxRkeyMessages.header(UcxRkeyMessages.REQUEST, r.id, f.rkey, f.destinationQpn, tag, 0), null, true, null);
         }
         return remote;
     }
@@ -179,7 +182,7 @@ final class UcxPutPath {
     /**
      * An RDMA READ request whose route holds a usable key with REMOTE_READ, inside the advertised bounds:
      * recorded so that the responder's header-only response starts a {@code ucp_get} of the data
-     * ({@link UcxAttachment#expectGet}); the request itself still goes to the responder NIC, which checks
+     * ({@link UcxGetPath#expectGet}); the request itself still goes to the responder NIC, which checks
      * and orders it as any READ and answers once every earlier request of the QP was executed.
      */
     private boolean get(SoftFrame f, UcxRoute r, UcpEndpoint ep) {
@@ -188,7 +191,7 @@ final class UcxPutPath {
             || f.remoteAddress - remote.address > remote.length - f.length) {
             return false;
         }
-        attachment.expectGet(f.sourceQpn, f.psn, new UcxAttachment.PendingGet(r, ep, remote.key, f.rkey, f.remoteAddress, f.length));
+        getPath.expectGet(f.sourceQpn, f.psn, new UcxGetPath.PendingGet(r, ep, remote.key, f.rkey, f.remoteAddress, f.length));
         gets++;
         getBytes += f.length;
         return true;
@@ -256,7 +259,7 @@ final class UcxPutPath {
                 @Override
                 public void onError(int status, String message) {
                     r.flushing = false;
-                    attachment.routeFailed(r, "UCX flush of puts to " + r.destination() + " failed (status " + status + "): " + message);
+                    routes.failed(r, "UCX flush of puts to " + r.destination() + " failed (status " + status + "): " + message);
                     flushed.add(r);
                 }
             };
@@ -280,10 +283,10 @@ final class UcxPutPath {
     void afterProgress() {
         Received m;
         while ((m = received.poll()) != null) {
-            if (m.routeId < 0 || m.routeId >= byId.size()) {
+            if (m.routeId < 0 || m.routeId >= routes.size()) {
                 continue;
             }
-            UcxRoute r = byId.get(m.routeId);
+            UcxRoute r = routes.byId(m.routeId);
             if (r.failed || r.endpoint == null) {
                 continue;
             }
@@ -309,7 +312,7 @@ final class UcxPutPath {
                         // kept until the route closes: a get may still be started with it in this pass
                         r.retiredKeys.add(old.key);
                     }
-                    attachment.dropPendingGets(r, m.rkey);
+                    getPath.dropPendingGets(r, m.rkey);
                     // acknowledged once every put issued so far on this route completed: behind the next flush
                     r.held.add(new Held(null, r.flushesStarted + 1, m.rkey));
                     if (!r.putsSinceFlush) {
@@ -336,12 +339,12 @@ final class UcxPutPath {
             UcpEndpoint ep = r.endpoint;
             if (h.frame == null) {
                 if (ep != null && !r.failed) {
-                    attachment.sendRkeyMessage(ep, UcxRkeyMessages.header(UcxRkeyMessages.REVOKE_ACK, r.id, h.revokedRkey, 0, attachment.tag(), 0), null, false, null);
+                    sender.sendRkeyMessage(ep, UcxRkeyMessages.header(UcxRkeyMessages.REVOKE_ACK, r.id, h.revokedRkey, 0, tag, 0), null, false, null);
                 }
             } else if (ep == null || r.failed) {
                 h.frame.release();
             } else {
-                attachment.send(h.frame, r, ep, h.frame.payloadPlaced);
+                sender.send(h.frame, r, ep, h.frame.payloadPlaced);
             }
         }
     }
@@ -357,14 +360,15 @@ final class UcxPutPath {
     }
 
     /** At close: cancels flushes in flight (with {@code cancel}), releases held frames, destroys unpacked keys. */
-    void close(java.util.function.Consumer<UcpRequest> cancel) {
+    void close(Consumer<UcpRequest> cancel) {
         for (UcpRequest req : flushRequests) {
             if (!req.isCompleted()) {
                 cancel.accept(req);
             }
         }
         flushRequests.clear();
-        for (UcxRoute r : byId) {
+        for (int i = 0; i < routes.size(); i++) {
+            UcxRoute r = routes.byId(i);
             failed(r);
             for (Remote remote : r.rkeys.values()) {
                 if (remote.key != null) {

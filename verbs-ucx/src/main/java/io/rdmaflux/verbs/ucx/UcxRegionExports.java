@@ -4,7 +4,6 @@ import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.soft.Route;
 import io.rdmaflux.verbs.soft.SoftDevice;
-import io.rdmaflux.verbs.ucx.UcxAttachment.UcxRoute;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -39,10 +38,10 @@ import org.openucx.jucx.ucp.UcpMemory;
  * once its puts with that key completed, after which it never puts with it again), or it is gone
  * (the responder's route to it failed, its REVOKE could not be sent, or, in this JVM, its NIC closed).
  * Then the region is unmapped and the revocation completes; the deregistering thread waits for that
- * ({@link UcxAttachment#regionDeregistered}), so once deregistration returns no put with the old key
+ * ({@link UcxDeregistrationWait}), so once deregistration returns no put with the old key
  * lands, as after {@code ibv_dereg_mr}. A subscriber still unsettled {@link #revokeTimeoutNs} after the
  * REVOKE went is taken for failed: the responder fails its route to it (RETRY_EXC_ERR on the queue
- * pairs there) and closes that endpoint where UCX allows ({@link UcxAttachment#revocationUnacknowledged});
+ * pairs there) and closes that endpoint where UCX allows ({@link UcxRoutes#revocationUnacknowledged});
  * its region stays mapped and reachable until the NIC closes (a put from a live but silent peer over
  * shared memory still lands in memory the JVM has not freed).
  *
@@ -52,7 +51,8 @@ final class UcxRegionExports {
     /** Default bound of a revocation, ns (1 s): a live peer answers within a round trip and a flush. */
     static final long DEFAULT_REVOKE_TIMEOUT_NS = 1_000_000_000L;
 
-    private final UcxAttachment attachment;
+    private final UcxSender sender;
+    private final UcxRoutes routes;
     private final SoftDevice nic;
     private final UcpContext context;
     private final Map<Integer, Export> exports = new HashMap<>();
@@ -74,8 +74,9 @@ final class UcxRegionExports {
     private long revokesSent;
     private long revocationsTimedOut;
 
-    UcxRegionExports(UcxAttachment attachment, SoftDevice nic, UcpContext context) {
-        this.attachment = attachment;
+    UcxRegionExports(UcxSender sender, UcxRoutes routes, SoftDevice nic, UcpContext context) {
+        this.sender = sender;
+        this.routes = routes;
         this.nic = nic;
         this.context = context;
     }
@@ -156,13 +157,13 @@ final class UcxRegionExports {
             e = null;
         }
         if (e == null) {
-            attachment.sendRkeyMessage(q.replyEp, UcxRkeyMessages.header(UcxRkeyMessages.REFUSED, q.routeId, q.rkey, 0, q.tag, 0), null,
+            sender.sendRkeyMessage(q.replyEp, UcxRkeyMessages.header(UcxRkeyMessages.REFUSED, q.routeId, q.rkey, 0, q.tag, 0), null,
                 false, null);
             return;
         }
         Route route = nic.queuePairRoute(q.qpn);
         e.subscribers.add(new Subscriber(q.replyEp, q.tag, q.routeId, route instanceof UcxRoute r ? r : null));
-        attachment.sendRkeyMessage(q.replyEp,
+        sender.sendRkeyMessage(q.replyEp,
             UcxRkeyMessages.header(UcxRkeyMessages.REPLY, q.routeId, q.rkey, e.access, e.address, e.length), e.packed, false, null);
     }
 
@@ -201,7 +202,7 @@ final class UcxRegionExports {
         e.revocation = rv;
         e.deadlineNs = nowNs + revokeTimeoutNs;
         for (Subscriber s : e.subscribers) {
-            attachment.sendRkeyMessage(s.replyEp, UcxRkeyMessages.header(UcxRkeyMessages.REVOKE, s.routeId, rv.rkey, 0, s.tag, 0), null,
+            sender.sendRkeyMessage(s.replyEp, UcxRkeyMessages.header(UcxRkeyMessages.REVOKE, s.routeId, rv.rkey, 0, s.tag, 0), null,
                 false, () -> s.gone = true);
             revokesSent++;
         }
@@ -231,7 +232,7 @@ final class UcxRegionExports {
             if (s.acknowledged || s.gone) {
                 continue;
             }
-            if (s.route != null && attachment.peerGone(s.route)) {
+            if (s.route != null && routes.peerGone(s.route)) {
                 s.gone = true;
                 continue;
             }
@@ -239,7 +240,7 @@ final class UcxRegionExports {
                 return false;
             }
             abandon = true;
-            attachment.revocationUnacknowledged(s.route, e.rkey, revokeTimeoutNs);
+            routes.revocationUnacknowledged(s.route, e.rkey, revokeTimeoutNs);
         }
         if (abandon) {
             revocationsTimedOut++;

@@ -6,13 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaflux.verbs.Access;
-import io.rdmaflux.verbs.CompletionQueue;
-import io.rdmaflux.verbs.Device;
 import io.rdmaflux.verbs.MemoryRegion;
-import io.rdmaflux.verbs.ProtectionDomain;
-import io.rdmaflux.verbs.QpInitAttributes;
-import io.rdmaflux.verbs.QpType;
-import io.rdmaflux.verbs.QueuePair;
 import io.rdmaflux.verbs.RdmaProvider;
 import io.rdmaflux.verbs.RdmaProviders;
 import io.rdmaflux.verbs.ReceiveWorkRequest;
@@ -20,14 +14,14 @@ import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.VerbsException;
 import io.rdmaflux.verbs.WorkCompletion;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
+import io.rdmaflux.verbs.ucx.UcxTestSupport.UcxPair;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.agrona.concurrent.SystemNanoClock;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The event-fd idle wait ({@link UcxEventWait}) through the provider's {@code awaitWork}/{@code wakeup}:
@@ -35,22 +29,12 @@ import org.junit.jupiter.api.Test;
  * and the {@code wait}/{@code cm-host} options. No timed assertions: the joins' bounds only keep a
  * broken wait from hanging the build.
  */
+@ExtendWith(UcxTestSupport.Checks.class)
 class UcxEventWaitTest {
     private static final long LONG_WAIT_NS = TimeUnit.SECONDS.toNanos(30);
 
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        UcxTestSupport.assumeUcx();
-        leaks = VerbsLeakCheck.begin();
-    }
-
     @AfterEach
     void end() {
-        if (leaks != null) {
-            leaks.assertClean();
-        }
         assertTrue(Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().startsWith("rdmaflux-ucx-wait-")),
             "the event wait's timer thread must stop when its provider closes");
     }
@@ -95,23 +79,13 @@ class UcxEventWaitTest {
     @Test
     void aFrameArrivingEndsTheReceiversWait() throws Exception {
         for (String tls : new String[] {"tcp", "sm,self"}) {
-            try (UcxFixture fx = new UcxFixture(tls)) {
-                Device da = fx.deviceA();
-                Device db = fx.deviceB();
-                ProtectionDomain pa = da.allocateProtectionDomain();
-                ProtectionDomain pb = db.allocateProtectionDomain();
-                CompletionQueue ca = da.createCompletionQueue(16);
-                CompletionQueue cb = db.createCompletionQueue(16);
-                QueuePair qa = pa.createQueuePair(QpInitAttributes.builder(QpType.RC, da.port(1)).cq(ca).build());
-                QueuePair qb = pb.createQueuePair(QpInitAttributes.builder(QpType.RC, db.port(1)).cq(cb).build());
-                qa.connect(qb.localEndpoint());
-                qb.connect(qa.localEndpoint());
-                MemoryRegion src = pa.allocateMemory(64, Access.LOCAL_WRITE);
-                MemoryRegion dst = pb.allocateMemory(64, Access.LOCAL_WRITE);
+            try (UcxPair p = UcxPair.open(tls)) {
+                MemoryRegion src = p.pa.allocateMemory(64, Access.LOCAL_WRITE);
+                MemoryRegion dst = p.pb.allocateMemory(64, Access.LOCAL_WRITE);
                 // one exchange first, so both endpoints are connected (UCX's wireup) before B waits
-                exchange(fx, qa, qb, src, dst, ca, cb);
-                UcxProvider b = fx.hostB();
-                assertTrue(qb.postReceive(new ReceiveWorkRequest().wrId(1).sge(dst, 0, 64)));
+                exchange(p, src, dst);
+                UcxProvider b = p.hostB();
+                assertTrue(p.qb.postReceive(new ReceiveWorkRequest().wrId(1).sge(dst, 0, 64)));
                 long waitsBefore = b.eventWaits(0);
                 CompletableFuture<Boolean> waited;
                 do { // until B really blocks (a wait returns at once while UCX has events pending at arm())
@@ -121,36 +95,35 @@ class UcxEventWaitTest {
                         Thread.onSpinWait();
                     }
                 } while (b.eventWaits(0) == waitsBefore);
-                assertTrue(qa.postSend(new SendWorkRequest().wrId(2).sge(src, 0, 64)));
+                assertTrue(p.qa.postSend(new SendWorkRequest().wrId(2).sge(src, 0, 64)));
                 while (!waited.isDone()) {
-                    fx.hostA().progress(System.nanoTime()); // A sends; B is woken by the frame, not by a wakeup()
+                    p.hostA().progress(System.nanoTime()); // A sends; B is woken by the frame, not by a wakeup()
                 }
                 assertTrue(waited.get(20, TimeUnit.SECONDS), tls);
                 WorkCompletion[] got = new WorkCompletion[1];
-                for (int i = 0; i < 1_000_000 && got[0] == null; i++) {
-                    fx.progress();
-                    cb.poll(1, wc -> got[0] = wc.copy());
-                    ca.poll(1, wc -> { });
-                }
+                p.drive(() -> {
+                    p.cb.poll(1, wc -> got[0] = wc.copy());
+                    p.ca.poll(1, wc -> { });
+                    return got[0] != null;
+                }, tls + ": the receive's completion at B");
                 assertTrue(got[0] != null && got[0].isSuccess(), () -> tls + ": " + got[0]);
                 for (int i = 0; i < 10_000; i++) {
-                    fx.progress(); // the ACK of the SEND, so nothing is in flight at close
-                    ca.poll(1, wc -> { });
+                    p.progress(); // the ACK of the SEND, so nothing is in flight at close
+                    p.ca.poll(1, wc -> { });
                 }
             }
         }
     }
 
-    private static void exchange(UcxFixture fx, QueuePair qa, QueuePair qb, MemoryRegion src, MemoryRegion dst, CompletionQueue ca,
-                                 CompletionQueue cb) {
-        assertTrue(qb.postReceive(new ReceiveWorkRequest().wrId(9).sge(dst, 0, 64)));
-        assertTrue(qa.postSend(new SendWorkRequest().wrId(10).sge(src, 0, 64)));
+    private static void exchange(UcxPair p, MemoryRegion src, MemoryRegion dst) {
+        assertTrue(p.qb.postReceive(new ReceiveWorkRequest().wrId(9).sge(dst, 0, 64)));
+        assertTrue(p.qa.postSend(new SendWorkRequest().wrId(10).sge(src, 0, 64)));
         int[] done = new int[1];
-        for (int i = 0; i < 1_000_000 && done[0] < 2; i++) {
-            fx.progress();
-            ca.poll(1, wc -> done[0]++);
-            cb.poll(1, wc -> done[0]++);
-        }
+        p.drive(() -> {
+            p.ca.poll(1, wc -> done[0]++);
+            p.cb.poll(1, wc -> done[0]++);
+            return done[0] >= 2;
+        }, "the first exchange");
         assertEquals(2, done[0], "the first exchange did not complete");
     }
 

@@ -21,67 +21,42 @@ import io.rdmaflux.verbs.ReceiveWorkRequest;
 import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.VerbsException;
 import io.rdmaflux.verbs.WorkCompletion;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
+import io.rdmaflux.verbs.ucx.UcxTestSupport.UcxPair;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** What the ucx provider adds to the TCK: bytes really cross UCX, what it refuses, opening it by name. */
+@ExtendWith(UcxTestSupport.Checks.class)
 class UcxProviderTest {
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        UcxTestSupport.assumeUcx();
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void end() {
-        if (leaks != null) {
-            leaks.assertClean();
-        }
-    }
-
     @Test
     void aSendCrossesUcxAsActiveMessagesOverSharedMemory() {
-        try (UcxFixture fx = new UcxFixture("sm,self")) {
-            Device da = fx.deviceA();
-            Device db = fx.deviceB();
-            assertEquals("ucx", da.port(1).address().fabric());
-            ProtectionDomain pa = da.allocateProtectionDomain();
-            ProtectionDomain pb = db.allocateProtectionDomain();
-            CompletionQueue ca = da.createCompletionQueue(16);
-            CompletionQueue cb = db.createCompletionQueue(16);
-            QueuePair qa = pa.createQueuePair(QpInitAttributes.builder(QpType.RC, da.port(1)).cq(ca).build());
-            QueuePair qb = pb.createQueuePair(QpInitAttributes.builder(QpType.RC, db.port(1)).cq(cb).build());
-            qa.connect(qb.localEndpoint());
-            qb.connect(qa.localEndpoint());
-            MemoryRegion src = pa.allocateMemory(100_000, Access.LOCAL_WRITE);
-            MemoryRegion dst = pb.allocateMemory(100_000, Access.LOCAL_WRITE);
+        try (UcxPair p = UcxPair.open("sm,self")) {
+            assertEquals("ucx", p.da.port(1).address().fabric());
+            MemoryRegion src = p.pa.allocateMemory(100_000, Access.LOCAL_WRITE);
+            MemoryRegion dst = p.pb.allocateMemory(100_000, Access.LOCAL_WRITE);
             byte[] data = new byte[100_000];
             for (int i = 0; i < data.length; i++) {
                 data[i] = (byte) (i * 7);
             }
             src.buffer().put(0, data);
-            assertTrue(qb.postReceive(new ReceiveWorkRequest().wrId(1).sge(dst, 0, 100_000)));
-            assertTrue(qa.postSend(new SendWorkRequest().wrId(2).sge(src, 0, 100_000)));
+            assertTrue(p.qb.postReceive(new ReceiveWorkRequest().wrId(1).sge(dst, 0, 100_000)));
+            assertTrue(p.qa.postSend(new SendWorkRequest().wrId(2).sge(src, 0, 100_000)));
             List<WorkCompletion> wcs = new ArrayList<>();
-            for (int i = 0; i < 1_000_000 && wcs.size() < 2; i++) {
-                fx.progress();
-                ca.poll(1, wc -> wcs.add(wc.copy()));
-                cb.poll(1, wc -> wcs.add(wc.copy()));
-            }
+            p.drive(() -> {
+                p.ca.poll(1, wc -> wcs.add(wc.copy()));
+                p.cb.poll(1, wc -> wcs.add(wc.copy()));
+                return wcs.size() >= 2;
+            }, "both completions");
             assertEquals(2, wcs.size(), () -> "completions: " + wcs);
             assertTrue(wcs.stream().allMatch(WorkCompletion::isSuccess), wcs::toString);
             byte[] got = new byte[100_000];
             dst.buffer().get(0, got);
             assertArrayEquals(data, got);
-            long[] a = fx.hostA().frameCounts(0);
-            long[] b = fx.hostB().frameCounts(0);
+            long[] a = p.hostA().frameCounts(0);
+            long[] b = p.hostB().frameCounts(0);
             assertTrue(a[0] >= 1 && b[1] >= 1, "the request went A -> B through UCX: A sent " + a[0] + ", B received " + b[1]);
             assertTrue(b[0] >= 1 && a[1] >= 1, "the acknowledgement came back through UCX: B sent " + b[0] + ", A received " + a[1]);
         }

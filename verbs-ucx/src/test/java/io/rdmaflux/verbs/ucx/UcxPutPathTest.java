@@ -6,25 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaflux.verbs.Access;
-import io.rdmaflux.verbs.CompletionQueue;
-import io.rdmaflux.verbs.Device;
 import io.rdmaflux.verbs.MemoryRegion;
-import io.rdmaflux.verbs.ProtectionDomain;
-import io.rdmaflux.verbs.QpInitAttributes;
-import io.rdmaflux.verbs.QpType;
-import io.rdmaflux.verbs.QueuePair;
 import io.rdmaflux.verbs.ReceiveWorkRequest;
 import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.WcOpcode;
 import io.rdmaflux.verbs.WcStatus;
 import io.rdmaflux.verbs.WorkCompletion;
 import io.rdmaflux.verbs.WrOpcode;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -34,64 +23,34 @@ import org.junit.jupiter.params.provider.ValueSource;
  * later SEND after the data, carries WRITE_WITH_IMM, and a deregistered region's rkey is revoked: a
  * WRITE with it completes REM_ACCESS_ERR without a put.
  */
+@ExtendWith(UcxTestSupport.Checks.class)
 class UcxPutPathTest {
     private static final int SIZE = 64 * 1024;
-    private static final int PASSES = 2_000_000;
-
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        UcxTestSupport.assumeUcx();
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void end() {
-        if (leaks != null) {
-            leaks.assertClean();
-        }
-    }
-
-    /** Two INVOKER providers over {@code tls} with the put path on (over {@code tcp} alone it is off by default). */
-    private static UcxFixture fixture(String tls) {
-        return new UcxFixture(tls, UcxProvider.Put.ON);
-    }
 
     /** Two connected RC QPs, A writing into B's region {@code dst}. */
-    private static final class Pair {
-        final UcxFixture fx;
-        final QueuePair qa;
-        final QueuePair qb;
-        final CompletionQueue ca;
-        final CompletionQueue cb;
+    private static final class Pair extends UcxTestSupport.UcxPair {
         final MemoryRegion src;
         final MemoryRegion dst;
         final MemoryRegion rx;
 
-        Pair(UcxFixture fx) {
-            this.fx = fx;
-            Device da = fx.deviceA();
-            Device db = fx.deviceB();
-            ProtectionDomain pa = da.allocateProtectionDomain();
-            ProtectionDomain pb = db.allocateProtectionDomain();
-            ca = da.createCompletionQueue(64);
-            cb = db.createCompletionQueue(64);
-            qa = pa.createQueuePair(QpInitAttributes.builder(QpType.RC, da.port(1)).cq(ca).build());
-            qb = pb.createQueuePair(QpInitAttributes.builder(QpType.RC, db.port(1)).cq(cb).build());
-            qa.connect(qb.localEndpoint());
-            qb.connect(qa.localEndpoint());
+        /** Two INVOKER providers over {@code tls} with the put path on (over {@code tcp} alone it is off by default). */
+        Pair(String tls) {
+            this(tls, UcxProvider.Put.ON);
+        }
+
+        Pair(String tls, UcxProvider.Put put) {
+            super(tls, b -> b.put(put));
             src = pa.allocateMemory(SIZE, Access.LOCAL_WRITE);
             dst = pb.allocateMemory(SIZE, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
             rx = pb.allocateMemory(64, Access.LOCAL_WRITE);
         }
 
         long[] putsA() {
-            return fx.hostA().putCounts(0);
+            return hostA().putCounts(0);
         }
 
         long[] putsB() {
-            return fx.hostB().putCounts(0);
+            return hostB().putCounts(0);
         }
 
         void fill(int seed) {
@@ -114,26 +73,6 @@ class UcxPutPathTest {
             return new SendWorkRequest().wrId(wrId).opcode(WrOpcode.RDMA_WRITE).sge(src, 0, SIZE).remoteAddress(dst.address()).rkey(dst.rkey());
         }
 
-        /** One completion from {@code cq}, progressing both hosts until it comes. */
-        WorkCompletion next(CompletionQueue cq) {
-            List<WorkCompletion> got = new ArrayList<>();
-            until(() -> {
-                cq.poll(1, wc -> got.add(wc.copy()));
-                return !got.isEmpty();
-            }, "a completion on " + cq);
-            return got.get(0);
-        }
-
-        void until(BooleanSupplier done, String what) {
-            for (int i = 0; i < PASSES; i++) {
-                if (done.getAsBoolean()) {
-                    return;
-                }
-                fx.progress();
-            }
-            throw new AssertionError("gave up waiting for " + what);
-        }
-
         /** A first WRITE (as frames: it asks for the rkey) completes, and the rkey arrives. */
         void warmUp() {
             fill(1);
@@ -142,15 +81,14 @@ class UcxPutPathTest {
             assertEquals(WcStatus.SUCCESS, wc.status(), wc::toString);
             assertPlaced(1);
             assertEquals(0, putsA()[0], "the first WRITE with an rkey goes as frames");
-            until(() -> putsA()[3] == 1, "the rkey reply");
+            drive(() -> putsA()[3] == 1, "the rkey reply");
         }
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"sm,self", "tcp"})
     void aWriteGoesAsAPutAndASendPostedAfterItArrivesAfterTheData(String tls) {
-        try (UcxFixture fx = fixture(tls)) {
-            Pair p = new Pair(fx);
+        try (Pair p = new Pair(tls)) {
             p.warmUp();
             for (int round = 2; round < 6; round++) {
                 p.fill(round);
@@ -178,19 +116,18 @@ class UcxPutPathTest {
      */
     @org.junit.jupiter.api.Test
     void aWritesHeaderAndTheFramesBehindItWaitForTheFlushOfItsPuts() {
-        try (UcxFixture fx = fixture("tcp")) {
-            Pair p = new Pair(fx);
+        try (Pair p = new Pair("tcp")) {
             p.warmUp();
             p.fill(5);
             assertTrue(p.qb.postReceive(new ReceiveWorkRequest().wrId(5).sge(p.rx, 0, 64)));
-            long sentBefore = fx.hostA().frameCounts(0)[0];
+            long sentBefore = p.hostA().frameCounts(0)[0];
             assertTrue(p.qa.postSend(p.write(5).signaled(false)));
             assertTrue(p.qa.postSend(new SendWorkRequest().wrId(55).sge(p.src, 0, 8)));
             for (int i = 0; i < 2000; i++) {
-                fx.hostA().progress(System.nanoTime());
+                p.hostA().progress(System.nanoTime());
             }
             assertEquals(1, p.putsA()[0], "the WRITE went as ucp_put");
-            assertEquals(sentBefore, fx.hostA().frameCounts(0)[0], "no frame left A before its put completed at B");
+            assertEquals(sentBefore, p.hostA().frameCounts(0)[0], "no frame left A before its put completed at B");
             WorkCompletion recv = p.next(p.cb);
             assertEquals(WcStatus.SUCCESS, recv.status(), recv::toString);
             p.assertPlaced(5);
@@ -206,9 +143,8 @@ class UcxPutPathTest {
         assertEquals(false, UcxProvider.putEnabled(UcxProvider.Put.AUTO, "tcp"));
         assertTrue(UcxProvider.putEnabled(UcxProvider.Put.ON, "tcp"));
         assertEquals(false, UcxProvider.putEnabled(UcxProvider.Put.OFF, "sm,self"));
-        try (UcxFixture fx = new UcxFixture("sm,self", UcxProvider.Put.OFF)) {
-            assertEquals(false, fx.hostA().putPathEnabled(0));
-            Pair p = new Pair(fx);
+        try (Pair p = new Pair("sm,self", UcxProvider.Put.OFF)) {
+            assertEquals(false, p.hostA().putPathEnabled(0));
             for (int round = 1; round < 4; round++) {
                 p.fill(round);
                 assertTrue(p.qa.postSend(p.write(round)));
@@ -232,8 +168,7 @@ class UcxPutPathTest {
     @ParameterizedTest
     @ValueSource(strings = {"sm,self", "tcp"})
     void writeWithImmediateGoesAsAPutAndCompletesTheReceiveWithTheImmediate(String tls) {
-        try (UcxFixture fx = fixture(tls)) {
-            Pair p = new Pair(fx);
+        try (Pair p = new Pair(tls)) {
             p.warmUp();
             p.fill(7);
             assertTrue(p.qb.postReceive(new ReceiveWorkRequest().wrId(77).sge(p.rx, 0, 64)));
@@ -251,8 +186,7 @@ class UcxPutPathTest {
     @ParameterizedTest
     @ValueSource(strings = {"sm,self", "tcp"})
     void aDeregisteredRegionsRkeyIsRevokedAndAWriteWithItFailsRemoteAccessWithoutAPut(String tls) {
-        try (UcxFixture fx = fixture(tls)) {
-            Pair p = new Pair(fx);
+        try (Pair p = new Pair(tls)) {
             p.warmUp();
             p.fill(3);
             assertTrue(p.qa.postSend(p.write(3)));
@@ -263,7 +197,7 @@ class UcxPutPathTest {
             long staleAddress = p.dst.address();
             p.dst.deregister();
             // B revokes; A acknowledges after its puts completed; B then unmaps the region
-            p.until(() -> p.putsB()[6] == 1 && p.putsB()[5] == 0, "the revocation and its acknowledgement");
+            p.drive(() -> p.putsB()[6] == 1 && p.putsB()[5] == 0, "the revocation and its acknowledgement");
             assertTrue(p.qa.postSend(new SendWorkRequest().wrId(9).opcode(WrOpcode.RDMA_WRITE).sge(p.src, 0, SIZE)
                 .remoteAddress(staleAddress).rkey(staleRkey)));
             WorkCompletion wc = p.next(p.ca);

@@ -8,13 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaflux.verbs.Access;
-import io.rdmaflux.verbs.CompletionQueue;
-import io.rdmaflux.verbs.Device;
 import io.rdmaflux.verbs.MemoryRegion;
-import io.rdmaflux.verbs.ProtectionDomain;
-import io.rdmaflux.verbs.QpInitAttributes;
-import io.rdmaflux.verbs.QpType;
-import io.rdmaflux.verbs.QueuePair;
 import io.rdmaflux.verbs.RdmaProviders;
 import io.rdmaflux.verbs.ReceiveWorkRequest;
 import io.rdmaflux.verbs.SendWorkRequest;
@@ -22,15 +16,11 @@ import io.rdmaflux.verbs.VerbsException;
 import io.rdmaflux.verbs.WcStatus;
 import io.rdmaflux.verbs.WorkCompletion;
 import io.rdmaflux.verbs.WrOpcode;
-import io.rdmaflux.verbs.testing.VerbsLeakCheck;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -42,70 +32,39 @@ import org.junit.jupiter.params.provider.ValueSource;
  * drives both INVOKER providers (it is their engine thread), and a second thread deregisters, as an
  * application thread does. Each case fails when deregistration returns at once (the behaviour before).
  */
+@ExtendWith(UcxTestSupport.Checks.class)
 class UcxRevocationTest {
     private static final int SIZE = 64 * 1024;
-    private static final int PASSES = 2_000_000;
     /** How long a deregistration that must wait is watched not returning, ms. */
     private static final long WATCH_MS = 300;
 
-    private VerbsLeakCheck leaks;
-
-    @BeforeEach
-    void begin() {
-        UcxTestSupport.assumeUcx();
-        leaks = VerbsLeakCheck.begin();
-    }
-
-    @AfterEach
-    void end() {
-        if (leaks != null) {
-            leaks.assertClean();
-        }
-    }
-
-    private static UcxFixture fixture(String tls, long revokeTimeoutMs) {
-        return new UcxFixture(tls, b -> b.put(UcxProvider.Put.ON).revokeTimeoutMs(revokeTimeoutMs));
-    }
-
-    /** A writes into B's region {@code dst}, registered over a buffer the test keeps ({@link #target}). */
-    private static final class Pair {
-        final UcxFixture fx;
-        final QueuePair qa;
-        final QueuePair qb;
-        final CompletionQueue ca;
-        final CompletionQueue cb;
+    /**
+     * Two hosts with the put path on and the revoke timeout {@code revokeTimeoutMs}: A writes into B's
+     * region {@code dst}, registered over a buffer the test keeps ({@link #target}).
+     */
+    private static final class Pair extends UcxTestSupport.UcxPair {
         final MemoryRegion src;
         final ByteBuffer target = ByteBuffer.allocateDirect(SIZE);
         final MemoryRegion dst;
         final MemoryRegion rx;
 
-        Pair(UcxFixture fx) {
-            this.fx = fx;
-            Device da = fx.deviceA();
-            Device db = fx.deviceB();
-            ProtectionDomain pa = da.allocateProtectionDomain();
-            ProtectionDomain pb = db.allocateProtectionDomain();
-            ca = da.createCompletionQueue(64);
-            cb = db.createCompletionQueue(64);
-            qa = pa.createQueuePair(QpInitAttributes.builder(QpType.RC, da.port(1)).cq(ca).build());
-            qb = pb.createQueuePair(QpInitAttributes.builder(QpType.RC, db.port(1)).cq(cb).build());
-            qa.connect(qb.localEndpoint());
-            qb.connect(qa.localEndpoint());
+        Pair(String tls, long revokeTimeoutMs) {
+            super(tls, b -> b.put(UcxProvider.Put.ON).revokeTimeoutMs(revokeTimeoutMs));
             src = pa.allocateMemory(SIZE, Access.LOCAL_WRITE);
             dst = pb.registerMemory(target, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
             rx = pb.allocateMemory(64, Access.LOCAL_WRITE);
         }
 
         long[] putsA() {
-            return fx.hostA().putCounts(0);
+            return hostA().putCounts(0);
         }
 
         long[] putsB() {
-            return fx.hostB().putCounts(0);
+            return hostB().putCounts(0);
         }
 
         long[] revocationsB() {
-            return fx.hostB().revocationCounts(0);
+            return hostB().revocationCounts(0);
         }
 
         void fill(int seed) {
@@ -132,25 +91,6 @@ class UcxRevocationTest {
             return new SendWorkRequest().wrId(wrId).opcode(WrOpcode.RDMA_WRITE).sge(src, 0, SIZE).remoteAddress(dst.address()).rkey(dst.rkey());
         }
 
-        WorkCompletion next(CompletionQueue cq) {
-            List<WorkCompletion> got = new ArrayList<>();
-            until(() -> {
-                cq.poll(1, wc -> got.add(wc.copy()));
-                return !got.isEmpty();
-            }, "a completion on " + cq);
-            return got.get(0);
-        }
-
-        void until(BooleanSupplier done, String what) {
-            for (int i = 0; i < PASSES; i++) {
-                if (done.getAsBoolean()) {
-                    return;
-                }
-                fx.progress();
-            }
-            throw new AssertionError("gave up waiting for " + what);
-        }
-
         /** Progresses B alone until {@code done}, for 20 s at most (real time: a revoke timeout must pass). */
         void untilB(BooleanSupplier done, String what) {
             long until = System.nanoTime() + 20_000_000_000L;
@@ -158,7 +98,7 @@ class UcxRevocationTest {
                 if (done.getAsBoolean()) {
                     return;
                 }
-                fx.hostB().progress(System.nanoTime());
+                hostB().progress(System.nanoTime());
             }
             throw new AssertionError("gave up waiting (progressing B only) for " + what);
         }
@@ -168,7 +108,7 @@ class UcxRevocationTest {
             fill(1);
             assertTrue(qa.postSend(write(100)));
             assertEquals(WcStatus.SUCCESS, next(ca).status());
-            until(() -> putsA()[3] == 1, "the rkey reply");
+            drive(() -> putsA()[3] == 1, "the rkey reply");
             fill(2);
             assertTrue(qa.postSend(write(101)));
             assertEquals(WcStatus.SUCCESS, next(ca).status());
@@ -212,8 +152,7 @@ class UcxRevocationTest {
     @ParameterizedTest
     @ValueSource(strings = {"sm,self", "tcp"})
     void deregistrationWaitsUntilThePeerAcknowledgedTheRevocation(String tls) throws InterruptedException {
-        try (UcxFixture fx = fixture(tls, 60_000)) {
-            Pair p = new Pair(fx);
+        try (Pair p = new Pair(tls, 60_000)) {
             p.exportToA();
             Deregistration d = p.deregisterElsewhere();
             // B sends the REVOKE; A, not progressed, cannot acknowledge it
@@ -221,7 +160,7 @@ class UcxRevocationTest {
             d.join(WATCH_MS);
             assertFalse(d.returned, "deregistration returned before the peer holding the rkey acknowledged its revocation");
             assertEquals(1, p.putsB()[5], "the region stays mapped until the acknowledgement");
-            p.until(() -> d.returned, "the deregistration to return once A acknowledged");
+            p.drive(() -> d.returned, "the deregistration to return once A acknowledged");
             d.joinNow();
             assertEquals(0, p.putsB()[5], "unmapped before deregistration returned");
             assertEquals(1, p.revocationsB()[0], "one deregistration waited");
@@ -245,31 +184,28 @@ class UcxRevocationTest {
      */
     @Test
     void aPutUnderWayWhenTheRegionIsDeregisteredLandsBeforeDeregistrationReturnsNeverAfter() throws InterruptedException {
-        try (UcxFixture fx = fixture("tcp", 60_000)) {
-            Pair p = new Pair(fx);
+        try (Pair p = new Pair("tcp", 60_000)) {
             p.exportToA();
             p.fill(9);
             assertTrue(p.qa.postSend(p.write(109)));
             for (int i = 0; i < 2000 && p.putsA()[0] < 2; i++) {
-                fx.hostA().progress(System.nanoTime());
+                p.hostA().progress(System.nanoTime());
             }
             assertEquals(2, p.putsA()[0], "A issued the put");
             Deregistration d = p.deregisterElsewhere();
             // B runs (the put lands, B sends the REVOKE); A, not progressed, cannot acknowledge
             long until = System.nanoTime() + WATCH_MS * 1_000_000L;
             while (System.nanoTime() - until < 0 && !d.returned) {
-                fx.hostB().progress(System.nanoTime());
+                p.hostB().progress(System.nanoTime());
             }
             assertFalse(d.returned, "deregistration returned while a put with the region's rkey was under way");
-            p.until(() -> d.returned, "the deregistration");
+            p.drive(() -> d.returned, "the deregistration");
             d.joinNow();
             byte[] atReturn = p.targetBytes();
             assertArrayEquals(p.pattern(9), atReturn, "the put under way landed before deregistration returned");
             WorkCompletion wc = p.next(p.ca);
             assertNotEquals(WcStatus.SUCCESS, wc.status(), "the WRITE's header reached B after the deregistration: " + wc);
-            for (int i = 0; i < 20_000; i++) {
-                fx.progress();
-            }
+            p.drive(20_000);
             assertArrayEquals(atReturn, p.targetBytes(), "nothing landed after deregistration returned");
         }
     }
@@ -277,8 +213,7 @@ class UcxRevocationTest {
     @Test
     void aPeerThatNeverAcknowledgesIsTakenForFailedAfterTheRevokeTimeout() throws InterruptedException {
         long timeoutMs = 150;
-        try (UcxFixture fx = fixture("sm,self", timeoutMs)) {
-            Pair p = new Pair(fx);
+        try (Pair p = new Pair("sm,self", timeoutMs)) {
             p.exportToA();
             assertTrue(p.qb.postReceive(new ReceiveWorkRequest().wrId(7).sge(p.rx, 0, 64)));
             Deregistration d = p.deregisterElsewhere();
@@ -296,10 +231,9 @@ class UcxRevocationTest {
 
     @Test
     void aPeerThatClosedSettlesTheRevocationAtOnce() throws InterruptedException {
-        try (UcxFixture fx = fixture("sm,self", 60_000)) {
-            Pair p = new Pair(fx);
+        try (Pair p = new Pair("sm,self", 60_000)) {
             p.exportToA();
-            fx.hostA().close();
+            p.hostA().close();
             Deregistration d = p.deregisterElsewhere();
             p.untilB(() -> d.returned, "the deregistration (A closed)");
             d.joinNow();
@@ -311,15 +245,14 @@ class UcxRevocationTest {
 
     @Test
     void deregistrationOnTheEngineThreadDoesNotWaitAndTheRevocationCompletesLater() {
-        try (UcxFixture fx = fixture("sm,self", 60_000)) {
-            Pair p = new Pair(fx);
+        try (Pair p = new Pair("sm,self", 60_000)) {
             p.exportToA();
             long t0 = System.nanoTime();
             p.dst.deregister(); // the test thread drives B: it would have to deliver the acknowledgement itself
             assertTrue(System.nanoTime() - t0 < 5_000_000_000L);
             assertEquals(1, p.revocationsB()[1], "counted as not awaited");
             assertEquals(0, p.revocationsB()[0]);
-            p.until(() -> p.putsB()[6] == 1 && p.putsB()[5] == 0, "the revocation and its acknowledgement");
+            p.drive(() -> p.putsB()[6] == 1 && p.putsB()[5] == 0, "the revocation and its acknowledgement");
         }
     }
 
@@ -331,22 +264,20 @@ class UcxRevocationTest {
      */
     @Test
     void aDeregistrationNobodyProgressesReturnsAfterThePickupWindowNotTheTimeout() throws InterruptedException {
-        try (UcxFixture fx = fixture("sm,self", 60_000)) {
-            Pair p = new Pair(fx);
+        try (Pair p = new Pair("sm,self", 60_000)) {
             p.exportToA();
             Deregistration d = p.deregisterElsewhere();
             d.joinNow();
-            assertTrue(d.tookNs >= UcxAttachment.ENGINE_PICKUP_NS && d.tookNs < 10_000_000_000L, "took " + d.tookNs + " ns");
+            assertTrue(d.tookNs >= UcxDeregistrationWait.ENGINE_PICKUP_NS && d.tookNs < 10_000_000_000L, "took " + d.tookNs + " ns");
             assertEquals(1, p.revocationsB()[2], "counted: the wait ended before the revocation was settled");
             assertEquals(1, p.putsB()[5], "still mapped");
-            p.until(() -> p.putsB()[5] == 0, "the engine to finish the revocation once it runs");
+            p.drive(() -> p.putsB()[5] == 0, "the engine to finish the revocation once it runs");
         }
     }
 
     @Test
     void aRegionNeverHandedToAPeerDeregistersWithoutWaiting() throws InterruptedException {
-        try (UcxFixture fx = fixture("sm,self", 60_000)) {
-            Pair p = new Pair(fx);
+        try (Pair p = new Pair("sm,self", 60_000)) {
             Deregistration d = p.deregisterElsewhere();
             d.joinNow();
             assertEquals(0, p.revocationsB()[0] + p.revocationsB()[1], "nothing to revoke");
