@@ -114,6 +114,11 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         + "so a reply finds it awake) or backoff (the library's default: blocks in the socket selector after a few empty cycles).")
     @Nullable String idle;
 
+    @Option(names = "--nic-threads", paramLabel = "one|per-device", description = "In-JVM soft run: the soft NICs' engines on one "
+        + "thread (one, the default) or each NIC on a thread of its own (per-device: seed 004's offload of chunk submission to "
+        + "idle cores; pays only when cores are idle).")
+    @Nullable String nicThreads;
+
     @Option(names = "--verbose", description = "Print stack traces of errors.")
     boolean verbose;
 
@@ -239,8 +244,20 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
                 + ", which uses RDMA WRITE/READ on RC queue pairs; drop --transport " + transport);
         }
         TransportOption.Choice kinds = TransportOption.parse(transport, eager, railCount);
+        SoftRailLayout layout = railsParsed.layout();
+        if (nicThreads != null) {
+            boolean per = switch (nicThreads) {
+                case "one" -> false;
+                case "per-device" -> true;
+                default -> throw new UserError("--nic-threads must be one or per-device but it was '" + nicThreads + "'");
+            };
+            if (ucx || !"mem".equals(fab)) {
+                throw new UserError("--nic-threads applies to the in-JVM soft run (--fabric mem) only; drop --nic-threads " + nicThreads);
+            }
+            layout = (layout != null ? layout : SoftRailLayout.ofCount(railCount, 1)).nicThreadPerDevice(per);
+        }
         return new Settings(t, fab, railCount, addrs, sizeList, schedule, window, rates, railRates != null, policy, peer, json,
-            kinds.eager(), ucx ? "ucx" : "soft", kinds.kinds(), railsParsed.layout(), IdleOption.parse(idle));
+            kinds.eager(), ucx ? "ucx" : "soft", kinds.kinds(), layout, IdleOption.parse(idle));
     }
 
     /** The ucx provider's fabric: {@code --fabric}, else sm in one JVM and tcp between processes. */

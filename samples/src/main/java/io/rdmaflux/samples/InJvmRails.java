@@ -103,7 +103,8 @@ public final class InJvmRails implements BenchLink {
     static SoftProvider provider(SoftRailLayout layout, List<Long> railBytesPerSec, long latencyNs, int bufferBytes) {
         int id = FABRICS.incrementAndGet();
         SoftProvider p = SoftProvider.builder().name("samples" + id).fabric(SoftFabric.mem("samples-" + id))
-            .deviceNames(layout.deviceNames()).portsPerDevice(layout.portsPerDevice()).threadingMode(ThreadingMode.DEDICATED).build();
+            .deviceNames(layout.deviceNames()).portsPerDevice(layout.portsPerDevice()).threadingMode(ThreadingMode.DEDICATED)
+            .threadPerDevice(layout.nicThreadPerDevice()).build();
         try {
             List<int[]> ports = layout.railPorts();
             // last rail first: of several paths on one port, the first path's rate is set last and stays

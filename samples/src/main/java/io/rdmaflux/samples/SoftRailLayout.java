@@ -17,8 +17,19 @@ import java.util.List;
  * @param devices        soft NICs per host, 1..16
  * @param portsPerDevice ports per NIC, 1..16
  * @param senderRails    the sender node's rails, in rail order
+ * @param nicThreadPerDevice whether the soft provider runs each NIC's engine on a thread of its own
+ *                           ({@code --nic-threads per-device}, seed 004's offload) instead of one for all
  */
-record SoftRailLayout(int devices, int portsPerDevice, List<RailSpec> senderRails) {
+record SoftRailLayout(int devices, int portsPerDevice, List<RailSpec> senderRails, boolean nicThreadPerDevice) {
+    SoftRailLayout(int devices, int portsPerDevice, List<RailSpec> senderRails) {
+        this(devices, portsPerDevice, senderRails, false);
+    }
+
+    /** This layout with each NIC's engine on a thread of its own ({@code per}) or one thread for all. */
+    SoftRailLayout nicThreadPerDevice(boolean per) {
+        return new SoftRailLayout(devices, portsPerDevice, senderRails, per);
+    }
+
     /** The most soft NICs per host. */
     static final int MAX_DEVICES = 16;
 
@@ -118,6 +129,7 @@ record SoftRailLayout(int devices, int portsPerDevice, List<RailSpec> senderRail
     /** e.g. {@code 2 devices x 1 port, rails tx0:1,tx1:1}. */
     String describe() {
         return devices + (devices == 1 ? " device" : " devices") + " x " + portsPerDevice + (portsPerDevice == 1 ? " port" : " ports")
-            + ", rails " + String.join(",", senderRails.stream().map(RailSpec::toString).toList());
+            + ", rails " + String.join(",", senderRails.stream().map(RailSpec::toString).toList())
+            + (nicThreadPerDevice ? ", a NIC thread per device" : "");
     }
 }

@@ -278,6 +278,10 @@ class BenchTest {
         Sides.Run ports = Sides.run("bench", "bw", "--rails", "tx0:1,tx0:2", "--sizes", "256k", "--iterations", "3", "--window", "8");
         assertTable(ports, "# Size      Bandwidth (MB/s)", 262144);
         assertTrue(ports.out().contains("1 device x 2 ports"), ports.out());
+        Sides.Run offload = Sides.run("bench", "bw", "--devices", "2", "--rails", "2", "--nic-threads", "per-device", "--sizes", "256k",
+            "--iterations", "3", "--window", "8");
+        assertTable(offload, "# Size      Bandwidth (MB/s)", 262144);
+        assertTrue(offload.out().contains("2 devices x 1 port, rails tx0:1,tx1:1, a NIC thread per device"), offload.out());
     }
 
     @Test
@@ -307,6 +311,8 @@ class BenchTest {
             {"latency --transport eager --eager off", "--eager off conflicts with --transport eager: a rail is eager"},
             {"latency --transport ud --eager maybe", "--eager must be on or off but it was maybe"},
             {"put-bw --transport ud", "--transport applies to the two-sided tests (latency, bw, bibw, msg-rate), not put-bw"},
+            {"bw --nic-threads two", "--nic-threads must be one or per-device but it was 'two'"},
+            {"bw --fabric net --nic-threads per-device", "--nic-threads applies to the in-JVM soft run (--fabric mem) only; drop --nic-threads per-device"},
             {"bw --window 0", "--window must be in 1..4096 but it was 0"},
             {"put-bw --window 5000", "--window must be in 1..4096 but it was 5000"},
             {"bw --iterations 0", "--iterations must be >= 1 but it was 0"},

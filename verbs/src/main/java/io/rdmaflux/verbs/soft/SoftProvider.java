@@ -39,7 +39,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Threading</h2>
  * {@link ThreadingMode#DEDICATED} (default) runs every device's engine on one thread named
- * {@code rdmaflux-soft-<name>}, started by {@link Builder#build()} and stopped by {@link #close()};
+ * {@code rdmaflux-soft-<name>} (or each device's on its own, {@link Builder#threadPerDevice(boolean)}), started by
+ * {@link Builder#build()} and stopped by {@link #close()};
  * it idles with an Agrona {@link BackoffIdleStrategy}. {@link ThreadingMode#INVOKER} starts no
  * thread: the caller drives {@link #progress(long)}, one thread at a time.
  * {@link ThreadingMode#SHARED} is not offered (rejected with a clear error).
@@ -64,7 +65,8 @@ public final class SoftProvider implements RdmaProvider {
     private final SoftDevice[] deviceArray;
     private final ConnectionManager connectionManager;
     private final @Nullable ProgressAgent connectionManagerAgent;
-    private final @Nullable AgentRunner runner;
+    /** The DEDICATED engine threads: one for every device, or one per device ({@link Builder#threadPerDevice}); empty in INVOKER mode. */
+    private final AgentRunner[] runners;
     private volatile @Nullable Throwable lastError;
     final AtomicInteger liveRegions = new AtomicInteger();
     final AtomicLong allocatedBytes = new AtomicLong();
@@ -114,12 +116,21 @@ public final class SoftProvider implements RdmaProvider {
             };
         }
         SoftResources.LIVE_PROVIDERS.incrementAndGet();
-        if (threadingMode == ThreadingMode.DEDICATED) {
-            AgentRunner r = new AgentRunner(b.idleStrategy, t -> lastError = t, null, new EngineAgent());
-            this.runner = r;
-            AgentRunner.startOnThread(r);
+        if (threadingMode == ThreadingMode.DEDICATED && b.threadPerDevice && deviceArray.length > 1) {
+            // seed 004 section II-C / III-D: each NIC's chunk submission (its copies and socket writes) on a core of
+            // its own; the connection manager rides with device 0
+            this.runners = new AgentRunner[deviceArray.length];
+            for (int i = 0; i < deviceArray.length; i++) {
+                runners[i] = new AgentRunner(b.idleStrategyFactory.get(), t -> lastError = t, null, new DeviceAgent(i));
+            }
+            for (AgentRunner r : runners) {
+                AgentRunner.startOnThread(r);
+            }
+        } else if (threadingMode == ThreadingMode.DEDICATED) {
+            this.runners = new AgentRunner[] {new AgentRunner(b.idleStrategyFactory.get(), t -> lastError = t, null, new EngineAgent())};
+            AgentRunner.startOnThread(runners[0]);
         } else {
-            this.runner = null;
+            this.runners = new AgentRunner[0];
         }
     }
 
@@ -262,8 +273,7 @@ public final class SoftProvider implements RdmaProvider {
             }
             closed = true;
         }
-        AgentRunner r = runner;
-        if (r != null) {
+        for (AgentRunner r : runners) {
             r.close();
         }
         connectionManager.close();
@@ -277,6 +287,28 @@ public final class SoftProvider implements RdmaProvider {
     public String toString() {
         return "SoftProvider{" + instanceName + ", " + threadingMode + ", fabric=" + fabric.name() + ", devices="
             + devices.stream().map(Device::name).toList() + "}";
+    }
+
+    /** The engine of one device and, on device 0, the connection manager: one thread per device. */
+    private final class DeviceAgent implements Agent {
+        private final int index;
+
+        DeviceAgent(int index) {
+            this.index = index;
+        }
+
+        @Override
+        public int doWork() {
+            long nowNs = clock.nanoTime();
+            int work = deviceArray[index].doWork(nowNs);
+            ProgressAgent cm = connectionManagerAgent;
+            return index != 0 || cm == null ? work : work + cm.doWork(nowNs);
+        }
+
+        @Override
+        public String roleName() {
+            return "rdmaflux-soft-" + instanceName + "-" + deviceArray[index].name();
+        }
     }
 
     private final class EngineAgent implements Agent {
@@ -302,7 +334,8 @@ public final class SoftProvider implements RdmaProvider {
         private RailConfig rail = RailConfig.UNSHAPED;
         private final java.util.TreeMap<Integer, RailConfig> portRails = new java.util.TreeMap<>();
         private List<String> deviceNames = List.of();
-        private IdleStrategy idleStrategy = new BackoffIdleStrategy(64, 64, 1_000, 200_000);
+        private java.util.function.Supplier<IdleStrategy> idleStrategyFactory = () -> new BackoffIdleStrategy(64, 64, 1_000, 200_000);
+        private boolean threadPerDevice;
         private boolean threadDomain;
         private @Nullable Function<SoftProvider, ConnectionManager> connectionManagerFactory;
         private String providerName = NAME;
@@ -454,9 +487,31 @@ public final class SoftProvider implements RdmaProvider {
             return this;
         }
 
-        /** Idle strategy of the DEDICATED thread. */
+        /** Idle strategy of the DEDICATED thread (with {@link #threadPerDevice}, use {@link #idleStrategies}: one each). */
         public Builder idleStrategy(IdleStrategy idleStrategy) {
-            this.idleStrategy = Objects.requireNonNull(idleStrategy, "idleStrategy");
+            Objects.requireNonNull(idleStrategy, "idleStrategy");
+            this.idleStrategyFactory = () -> idleStrategy;
+            return this;
+        }
+
+        /** The idle strategy of each DEDICATED thread, made once per thread (idle strategies keep state). */
+        public Builder idleStrategies(java.util.function.Supplier<IdleStrategy> factory) {
+            this.idleStrategyFactory = Objects.requireNonNull(factory, "factory");
+            return this;
+        }
+
+        /**
+         * DEDICATED mode: one engine thread per device ({@code rdmaflux-soft-<name>-<device>}) instead of one for
+         * every device, so the NIC work of rails on different devices &mdash; the copies and, on the IP fabric, the
+         * socket writes and reads, which on the soft provider are CPU work &mdash; runs on several cores at once.
+         * This is seed 004's offload of chunk submission to idle cores (&sect;II-C, &sect;III-D): it pays only when
+         * there are idle cores to take the threads, and costs a hand-off between cores per work request otherwise
+         * (measured: README "Offloading NIC work to idle cores"). Default false. With one device it changes nothing.
+         *
+         * @throws VerbsException in {@link #build()} if the provider is INVOKER (the caller's thread drives it)
+         */
+        public Builder threadPerDevice(boolean perDevice) {
+            this.threadPerDevice = perDevice;
             return this;
         }
 
@@ -471,6 +526,10 @@ public final class SoftProvider implements RdmaProvider {
         }
 
         public SoftProvider build() {
+            if (threadPerDevice && threadingMode != ThreadingMode.DEDICATED) {
+                throw new VerbsException("threadPerDevice(true) needs DEDICATED threading but the provider is " + threadingMode
+                    + ": its caller's thread drives every device; drop threadPerDevice or use threadingMode(DEDICATED)");
+            }
             if (!portRails.isEmpty() && portRails.lastKey() > portsPerDevice) {
                 throw new VerbsException("portRail(" + portRails.lastKey() + ", ..) names a port beyond portsPerDevice "
                     + portsPerDevice + "; raise portsPerDevice or use a port in [1, " + portsPerDevice + "]");
