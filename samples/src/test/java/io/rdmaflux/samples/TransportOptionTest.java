@@ -50,6 +50,9 @@ class TransportOptionTest {
         assertEquals(ChannelKind.RC_SEND_RECV, spec.channelKind(2));
         assertEquals("eager,ud,rc", TransportOption.describe(c.kinds()));
         assertFalse(TransportOption.parse("rc,ud", "off", 2).eager());
+        TransportOption.Choice dr = TransportOption.parse("rc-dr,rc", null, 2);
+        assertEquals(ChannelKind.RC_DR, dr.apply(ConnectionSpec.rails(2)).channelKind(0));
+        assertEquals("rc-dr,rc", TransportOption.describe(dr.kinds()));
     }
 
     @Test
@@ -62,7 +65,7 @@ class TransportOptionTest {
             assertThrows(UserError.class, () -> TransportOption.parse("rc,ud", null, 3)).getMessage());
         assertEquals("--eager on conflicts with --transport rc,ud: no rail is eager; drop --eager or give --transport eager",
             assertThrows(UserError.class, () -> TransportOption.parse("rc,ud", "on", 2)).getMessage());
-        assertEquals("--eager off conflicts with --transport eager: a rail is eager; drop --eager off or choose rc/ud for it",
+        assertEquals("--eager off conflicts with --transport eager: a rail is eager; drop --eager off or choose rc/ud/rc-dr for it",
             assertThrows(UserError.class, () -> TransportOption.parse("eager", "off", 1)).getMessage());
         assertEquals("--eager must be on or off but it was 1",
             assertThrows(UserError.class, () -> TransportOption.parse("ud", "1", 1)).getMessage());
