@@ -20,21 +20,22 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Growth</h2>
  * The storage starts at {@link #INITIAL_SLOTS} slots and one SGE row (issue 15: memory per added peer;
- * 128 work requests of storage were ~10 KB of heap per QP, and 256 × {@code maxInlineBytes} of direct
- * memory, from creation). The poster replaces it with a new generation when a post finds it full below
- * the capacity (twice the slots, up to the power of two at least the capacity) or a work request has more
- * SGEs than it has rows (twice the rows, up to {@link #SGES}). The poster copies nothing: it links the new
- * generation from the old one ({@link Slots#next}, a volatile store) and writes from its first index
- * ({@link Slots#start}) on into it. The engine, which also writes the slots of work requests in flight
- * (an error found at transmit time, a READ's data arrived, the address handle dropped), moves them itself:
- * when it reads the tail ({@link #engineTail}) and finds a newer generation linked, it copies the work
- * requests from the published head to that generation's start into it and takes its arrays as its view
- * (the fields of this class). The two never write the same slot of one generation: the poster writes
- * indices from {@code start} on; the engine copies indices below {@code start} not yet freed, whose slots
- * in the larger generation the poster reuses only after the engine frees them. The volatile load of
- * {@code next} after the tail's acquire makes every work request below the new start visible to the copy.
- * Nothing is dropped or reordered, and once grown to the capacity and the most SGEs posted, a post
- * allocates nothing.
+ * a slot is ~96 bytes of heap plus {@code maxInlineBytes} of direct memory, so a QP sized for 256 work
+ * requests held ~25 KB of heap and 16 KB of direct memory from creation; it now starts at ~1.2 KB and
+ * 0.5 KB). The poster replaces it with a new generation when a post finds it full below the capacity
+ * (twice the slots, up to the power of two at least the capacity) or a work request has more SGEs than it
+ * has rows (twice the rows, up to {@link #SGES}). The poster copies nothing: it links the new generation
+ * from the old one ({@link Slots#next}, a volatile store) and writes from its first index
+ * ({@link Slots#start}) on into it. The engine, which also writes the slots of work requests in flight (an
+ * error found at transmit time, a READ's data arrived, the address handle dropped), moves them itself, so
+ * none of its writes can land in a generation already copied: when it reads the tail ({@link #engineTail})
+ * and finds a newer generation linked, it copies the work requests from the published head to that
+ * generation's start into it and takes its arrays as its view (the fields of this class). The two never
+ * write the same slot of one generation: the poster writes indices from {@code start} on; the engine copies
+ * indices below {@code start} not yet freed, whose slots in the larger generation the poster reuses only
+ * after the engine frees them. The poster wrote every index below {@code start} before its store of
+ * {@code next}, so the engine's volatile load of {@code next} makes them visible to the copy. Nothing is
+ * dropped or reordered, and once grown to the capacity and the most SGEs posted, a post allocates nothing.
  *
  * <p>Thread-safety: the {@link Slots} of {@link #producerSlots} and the producer fields on the posting
  * thread under the QP's post lock ({@link SendPoster}); the array fields of this class (the engine's view)
@@ -47,7 +48,7 @@ final class SendRing {
     /** {@link #error} of a slot with no error. */
     static final byte NO_ERROR = -1;
     /** Slots a new send queue starts with (fewer if its capacity is smaller). */
-    static final int INITIAL_SLOTS = 16;
+    static final int INITIAL_SLOTS = 8;
 
     /** The most work requests outstanding: the QP's {@code maxSendWr}. */
     final int capacity;

@@ -105,9 +105,10 @@ class SoftSendQueueGrowthTest {
     void workRequestsInFlightAcrossDoublingsKeepTheirOrderAndContent() {
         assertEquals(SendRing.INITIAL_SLOTS, ring.slots(), "a new send queue costs its initial slots only");
         assertEquals(1, ring.sgeRows());
-        // WR 1 (an inline SEND) is lost on its first trip, so WRs 1-11 go again, after the ring grew
+        // the initial slots filled (a READ, inline SENDs, a SEND with two SGEs) and transmitted; WR 1 (an
+        // inline SEND) is lost on its first trip, so those after it go again, after the ring grew
         nodes.a().softDevice(0).softPort(1).setRail(RailConfig.builder().rcLoss(LossGenerator.multiGap(1, 1, Integer.MAX_VALUE)).build());
-        for (int k = 0; k < 12; k++) {
+        for (int k = 0; k < SendRing.INITIAL_SLOTS; k++) {
             assertTrue(post(k));
         }
         assertEquals(2, ring.sgeRows(), "WR 5 has two SGEs");
@@ -115,7 +116,7 @@ class SoftSendQueueGrowthTest {
         assertEquals(1, nodes.a().softDevice(0).softPort(1).rcFramesLost(), "WR 1 left (and was lost) before the ring grew");
         assertEquals(SendRing.INITIAL_SLOTS, ring.slots());
 
-        for (int k = 12; k < MAX_SEND_WR; k++) {
+        for (int k = SendRing.INITIAL_SLOTS; k < MAX_SEND_WR; k++) {
             assertTrue(post(k), "WR " + k);
         }
         assertEquals(128, ring.slots(), "grown to the power of two at least maxSendWr, no further");
