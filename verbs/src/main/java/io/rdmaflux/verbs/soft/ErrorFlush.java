@@ -62,7 +62,7 @@ final class ErrorFlush {
      */
     long flushSends(long head, long ackedIndex) {
         long from = head;
-        long tail = sq.tail.get();
+        long tail = sq.engineTail();
         while (head < tail) {
             int slot = (int) head & sq.mask;
             WcStatus st;

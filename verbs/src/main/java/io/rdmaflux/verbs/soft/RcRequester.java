@@ -158,7 +158,7 @@ final class RcRequester {
     /** Transmits posted work requests from {@code txIndex} on while the rail takes them. */
     private int transmit(long nowNs) {
         int work = 0;
-        long tail = sq.tail.get();
+        long tail = sq.engineTail();
         Route r = qp.route();
         int remoteQpn = qp.remoteQpn();
         RailConfig rail = port.engineRail();

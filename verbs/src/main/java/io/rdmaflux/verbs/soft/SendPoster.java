@@ -13,7 +13,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The producer side of a QP's send queue ({@link SoftQueuePair#postSend}): checks a work request,
  * copies it into the next {@link SendRing} slot (an inline payload into the slot's inline area,
  * {@link SendSges#copyInline}), publishes the slot with a release store of the ring's tail and rings
- * the QP's doorbell. Returns false when the ring is full.
+ * the QP's doorbell. Returns false when {@code maxSendWr} work requests are outstanding; below that, a
+ * full ring grows ({@link SendRing#producerSlots}).
  *
  * <p>Programming errors throw {@link VerbsException} and post nothing: a QP not in RTS or ERROR, an
  * opcode UD does not have, a UD send without a valid address handle of the QP's protection domain, a
@@ -85,17 +86,15 @@ final class SendPoster {
                 checkAtomicPost(wr);
             }
             long t = sq.tail.get();
-            if (t - sq.producerCachedHead >= sq.capacity) {
-                sq.producerCachedHead = sq.head.get();
-                if (t - sq.producerCachedHead >= sq.capacity) {
-                    return false;
-                }
+            SendRing.Slots p = sq.producerSlots(t);
+            if (p == null) {
+                return false;
             }
-            int slot = (int) t & sq.mask;
             int n = wr.numSge();
-            if (n > sq.sgeRows) {
-                sq.ensureSgeRows(n);
+            if (n > p.sgeRows) {
+                p = sq.withSgeRows(t, n);
             }
+            int slot = (int) t & p.mask;
             long total = 0;
             for (int k = 0; k < n; k++) {
                 ScatterGatherEntry e = wr.sge(k);
@@ -104,63 +103,63 @@ final class SendPoster {
                     throw new VerbsException("SGE " + k + " of " + wr + " has negative length " + len);
                 }
                 total += len;
-                int i = sq.sgeIndex(slot, k);
-                sq.sgeAddress[i] = e.address();
-                sq.sgeLength[i] = len;
-                sq.sgeLkey[i] = e.lkey();
+                int i = p.sgeIndex(slot, k);
+                p.sgeAddress[i] = e.address();
+                p.sgeLength[i] = len;
+                p.sgeLkey[i] = e.lkey();
             }
             boolean inline = wr.inline();
             if (inline) {
                 if (op == WrOpcode.RDMA_READ) {
                     throw new VerbsException("RDMA_READ cannot be inline: the read data lands in the SGEs; clear inline(false)");
                 }
-                if (total > sq.inlineStride) {
+                if (total > p.inlineStride) {
                     throw new VerbsException("inline payload of " + total + " bytes exceeds QP " + qpn + "'s maxInlineBytes "
-                        + sq.inlineStride + "; send it without inline or raise maxInlineBytes");
+                        + p.inlineStride + "; send it without inline or raise maxInlineBytes");
                 }
             }
-            sq.numSge[slot] = n;
-            sq.wrId[slot] = wr.wrId();
-            sq.opcode[slot] = (byte) op.ordinal();
-            sq.signaled[slot] = wr.signaled();
+            p.numSge[slot] = n;
+            p.wrId[slot] = wr.wrId();
+            p.opcode[slot] = (byte) op.ordinal();
+            p.signaled[slot] = wr.signaled();
             boolean imm = op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.RDMA_WRITE_WITH_IMM;
-            sq.hasImm[slot] = imm;
+            p.hasImm[slot] = imm;
             if (imm) {
-                sq.imm[slot] = wr.immediate();
+                p.imm[slot] = wr.immediate();
             }
             if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
-                sq.remoteAddress[slot] = wr.remoteAddress();
-                sq.rkey[slot] = wr.rkey();
+                p.remoteAddress[slot] = wr.remoteAddress();
+                p.rkey[slot] = wr.rkey();
             }
             if (op == WrOpcode.RDMA_READ || op.isAtomic()) {
-                sq.readDone[slot] = false;
+                p.readDone[slot] = false;
             }
             if (op.isAtomic()) {
-                sq.compareAdd[slot] = wr.compareAdd();
-                sq.swap[slot] = wr.swap();
+                p.compareAdd[slot] = wr.compareAdd();
+                p.swap[slot] = wr.swap();
             }
             if (type == QpType.UD) {
-                if (sq.ah[slot] != ah) {
-                    sq.ah[slot] = ah;
+                if (p.ah[slot] != ah) {
+                    p.ah[slot] = ah;
                 }
-                sq.remoteQpn[slot] = wr.remoteQpn();
-                sq.remoteQkey[slot] = wr.remoteQkey();
+                p.remoteQpn[slot] = wr.remoteQpn();
+                p.remoteQkey[slot] = wr.remoteQkey();
             }
-            sq.inline[slot] = inline;
-            sq.error[slot] = SendRing.NO_ERROR;
-            if (sq.errorDetail[slot] != null) {
-                sq.errorDetail[slot] = null;
+            p.inline[slot] = inline;
+            p.error[slot] = SendRing.NO_ERROR;
+            if (p.errorDetail[slot] != null) {
+                p.errorDetail[slot] = null;
             }
             if (total > MAX_MESSAGE_BYTES) {
-                sq.markError(slot, WcStatus.LOC_LEN_ERR, "message of " + total + " bytes exceeds the device limit of "
+                p.markError(slot, WcStatus.LOC_LEN_ERR, "message of " + total + " bytes exceeds the device limit of "
                     + MAX_MESSAGE_BYTES + " bytes");
             }
-            if (op.isAtomic() && sq.error[slot] == SendRing.NO_ERROR) {
-                markAtomicError(slot, op, n, total, wr.remoteAddress());
+            if (op.isAtomic() && p.error[slot] == SendRing.NO_ERROR) {
+                markAtomicError(p, slot, op, n, total, wr.remoteAddress());
             }
-            sq.length[slot] = (int) Math.min(total, Integer.MAX_VALUE);
-            if (wr.inline() && sq.error[slot] == SendRing.NO_ERROR) {
-                sges.copyInline(slot);
+            p.length[slot] = (int) Math.min(total, Integer.MAX_VALUE);
+            if (wr.inline() && p.error[slot] == SendRing.NO_ERROR) {
+                sges.copyInline(p, slot);
             }
             sq.tail.lazySet(t + 1);
             qp.ring();
@@ -184,12 +183,12 @@ final class SendPoster {
     }
 
     /** Post-time errors of an atomic's shape, completed with a local error status and never sent. */
-    private void markAtomicError(int slot, WrOpcode op, int numSge, long total, long remoteAddress) {
+    private static void markAtomicError(SendRing.Slots p, int slot, WrOpcode op, int numSge, long total, long remoteAddress) {
         if (numSge != 1 || total != Long.BYTES) {
-            sq.markError(slot, WcStatus.LOC_LEN_ERR, op + " needs exactly one SGE of 8 bytes for the original value but it has "
+            p.markError(slot, WcStatus.LOC_LEN_ERR, op + " needs exactly one SGE of 8 bytes for the original value but it has "
                 + numSge + " SGE(s) of " + total + " bytes; use wr.sge(region, offset, 8)");
         } else if ((remoteAddress & (Long.BYTES - 1)) != 0) {
-            sq.markError(slot, WcStatus.LOC_QP_OP_ERR, op + " remote address 0x" + Long.toHexString(remoteAddress)
+            p.markError(slot, WcStatus.LOC_QP_OP_ERR, op + " remote address 0x" + Long.toHexString(remoteAddress)
                 + " is not 8-byte aligned; atomics act on aligned 8-byte words (round it down to 0x"
                 + Long.toHexString(remoteAddress & ~7L) + ")");
         }

@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * ({@link SendRing#markError}) or is reported as a reason string; nothing here throws.
  *
  * <p>Thread-safety: {@link #copyInline} runs on the posting thread under the QP's post lock, before the
- * slot is published; everything else on the NIC's engine thread, after the slot is published.
+ * slot is published; everything else on the NIC's engine thread, after the slot is published, through the
+ * engine's view of the send queue ({@link SendRing#engineTail}).
  */
 final class SendSges {
     private final SoftDevice device;
@@ -25,21 +26,24 @@ final class SendSges {
         this.sq = sq;
     }
 
-    /** Copies an inline payload at post time: verbs lets the caller reuse the memory as soon as post returns. */
-    void copyInline(int slot) {
-        ByteBuffer dst = sq.inlineData;
-        int pos = slot * sq.inlineStride;
-        for (int k = 0; k < sq.numSge[slot]; k++) {
-            int i = sq.sgeIndex(slot, k);
-            int len = sq.sgeLength[i];
-            SoftMemoryRegion mr = device.lookupLocal(sq.sgeLkey[i]);
-            String problem = RegionCheck.local(pd, mr, sq.sgeLkey[i], sq.sgeAddress[i], len, false);
+    /**
+     * Copies an inline payload at post time into the poster's generation {@code p} of the send queue: verbs
+     * lets the caller reuse the memory as soon as post returns.
+     */
+    void copyInline(SendRing.Slots p, int slot) {
+        ByteBuffer dst = p.inlineData;
+        int pos = slot * p.inlineStride;
+        for (int k = 0; k < p.numSge[slot]; k++) {
+            int i = p.sgeIndex(slot, k);
+            int len = p.sgeLength[i];
+            SoftMemoryRegion mr = device.lookupLocal(p.sgeLkey[i]);
+            String problem = RegionCheck.local(pd, mr, p.sgeLkey[i], p.sgeAddress[i], len, false);
             if (problem != null) {
-                sq.markError(slot, WcStatus.LOC_PROT_ERR, "inline SGE " + k + ": " + problem);
+                p.markError(slot, WcStatus.LOC_PROT_ERR, "inline SGE " + k + ": " + problem);
                 return;
             }
             if (len > 0 && dst != null) {
-                dst.put(pos, mr.base, (int) (sq.sgeAddress[i] - mr.address()), len);
+                dst.put(pos, mr.base, (int) (p.sgeAddress[i] - mr.address()), len);
             }
             pos += len;
         }

@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  * class holds the QP's identity, its state machine (RESET -> INIT -> RTR -> RTS, and ERROR), its
  * connection and its doorbell, and is where the NIC's engine calls in; the work is done by:
  * <ul>
- *   <li>{@link SendPoster}: posting to the send queue (a preallocated {@link SendRing}), any thread;</li>
+ *   <li>{@link SendPoster}: posting to the send queue (a {@link SendRing}, grown on demand), any thread;</li>
  *   <li>{@link RcRequester} (RC) or {@link UdSender} (UD): the engine side of the send queue;</li>
  *   <li>{@link SoftResponder} ({@link #responder}): the receiving side, RC responder and UD receiver;</li>
  *   <li>{@link SendSges} and {@link RegionCheck}: the local memory of send work requests and the
@@ -63,6 +63,8 @@ final class SoftQueuePair implements QueuePair {
     private @Nullable QpEndpoint remote;
 
     private final SendPoster poster;
+    /** The send queue's storage (tests: it grows on demand). */
+    final SendRing sendQueue;
     /** The send side in the engine: exactly one of the two, by {@link #type}. */
     private final @Nullable RcRequester rc;
     private final @Nullable UdSender ud;
@@ -83,6 +85,7 @@ final class SoftQueuePair implements QueuePair {
         this.rq = srq == null ? new ReceiveRing(a.maxReceiveWr(), singlePoster) : null;
         this.startPsn = (qpn * 0x9E3779B1) & PSN_MASK;
         SendRing sq = new SendRing(a.maxSendWr(), a.maxInlineBytes());
+        this.sendQueue = sq;
         SendSges sges = new SendSges(device, pd, sq);
         ErrorFlush errors = new ErrorFlush(this, sq, rq);
         this.poster = new SendPoster(this, device, pd, sq, sges, singlePoster);

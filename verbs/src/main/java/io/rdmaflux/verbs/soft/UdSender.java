@@ -42,7 +42,7 @@ final class UdSender {
 
     /** In RTS: sends and completes posted datagrams while the rail and the send CQ take them. */
     int doSends(long nowNs) {
-        long tail = sq.tail.get();
+        long tail = sq.engineTail();
         int n = 0;
         while (head < tail) {
             int slot = (int) head & sq.mask;
