@@ -109,7 +109,7 @@ final class RcDatagramRail implements DatagramRail, CompletionSink {
         this.recvMemory = rm;
         this.sendMemory = sm;
         this.qp = q;
-        this.recvView = new UnsafeBuffer(rm.address(), receiveSlots * slotBytes);
+        this.recvView = view(rm, receiveSlots * slotBytes);
         this.sendView = new UnsafeBuffer(sm.address(), sendSlots * slotBytes);
         this.freeSend = new int[sendSlots];
         for (int i = 0; i < sendSlots; i++) {
@@ -121,6 +121,19 @@ final class RcDatagramRail implements DatagramRail, CompletionSink {
         for (int i = 0; i < receiveSlots; i++) {
             postReceive(i);
         }
+    }
+
+    /**
+     * A view of {@code length} bytes of {@code region}, over its direct {@code ByteBuffer} where it has one at the same
+     * address, so that DR's CRC32C of a received datagram reads the memory in place ({@code CRC32C.update(ByteBuffer)})
+     * instead of copying it to an array first; over the bare address otherwise.
+     */
+    static UnsafeBuffer view(MemoryRegion region, int length) {
+        java.nio.ByteBuffer b = region.buffer();
+        if (b.isDirect() && b.capacity() >= length && org.agrona.BufferUtil.address(b) == region.address()) {
+            return new UnsafeBuffer(b, 0, length);
+        }
+        return new UnsafeBuffer(region.address(), length);
     }
 
     @Override

@@ -197,7 +197,13 @@ final class ReliableDatagramQp implements QueuePair {
                 "work request of " + total + " bytes exceeds the DR message limit of " + (config.maxMessageBytes() - MESSAGE_HEADER_BYTES)));
             return true;
         }
-        endpoint().offer(codec.encode(wr, (int) total));
+        // an inline request's buffer is the poster's again once posted: copy it now; any other is read in place
+        // as DR makes the VFRAGs (it stays unchanged until this request completes, after DR's acknowledgement)
+        if (wr.inline()) {
+            endpoint().offer(codec.encode(wr, (int) total));
+        } else {
+            endpoint().offer(codec.source(wr, (int) total));
+        }
         sends.add(new PendingSend(wr.wrId(), op, wr.signaled(), (int) total));
         return true;
     }

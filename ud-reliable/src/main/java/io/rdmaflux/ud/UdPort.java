@@ -130,7 +130,7 @@ final class UdPort implements CompletionSink, DatagramRail {
         this.sendQps = s;
         this.recvMemory = rm;
         this.sendMemory = sm;
-        this.recvView = new UnsafeBuffer(rm.address(), pool * slotBytes);
+        this.recvView = RcDatagramRail.view(rm, pool * slotBytes);
         this.sendView = new UnsafeBuffer(sm.address(), sends * slotBytes);
         this.freeSend = new int[sends];
         for (int i = 0; i < sends; i++) {

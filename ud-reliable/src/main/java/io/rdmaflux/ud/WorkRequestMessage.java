@@ -3,6 +3,8 @@ package io.rdmaflux.ud;
 import io.rdmaflux.verbs.ScatterGatherEntry;
 import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.WrOpcode;
+import io.rdmaflux.ud.dr.MessageSource;
+import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.ByteOrder;
@@ -41,14 +43,7 @@ final class WorkRequestMessage {
     byte[] encode(SendWorkRequest wr, int total) {
         byte[] m = new byte[HEADER_BYTES + total];
         message.wrap(m);
-        int code = switch (wr.opcode()) {
-            case SEND -> OP_SEND;
-            case SEND_WITH_IMM -> OP_SEND_IMM;
-            case RDMA_WRITE -> OP_WRITE;
-            case RDMA_WRITE_WITH_IMM -> OP_WRITE_IMM;
-            default -> throw new IllegalArgumentException("no DR message for " + wr.opcode());
-        };
-        message.putByte(0, (byte) code);
+        message.putByte(0, (byte) opCode(wr));
         message.putInt(4, wr.immediate(), ByteOrder.LITTLE_ENDIAN);
         message.putLong(8, wr.remoteAddress(), ByteOrder.LITTLE_ENDIAN);
         message.putInt(16, wr.rkey(), ByteOrder.LITTLE_ENDIAN);
@@ -61,6 +56,72 @@ final class WorkRequestMessage {
             at += e.length();
         }
         return m;
+    }
+
+    /**
+     * The message of {@code wr} read in place: its 24-byte header, then the bytes of its scatter/gather entries, copied
+     * only as DR makes each VFRAG ({@link MessageSource}). The entries' memory is the poster's until the request
+     * completes, which is after DR acknowledged the whole message, so it stays unchanged while DR reads it. The
+     * entries' addresses and lengths are taken now: the work request object is reused by its poster.
+     */
+    MessageSource source(SendWorkRequest wr, int total) {
+        byte[] header = new byte[HEADER_BYTES];
+        message.wrap(header);
+        message.putByte(0, (byte) opCode(wr));
+        message.putInt(4, wr.immediate(), ByteOrder.LITTLE_ENDIAN);
+        message.putLong(8, wr.remoteAddress(), ByteOrder.LITTLE_ENDIAN);
+        message.putInt(16, wr.rkey(), ByteOrder.LITTLE_ENDIAN);
+        message.putInt(20, total, ByteOrder.LITTLE_ENDIAN);
+        int n = wr.numSge();
+        long[] addresses = new long[n];
+        int[] lengths = new int[n];
+        for (int i = 0; i < n; i++) {
+            ScatterGatherEntry e = wr.sge(i);
+            addresses[i] = e.address();
+            lengths[i] = e.length();
+        }
+        return new GatheredMessage(header, addresses, lengths, HEADER_BYTES + total, memory);
+    }
+
+    private static int opCode(SendWorkRequest wr) {
+        return switch (wr.opcode()) {
+            case SEND -> OP_SEND;
+            case SEND_WITH_IMM -> OP_SEND_IMM;
+            case RDMA_WRITE -> OP_WRITE;
+            case RDMA_WRITE_WITH_IMM -> OP_WRITE_IMM;
+            default -> throw new IllegalArgumentException("no DR message for " + wr.opcode());
+        };
+    }
+
+    /** A work request's message: the header, then its entries' bytes read from registered memory when copied. */
+    private record GatheredMessage(byte[] header, long[] addresses, int[] lengths, int length, UnsafeBuffer memory)
+        implements MessageSource {
+        @Override
+        public void copyTo(int offset, MutableDirectBuffer dst, int dstOffset, int count) {
+            int at = offset;
+            int to = dstOffset;
+            int left = count;
+            if (at < HEADER_BYTES) {
+                int n = Math.min(left, HEADER_BYTES - at);
+                dst.putBytes(to, header, at, n);
+                at += n;
+                to += n;
+                left -= n;
+            }
+            int base = HEADER_BYTES;
+            for (int i = 0; i < addresses.length && left > 0; i++) {
+                int end = base + lengths[i];
+                if (at < end) {
+                    int n = Math.min(left, end - at);
+                    memory.wrap(addresses[i] + (at - base), n);
+                    dst.putBytes(to, memory, 0, n);
+                    at += n;
+                    to += n;
+                    left -= n;
+                }
+                base = end;
+            }
+        }
     }
 
     /** Reads {@code m}'s header into the fields. @return false if it is malformed (unknown op, length not the payload's) */

@@ -103,8 +103,19 @@ public final class DrEndpoint {
      * @throws IllegalStateException    after {@link #finish()}
      */
     public void offer(byte[] message) {
-        if (message.length > config.maxMessageBytes()) {
-            throw new IllegalArgumentException("message of " + message.length + " bytes exceeds maxMessageBytes="
+        offer(MessageSource.of(message));
+    }
+
+    /**
+     * Queues a whole message for sending, read from {@code message} as its VFRAGs are made (no copy first; see
+     * {@link MessageSource} for how long its bytes must stay unchanged).
+     *
+     * @throws IllegalArgumentException if it is longer than {@link DrConfig#maxMessageBytes()}
+     * @throws IllegalStateException    after {@link #finish()}
+     */
+    public void offer(MessageSource message) {
+        if (message.length() > config.maxMessageBytes()) {
+            throw new IllegalArgumentException("message of " + message.length() + " bytes exceeds maxMessageBytes="
                 + config.maxMessageBytes() + "; split it or raise DrConfig.maxMessageBytes");
         }
         send.enqueue(message);

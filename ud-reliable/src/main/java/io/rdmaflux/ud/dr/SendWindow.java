@@ -40,7 +40,7 @@ final class SendWindow {
     private final boolean[] sacked;
     private final boolean[] localDone;
     private final CRC32C crc = new CRC32C();
-    private final ArrayDeque<byte[]> queue = new ArrayDeque<>();
+    private final ArrayDeque<MessageSource> queue = new ArrayDeque<>();
     private int headOffset;
     private boolean finQueued;
     private boolean finSent;
@@ -84,11 +84,16 @@ final class SendWindow {
 
     /** Queues a whole message; the array is kept until its last VFRAG is fragmented. */
     void enqueue(byte[] message) {
+        enqueue(MessageSource.of(message));
+    }
+
+    /** Queues a whole message; its bytes are read as its VFRAGs are made, until its last one is. */
+    void enqueue(MessageSource message) {
         if (finQueued) {
             throw new IllegalStateException("the stream was finished; no message may follow it");
         }
         queue.add(message);
-        queuedBytes += message.length;
+        queuedBytes += message.length();
     }
 
     /** Queues the end of stream after every queued message. */
@@ -139,19 +144,20 @@ final class SendWindow {
                 0, sourceId, psn, 0, 0, crc);
             finSent = true;
         } else {
-            byte[] m = queue.peek();
-            int chunk = Math.min(m.length - headOffset, config.vfragPayloadBytes());
+            MessageSource m = queue.peek();
+            int messageLength = m.length();
+            int chunk = Math.min(messageLength - headOffset, config.vfragPayloadBytes());
             int flags = headOffset == 0 ? DrDatagram.FLAG_FIRST : 0;
-            view.putBytes(DrDatagram.HEADER_BYTES, m, headOffset, chunk);
+            m.copyTo(headOffset, view, DrDatagram.HEADER_BYTES, chunk);
             headOffset += chunk;
-            if (headOffset == m.length) {
+            if (headOffset == messageLength) {
                 flags |= DrDatagram.FLAG_LAST;
                 messageEnds.add(psn);
                 queue.poll();
-                queuedBytes -= m.length;
+                queuedBytes -= messageLength;
                 headOffset = 0;
             }
-            length = DrDatagram.encode(view, 0, DrDatagram.DATA, flags, chunk, sourceId, psn, m.length, 0, crc);
+            length = DrDatagram.encode(view, 0, DrDatagram.DATA, flags, chunk, sourceId, psn, messageLength, 0, crc);
         }
         lengths[i] = length;
         firstSentNs[i] = nowNs;
