@@ -295,6 +295,7 @@ final class ReliableDatagramQp implements QueuePair {
                 stalled = m;
                 break;
             }
+            ep.recycle(m); // placed: its bytes are in registered memory now
             placed++;
         }
         if (placed > 0) {

@@ -145,6 +145,14 @@ public final class DrEndpoint {
         return receive.budget();
     }
 
+    /**
+     * Hands back the array of a message {@link #poll()} returned once the owner is done with it (it must not be read or
+     * written after this): the next message of the same length is reassembled into it instead of a fresh array.
+     */
+    public void recycle(byte[] delivered) {
+        receive.recycle(delivered);
+    }
+
     /** The credit limit last advertised to the peer: it may send PSNs below it. */
     public int advertisedCreditLimit() {
         return acks.advertisedLimit();

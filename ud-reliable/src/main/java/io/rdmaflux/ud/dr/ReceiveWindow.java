@@ -39,6 +39,8 @@ final class ReceiveWindow {
     private int budget;
     private int heldCount;
     private byte[] assembling;
+    /** A delivered message's array its owner handed back ({@link #recycle}), reused for the next of the same length. */
+    private byte[] spare;
     private int assemblingOffset;
     private int assemblingStart;
     private boolean finReceived;
@@ -118,7 +120,13 @@ final class ReceiveWindow {
                 throw new DrProtocolException("message length " + messageLength + " at PSN " + Integer.toUnsignedString(psn)
                     + " is outside [0, maxMessageBytes=" + config.maxMessageBytes() + "]");
             }
-            assembling = new byte[messageLength];
+            byte[] reuse = spare;
+            if (reuse != null && reuse.length == messageLength) {
+                spare = null;
+                assembling = reuse;
+            } else {
+                assembling = new byte[messageLength];
+            }
             assemblingOffset = 0;
             assemblingStart = psn;
         } else if (assembling == null) {
@@ -149,6 +157,17 @@ final class ReceiveWindow {
     byte[] poll() {
         Message m = ready.poll();
         return m == null ? null : m.bytes;
+    }
+
+    /**
+     * Takes back the array of a message {@link #poll()} returned, which its owner no longer uses, to reassemble the next
+     * message of the same length into (bulk transfers repeat lengths; a fresh array of a MiB costs its zeroing).
+     * Only arrays of at least 4 KiB are kept, one at a time.
+     */
+    void recycle(byte[] delivered) {
+        if (delivered.length >= 4096) {
+            spare = delivered;
+        }
     }
 
     /** Whole messages waiting for the consumer. */
