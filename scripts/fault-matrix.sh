@@ -10,6 +10,8 @@
 # column between the two network namespaces of scripts/netns-rails.sh (NetnsFaultMatrixMain in
 # rdmaflux-b, its peer FaultPeerMain in rdmaflux-a, rails taken down with ip link). Not root, no 'ip' or
 # no netns support: that column is skipped with one line saying why, and the table keeps no cells for it.
+# NETNS_NAME, NETNS_SUBNET and NETNS_VETH (see scripts/netns-rails.sh) run that column in namespaces of
+# other names, e.g. NETNS_NAME=flap NETNS_SUBNET=10.78 NETNS_VETH=fx, beside another user of the default ones.
 # A cell that fails is written as FAILS with its error; the script then still rewrites the table (so the
 # failure shows) and exits non-zero.
 set -euo pipefail
@@ -38,10 +40,10 @@ netns_skip() { echo "fault-matrix: the 'net between namespaces' column is skippe
 netns_column() {
   [ "$(id -u)" = 0 ] || { netns_skip "not root (ip netns needs CAP_SYS_ADMIN; run as root to add it)"; return 0; }
   command -v ip >/dev/null 2>&1 || { netns_skip "no 'ip' command (apt-get install iproute2)"; return 0; }
-  if ! ip netns add rdmaflux-fm-probe 2>/dev/null; then
+  if ! ip netns add "${NETNS_NAME:-rdmaflux}-fm-probe" 2>/dev/null; then
     netns_skip "'ip netns add' does not work here (no network namespace support or no permission)"; return 0
   fi
-  ip netns del rdmaflux-fm-probe
+  ip netns del "${NETNS_NAME:-rdmaflux}-fm-probe"
   # the peer's and the survivor's class path: ud-reliable's test class path (reactive-core's test classes,
   # verbs', ud-reliable's) plus rdma-eager's classes, so every channel kind is on it
   local report cp
@@ -56,8 +58,9 @@ netns_column() {
   [ -n "$cp" ] || { echo "fault-matrix: no test class path in $report" >&2; return 1; }
   cp="$cp:$ROOT/rdma-eager/target/classes"
   if command -v flock >/dev/null 2>&1; then
-    exec 8>/tmp/rdmaflux-netns.lock
-    flock -w 300 8 || { echo "fault-matrix: /tmp/rdmaflux-netns.lock stayed taken for 300 s (another run uses the namespaces)" >&2; return 1; }
+    local lock="/tmp/${NETNS_NAME:-rdmaflux}-netns.lock"
+    exec 8>"$lock"
+    flock -w 300 8 || { echo "fault-matrix: $lock stayed taken for 300 s (another run uses the namespaces)" >&2; return 1; }
   fi
   trap '"$ROOT/scripts/netns-rails.sh" down >/dev/null 2>&1 || true' EXIT
   "$ROOT/scripts/netns-rails.sh" up --rails 2
@@ -65,7 +68,8 @@ netns_column() {
   mkdir -p "$(dirname "$NETNS_TSV")"
   local t0=$SECONDS nrc=0
   # shellcheck disable=SC2046
-  timeout 600 ip netns exec rdmaflux-b java $(cat .mvn/jvm-flags) -cp "$cp" io.rdmaflux.core.tck.NetnsFaultMatrixMain \
+  timeout 600 ip netns exec "${NETNS_NAME:-rdmaflux}-b" java $(cat .mvn/jvm-flags) -Dfaultmatrix.netns="${NETNS_NAME:-rdmaflux}" \
+    -Dfaultmatrix.subnet="${NETNS_SUBNET:-10.77}" -Dfaultmatrix.veth="${NETNS_VETH:-rf}" -cp "$cp" io.rdmaflux.core.tck.NetnsFaultMatrixMain \
     "$ROOT/$NETNS_TSV" "$cp" || nrc=$?
   "$ROOT/scripts/netns-rails.sh" down >/dev/null 2>&1 || true
   trap - EXIT

@@ -42,9 +42,16 @@ import java.util.function.Supplier;
 public final class NetnsFaultMatrixMain {
     static final int MESSAGES = 200;
     static final String FABRIC = "net between namespaces (2 processes)";
-    static final List<String> HERE = List.of("10.77.1.2", "10.77.2.2");
-    static final List<String> PEER = List.of("10.77.1.1", "10.77.2.1");
-    static final String PEER_LISTEN = "10.77.1.1:7495";
+    /**
+     * The names scripts/netns-rails.sh was given (NETNS_NAME, NETNS_SUBNET, NETNS_VETH; fault-matrix.sh passes
+     * them on as these system properties), so a run can use namespaces of its own.
+     */
+    static final String NETNS = System.getProperty("faultmatrix.netns", "rdmaflux");
+    static final String SUBNET = System.getProperty("faultmatrix.subnet", "10.77");
+    static final String VETH = System.getProperty("faultmatrix.veth", "rf");
+    static final List<String> HERE = List.of(SUBNET + ".1.2", SUBNET + ".2.2");
+    static final List<String> PEER = List.of(SUBNET + ".1.1", SUBNET + ".2.1");
+    static final String PEER_LISTEN = SUBNET + ".1.1:7495";
 
     private NetnsFaultMatrixMain() {
     }
@@ -60,7 +67,7 @@ public final class NetnsFaultMatrixMain {
                 jvm.add(a);
             }
         }
-        ProcessFaultCells.Launcher launcher = new ProcessFaultCells.Launcher(List.of("ip", "netns", "exec", "rdmaflux-a"),
+        ProcessFaultCells.Launcher launcher = new ProcessFaultCells.Launcher(List.of("ip", "netns", "exec", NETNS + "-a"),
             Path.of(System.getProperty("java.home"), "bin", "java").toString(), jvm, peerClassPath, PEER_LISTEN, PEER);
         int failed = 0;
         for (String k : System.getProperty("faultmatrix.kinds", "rc,eager,ud").split(",")) {
@@ -177,27 +184,29 @@ public final class NetnsFaultMatrixMain {
     }
 
     /**
-     * Waits {@value #SETTLE_AFTER_FLAP_MS} ms after a veth came back up, so the next row does not inherit the
-     * flap: the soft net fabric carries RC over one TCP stream per rail, and TCP backs its retransmission timer
-     * off while the link is down (seen: RTO 204, 408, 816 ms), so the stream resumes only when that timer fires,
-     * up to about the outage later. Without the wait, a new connection right after a flap sometimes found
-     * that rail silent for longer than its RC retries (3 x 200 ms) and, with the other rail taken down by its
-     * own row, failed (RC and eager, about 1 run in 3 of "failover" then "rail down, back up"). Reported as a
-     * limitation of the fabric, not hidden: the rail rows themselves still take the rail down mid-stream.
+     * Waits {@code faultmatrix.settleMs} ms (default {@value #SETTLE_AFTER_FLAP_MS}) after a veth came back up,
+     * so the next row does not start while the kernel is still bringing the link up. It was 1.5 s while the soft
+     * net fabric left a TCP stream in its backed-off retransmission timer after a flap (seen: RTO 204, 408,
+     * 816 ms; the stream resumed only when that timer fired, up to about the outage later), and a new
+     * connection right after a flap, whose other rail its own row then took down, failed about 1 run in 3 (RC
+     * and eager, "failover" then "rail down, back up"). The fabric now replaces a stream that stalls at an RC
+     * ACK timer expiry (issue 20, {@code NetTransport} "Stalled streams"), so the rail speaks again within
+     * about one retry timeout (200 ms here) of the link passing traffic; what is left to wait for is the
+     * kernel's own link-up work (its link-watch events run up to a second apart).
      */
     static void settleAfterFlap() {
         try {
-            Thread.sleep(SETTLE_AFTER_FLAP_MS);
+            Thread.sleep(Long.getLong("faultmatrix.settleMs", SETTLE_AFTER_FLAP_MS));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
     }
 
-    static final long SETTLE_AFTER_FLAP_MS = 1_500;
+    static final long SETTLE_AFTER_FLAP_MS = 200;
 
     /** {@code ip link set rfb<rail + 1> up|down} in this process's namespace. */
     static void link(int rail, boolean up) {
-        List<String> cmd = List.of("ip", "link", "set", "rfb" + (rail + 1), up ? "up" : "down");
+        List<String> cmd = List.of("ip", "link", "set", VETH + "b" + (rail + 1), up ? "up" : "down");
         try {
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             String said = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();

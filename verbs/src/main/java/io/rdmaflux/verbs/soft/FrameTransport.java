@@ -124,6 +124,19 @@ public interface FrameTransport {
         }
 
         /**
+         * An RC QP on {@code route} saw its ACK timer expire (no acknowledgement for its retry timeout) and
+         * is about to retransmit from its oldest unacknowledged request (go-back-N); called on the NIC's
+         * engine thread at NIC time {@code nowNs}, before those retransmissions are handed to
+         * {@link #transmit}, once per expiry. A
+         * transport that carries the route over a connection with a retransmission timer of its own (TCP,
+         * which backs off exponentially while a link is down and so may stay silent long after the link is
+         * back) may replace that connection here, so the retransmissions leave at once on a fresh one. The
+         * default does nothing (a transport that loses frames outright needs nothing but the QP's retry).
+         */
+        default void routeStalled(Route route, long nowNs) {
+        }
+
+        /**
          * A memory region of this NIC was deregistered: called once, on the deregistering thread (any
          * application thread, possibly several at once), after the NIC's key table dropped its keys (from
          * then on a frame naming its rkey is refused with REM_ACCESS_ERR). A transport that carries RDMA

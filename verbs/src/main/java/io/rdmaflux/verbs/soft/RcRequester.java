@@ -137,6 +137,11 @@ final class RcRequester {
             ackDeadlineNs = nowNs + retryTimeoutNs;
             device.rcRetransmits++;
             work++;
+            Route stalled = qp.route();
+            if (stalled != null) {
+                // before the retransmissions: a stream transport may give them a fresh connection
+                device.attachment().routeStalled(stalled, nowNs);
+            }
         }
         if (rnrWaiting) {
             if (nowNs - rnrWaitUntilNs < 0) {

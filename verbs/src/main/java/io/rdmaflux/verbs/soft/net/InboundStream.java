@@ -18,7 +18,9 @@ import org.jspecify.annotations.Nullable;
  * frame seen (up to {@link NetTransportConfig#maxFrameBytes()}). A malformed header closes the
  * stream (its framing is lost) and is counted. A route release frame from the peer ends the stream
  * without breaking its writer's route ({@link #peerReleased}); after a local release the stream only
- * discards what arrives until the peer closes ({@link #drain}). Engine thread only.
+ * discards what arrives until the peer closes ({@link #drain}). A route renew frame from the peer (it
+ * replaced a stalled connection of the pair with this one) is passed to {@link NetAttachment#routeRenewed}.
+ * Engine thread only.
  */
 final class InboundStream {
     private static final int INITIAL_BYTES = 64 << 10;
@@ -44,6 +46,16 @@ final class InboundStream {
     private boolean sawFrame;
     private int firstSourceQpn;
     private int firstDestinationQpn;
+    /**
+     * Test seam: the connection carries nothing from this end (its writer writes nothing), as a TCP
+     * connection in retransmission backoff behind a link that went down. Set at both ends, it models the
+     * stalled stream that {@link NetAttachment#routeStalled} replaces.
+     */
+    boolean stalledForTest;
+    /** {@link #lastReadNs} of a stream that has read nothing yet. */
+    static final long NEVER_READ = Long.MIN_VALUE;
+    /** NIC time of the last read that returned bytes; {@link #NEVER_READ} before the first. */
+    long lastReadNs = NEVER_READ;
     /** The local QP of this connection's pair was destroyed: what arrives is discarded until EOF. */
     private boolean draining;
     /** When a draining stream is closed regardless (set by {@link NetAttachment} on its first pass after). */
@@ -78,14 +90,19 @@ final class InboundStream {
         if (closed || draining || writer != null || !sawFrame || firstSourceQpn != remoteQpn || firstDestinationQpn != localQpn) {
             return false;
         }
+        return remote.equals(remoteAddress());
+    }
+
+    /** The peer's IP; null if the socket cannot say. */
+    @Nullable InetAddress remoteAddress() {
         if (remoteIp == null) {
             try {
                 remoteIp = ((InetSocketAddress) channel.getRemoteAddress()).getAddress();
             } catch (IOException | RuntimeException e) {
-                return false;
+                return null;
             }
         }
-        return remote.equals(remoteIp);
+        return remoteIp;
     }
 
     /** Reads what arrived and delivers complete frames, at most {@code limit}; returns frames delivered. */
@@ -117,6 +134,7 @@ final class InboundStream {
                 return delivered;
             }
             writePos += n;
+            lastReadNs = nowNs;
             delivered += deliver(nowNs, limit - delivered);
             if (n < space) {
                 // the socket had less than we asked for, so it is drained: save the read that would
@@ -157,6 +175,22 @@ final class InboundStream {
             if (NetFrameCodec.isRouteRelease(buf, readPos)) {
                 peerReleased();
                 return n;
+            }
+            if (NetFrameCodec.isRouteRenew(buf, readPos)) {
+                int source = NetFrameCodec.sourceQpn(buf, readPos);
+                int destination = NetFrameCodec.destinationQpn(buf, readPos);
+                readPos += NetFrameCodec.HEADER_BYTES;
+                if (readPos == writePos) {
+                    readPos = 0;
+                    writePos = 0;
+                }
+                if (!sawFrame) {
+                    sawFrame = true;
+                    firstSourceQpn = source;
+                    firstDestinationQpn = destination;
+                }
+                owner.routeRenewed(this, source, destination);
+                continue;
             }
             if (NetFrameCodec.validate(buf, readPos, transport.config.maxFrameBytes()) != NetFrameCodec.Verdict.OK) {
                 transport.framesRejected.incrementAndGet();

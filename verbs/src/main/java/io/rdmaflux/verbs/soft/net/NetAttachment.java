@@ -169,7 +169,8 @@ final class NetAttachment implements FrameTransport.Attachment {
      */
     private RcStream streamFor(NetTransport.NetRoute route, SoftFrame first) {
         InetAddress peer = route.socketAddress.getAddress();
-        for (int i = 0; i < inbound.size(); i++) {
+        // newest first: after the peer renewed a stalled connection, the new one carries the pair too
+        for (int i = inbound.size() - 1; i >= 0; i--) {
             InboundStream in = inbound.get(i);
             if (in.carries(peer, first.destinationQpn, first.sourceQpn)) {
                 return RcStream.over(transport, this, in, route);
@@ -177,6 +178,12 @@ final class NetAttachment implements FrameTransport.Attachment {
         }
         RcStream s = new RcStream(transport, this, route);
         s.open(localAddressFor(peer));
+        InboundStream r = s.reader();
+        if (r != null) {
+            // its silence (see routeStalled) counts from the connect: a SYN lost to a link not yet back
+            // is retried by the kernel only a second later, a renewal at the QP's next stall
+            r.lastReadNs = first.sentAtNs;
+        }
         return s;
     }
 
@@ -195,6 +202,12 @@ final class NetAttachment implements FrameTransport.Attachment {
         if (s != null) {
             s.release(localQpn, remoteQpn);
         }
+        for (int i = route.retired.size() - 1; i >= 0; i--) {
+            if (i < route.retired.size()) {
+                route.retired.get(i).release(localQpn, remoteQpn);
+            }
+        }
+        route.retired.clear();
         InetAddress peer = route.socketAddress.getAddress();
         for (int i = inbound.size() - 1; i >= 0; i--) {
             InboundStream in = inbound.get(i);
@@ -202,6 +215,102 @@ final class NetAttachment implements FrameTransport.Attachment {
                 RcStream.over(transport, this, in, route).release(localQpn, remoteQpn);
             }
         }
+    }
+
+    /**
+     * An RC QP on {@code r} found no acknowledgement for its retry timeout (see
+     * {@link FrameTransport.Attachment#routeStalled}; engine thread): the route's stream is replaced by a
+     * new connection, whose first frame is a route renew, so the retransmissions that follow leave on it
+     * at once instead of waiting behind the old connection's backed-off TCP retransmission timer. The old
+     * stream is retired ({@link RcStream#retire}). Nothing happens for a route that has no stream or is
+     * being released, whose stream broke for good (its QP is failing anyway), or whose connection read
+     * something within {@link NetTransportConfig#renewSilenceNs()}.
+     */
+    @Override
+    public void routeStalled(Route r, long nowNs) {
+        if (closed || !(r instanceof NetTransport.NetRoute route) || route.owner != this) {
+            return;
+        }
+        RcStream s = route.stream;
+        if (s == null || s.isReleasing() || !s.pairKnown() || (s.isBroken() && !s.isBrokenQuietly())) {
+            return;
+        }
+        InboundStream heard = s.reader();
+        if (!s.isBroken() && heard != null) {
+            if (heard.lastReadNs == InboundStream.NEVER_READ) {
+                // a connection that never read anything (its peer answers on a connection of its own):
+                // its silence counts from this first stall
+                heard.lastReadNs = nowNs;
+                return;
+            }
+            if (nowNs - heard.lastReadNs < transport.config.renewSilenceNs()) {
+                // the connection spoke recently: not TCP backing off behind a dead link (its minimum RTO
+                // is 200 ms), rather a retry timeout shorter than the round trip; a new one would not help
+                return;
+            }
+        }
+        RcStream n = RcStream.renewal(transport, this, route, s.localQpn(), s.remoteQpn());
+        route.stream = n;
+        outbound.add(n);
+        transport.streamsRenewed.incrementAndGet();
+        if (!s.isBroken()) {
+            s.retire(null);
+            keepRetired(route, s);
+        }
+        n.open(localAddressFor(route.socketAddress.getAddress()));
+        InboundStream fresh = n.reader();
+        if (fresh != null) {
+            // a renewal whose connect is lost (the link not back yet) is renewed again at the next stall
+            fresh.lastReadNs = nowNs;
+        }
+    }
+
+    /**
+     * {@code in}, a connection the peer opened, starts with a route renew for the pair
+     * {@code (remoteQpn -> localQpn)}: the peer replaced a stalled connection of that pair. The local send
+     * half of the pair, if any, moves onto {@code in} (with the frames it still had queued) and the old
+     * one is retired: its stalled TCP stream could otherwise hold this side's acknowledgements back as
+     * long as it held the peer's requests.
+     */
+    void routeRenewed(InboundStream in, int remoteQpn, int localQpn) {
+        transport.streamsRenewedByPeer.incrementAndGet();
+        InetAddress peer = in.remoteAddress();
+        if (closed || peer == null || in.writer != null) {
+            return;
+        }
+        for (int i = 0; i < outbound.size(); i++) {
+            RcStream w = outbound.get(i);
+            if (w.isActiveFor(peer, localQpn, remoteQpn)) {
+                NetTransport.NetRoute route = w.route();
+                RcStream n = RcStream.over(transport, this, in, route);
+                n.pair(localQpn, remoteQpn);
+                route.stream = n;
+                outbound.add(n);
+                w.retire(n);
+                keepRetired(route, w);
+                return;
+            }
+        }
+    }
+
+    /** At most this many retired streams per route stay open; the oldest beyond is released. */
+    static final int MAX_RETIRED = 2;
+
+    private void keepRetired(NetTransport.NetRoute route, RcStream s) {
+        if (s.isBroken()) {
+            return;
+        }
+        route.retired.add(s);
+        if (route.retired.size() > MAX_RETIRED) {
+            RcStream oldest = route.retired.remove(0);
+            // a release, not a close: a peer still sending on it forgets it rather than failing its QP
+            oldest.release(oldest.localQpn(), oldest.remoteQpn());
+        }
+    }
+
+    /** {@code s} no longer counts among its route's retired streams. */
+    void forgetRetired(RcStream s) {
+        s.route().retired.remove(s);
     }
 
     /** {@code s} drains after a release; closed at the linger bound if the peer does not close first. */
@@ -231,6 +340,13 @@ final class NetAttachment implements FrameTransport.Attachment {
     void forgetOutbound(RcStream s) {
         if (!closed) {
             outbound.remove(s);
+        }
+    }
+
+    /** Test seam: every connection open now stops carrying anything from this end ({@link InboundStream#stalledForTest}). */
+    void stallOpenStreamsForTest() {
+        for (InboundStream s : inbound) {
+            s.stalledForTest = true;
         }
     }
 
@@ -551,6 +667,7 @@ final class NetAttachment implements FrameTransport.Attachment {
             }
             closed = true;
         }
+        transport.attachments.remove(this);
         for (RcStream s : outbound) {
             s.close();
         }

@@ -52,6 +52,14 @@ import java.nio.ByteOrder;
  * ({@link Verdict#BAD_TYPE}), so every path that does not look for it first (UDP datagrams, the UCX
  * provider's active messages) drops it as malformed; a stream reader checks {@link #isRouteRelease}
  * before {@link #validate}.
+ *
+ * <h2>Route renew (TCP streams only)</h2>
+ * The net fabric's other frame of its own: the <b>route renew</b>, type byte {@value #ROUTE_RENEW_TYPE},
+ * laid out as the route release, its QPNs the pair {@code (sender's QPN -> receiver's QPN)}. A host
+ * writes it as the first frame of a TCP connection that replaces a stalled one of the same QP pair
+ * (its RC retry timer expired); the receiver moves its own send half of the pair onto that connection
+ * (see {@link NetTransport}, "Stalled streams"). Checked with {@link #isRouteRenew} before
+ * {@link #validate}, which refuses it as it does the release.
  */
 public final class NetFrameCodec {
     /** "RDFX" read as a little-endian int. */
@@ -79,6 +87,8 @@ public final class NetFrameCodec {
 
     /** The type byte of a route release (see the class Javadoc); no {@link FrameType} has this code. */
     static final int ROUTE_RELEASE_TYPE = 0xF0;
+    /** The type byte of a route renew (see the class Javadoc); no {@link FrameType} has this code. */
+    static final int ROUTE_RENEW_TYPE = 0xF1;
 
     private static final int FLAG_IMMEDIATE = 1;
     private static final int FLAG_ICRC = 2;
@@ -146,12 +156,21 @@ public final class NetFrameCodec {
 
     /** Writes a route release for the QP pair {@code (sourceQpn -> destinationQpn)} at {@code at} of {@code b}. */
     static void encodeRouteRelease(ByteBuffer b, int at, int sourceQpn, int destinationQpn) {
+        encodeControl(b, at, ROUTE_RELEASE_TYPE, sourceQpn, destinationQpn);
+    }
+
+    /** Writes a route renew for the QP pair {@code (sourceQpn -> destinationQpn)} at {@code at} of {@code b}. */
+    static void encodeRouteRenew(ByteBuffer b, int at, int sourceQpn, int destinationQpn) {
+        encodeControl(b, at, ROUTE_RENEW_TYPE, sourceQpn, destinationQpn);
+    }
+
+    private static void encodeControl(ByteBuffer b, int at, int type, int sourceQpn, int destinationQpn) {
         for (int i = 0; i < HEADER_BYTES; i += 8) {
             b.putLong(at + i, 0L);
         }
         b.putInt(at + MAGIC_OFFSET, MAGIC);
         b.put(at + VERSION_OFFSET, (byte) VERSION);
-        b.put(at + TYPE_OFFSET, (byte) ROUTE_RELEASE_TYPE);
+        b.put(at + TYPE_OFFSET, (byte) type);
         b.putInt(at + FRAME_LENGTH_OFFSET, HEADER_BYTES);
         b.putInt(at + SOURCE_QPN_OFFSET, sourceQpn);
         b.putInt(at + DESTINATION_QPN_OFFSET, destinationQpn);
@@ -163,12 +182,31 @@ public final class NetFrameCodec {
      * Anything else with its type byte is left to {@link #validate}, which refuses it.
      */
     static boolean isRouteRelease(ByteBuffer b, int at) {
-        return (b.get(at + TYPE_OFFSET) & 0xFF) == ROUTE_RELEASE_TYPE
+        return isControl(b, at, ROUTE_RELEASE_TYPE);
+    }
+
+    /** As {@link #isRouteRelease}, for a route renew. */
+    static boolean isRouteRenew(ByteBuffer b, int at) {
+        return isControl(b, at, ROUTE_RENEW_TYPE);
+    }
+
+    private static boolean isControl(ByteBuffer b, int at, int type) {
+        return (b.get(at + TYPE_OFFSET) & 0xFF) == type
             && b.getInt(at + MAGIC_OFFSET) == MAGIC
             && b.get(at + VERSION_OFFSET) == VERSION
             && b.get(at + STATUS_OFFSET) == 0
             && b.getInt(at + FRAME_LENGTH_OFFSET) == HEADER_BYTES
             && b.getInt(at + LENGTH_OFFSET) == 0;
+    }
+
+    /** Source QPN of a header. */
+    static int sourceQpn(ByteBuffer b, int at) {
+        return b.getInt(at + SOURCE_QPN_OFFSET);
+    }
+
+    /** Destination QPN of a header. */
+    static int destinationQpn(ByteBuffer b, int at) {
+        return b.getInt(at + DESTINATION_QPN_OFFSET);
     }
 
     /** Total frame bytes of a validated header. */

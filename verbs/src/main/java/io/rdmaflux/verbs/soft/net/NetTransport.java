@@ -53,6 +53,32 @@ import java.util.concurrent.atomic.AtomicLong;
  * the time its outstanding requests take on the wire (seconds on slow links); a shorter timeout is
  * safe but retransmits.
  *
+ * <h2>Stalled streams</h2>
+ * TCP repairs loss with its own retransmission timer, which doubles while nothing is acknowledged (Linux:
+ * 200 ms minimum, then 400, 800 ms ... up to 120 s). Behind a link that goes down, a connection's
+ * retransmissions back off, and once the link is back the connection stays silent until the next of
+ * them fires: up to about the outage again, however soon the link returned. The QP's own retry cannot
+ * help, since its retransmissions queue behind the stalled bytes in the same stream; and sending more
+ * does not wake a connection in that state. Hence: when an RC QP's ACK timer expires
+ * ({@link FrameTransport.Attachment#routeStalled}) and its route's connection has read nothing for
+ * {@link NetTransportConfig#renewSilenceNs()} (100 ms), the route is <b>renewed</b>: a new connection
+ * is opened (its SYN leaves at once), its first frame a <b>route renew</b> ({@link NetFrameCodec}), and
+ * the retransmissions the expiry triggers go on it. The peer, reading the renew, moves its own send half
+ * of the QP pair onto the new connection, so its acknowledgements do not queue behind its own stalled
+ * bytes either. The old connections are <b>retired</b>, not closed: each side stops sending on them
+ * but still reads them and hands what arrives to the NIC (the RC layer drops duplicates by PSN), and
+ * their end is no broken route. Closing one instead would let the kernel answer the peer's late
+ * retransmissions with a reset, which the peer would take for a dead host. At most
+ * {@value NetAttachment#MAX_RETIRED} retired connections stay per route; an older one is released
+ * (as in "Route release"), as all are when the QP is destroyed. A renewal that cannot connect (the
+ * link is still down) is dropped quietly, its QP's next expiry renews again. So a QP whose rail comes
+ * back recovers within about one retry timeout plus a connect, not at TCP's next backed-off retry;
+ * it still fails with RETRY_EXC_ERR if the outage outlasts {@code (retryCount + 1) * retryTimeoutNs}.
+ * No socket option does this from Java: {@code TCP_USER_TIMEOUT} (not in the JDK) only ends a
+ * connection sooner, keepalives ({@code jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE} ...) are not sent
+ * while data is unacknowledged, and neither shortens the backed-off timer. {@link #streamsRenewed()}
+ * and {@link #streamsRenewedByPeer()} count renewals.
+ *
  * <h2>Route release</h2>
  * A connection lives as long as its QP pair, not as long as the NIC: when an RC QP is destroyed, its
  * NIC releases the route ({@link FrameTransport.Attachment#releaseRoute}) in its next engine pass.
@@ -94,6 +120,8 @@ public final class NetTransport implements FrameTransport {
     final AtomicLong datagramsDroppedAtSend = new AtomicLong();
     final AtomicLong streamsBroken = new AtomicLong();
     final AtomicLong streamsOpened = new AtomicLong();
+    final AtomicLong streamsRenewed = new AtomicLong();
+    final AtomicLong streamsRenewedByPeer = new AtomicLong();
     final AtomicLong peersRefused = new AtomicLong();
     final AtomicLong streamsReleased = new AtomicLong();
     final AtomicLong streamsReleasedByPeer = new AtomicLong();
@@ -120,9 +148,14 @@ public final class NetTransport implements FrameTransport {
         return config;
     }
 
+    /** The attachments made so far (closed ones included), for tests of this package. */
+    final java.util.List<NetAttachment> attachments = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     @Override
     public Attachment attach(SoftDevice nic) {
-        return new NetAttachment(this, nic);
+        NetAttachment a = new NetAttachment(this, nic);
+        attachments.add(a);
+        return a;
     }
 
     /** Frames and datagrams dropped because their header was malformed (magic, version, type, length). */
@@ -179,6 +212,19 @@ public final class NetTransport implements FrameTransport {
         return releasesTimedOut.get();
     }
 
+    /**
+     * RC streams this transport's NICs opened to replace a stalled one (an RC ACK timer expired; see
+     * "Stalled streams"), counted when opened, whether they connected or not.
+     */
+    public long streamsRenewed() {
+        return streamsRenewed.get();
+    }
+
+    /** Route renew frames this transport's NICs read: a peer replaced a stalled stream of a QP pair. */
+    public long streamsRenewedByPeer() {
+        return streamsRenewedByPeer.get();
+    }
+
     /** RC streams opened by this transport's NICs. */
     public long streamsOpened() {
         return streamsOpened.get();
@@ -215,6 +261,8 @@ public final class NetTransport implements FrameTransport {
         final InetSocketAddress socketAddress;
         final NetAttachment owner;
         @org.jspecify.annotations.Nullable RcStream stream;
+        /** Streams this route replaced ({@link RcStream#retire}), oldest first; at most {@link NetAttachment#MAX_RETIRED}. */
+        final java.util.ArrayList<RcStream> retired = new java.util.ArrayList<>(NetAttachment.MAX_RETIRED + 1);
 
         NetRoute(PortAddress destination, InetSocketAddress socketAddress, NetAttachment owner) {
             this.destination = destination;

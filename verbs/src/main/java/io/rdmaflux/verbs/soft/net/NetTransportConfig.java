@@ -28,6 +28,8 @@ import java.util.Objects;
  *   <li>{@code releaseLingerNs}: how long a released RC stream (its QP destroyed) waits for the peer
  *       to close its side before it is closed regardless (default 10 s; see {@link NetTransport},
  *       "Route release").</li>
+ *   <li>{@code renewSilenceNs}: how long an RC stream's connection must have been silent before an
+ *       RC ACK timer expiry replaces it (default 100 ms; see {@link NetTransport}, "Stalled streams").</li>
  *   <li>{@code allowPeers}: the hosts (CIDR blocks) whose streams, datagrams and connect requests
  *       this node hears ({@link NetPeerFilter}); default every host.</li>
  * </ul>
@@ -41,6 +43,11 @@ public final class NetTransportConfig {
     public static final long DEFAULT_ACK_COALESCING_NS = 20_000;
     /** Default release linger: 10 s, ample for a loaded peer's engine to read the release and close. */
     public static final long DEFAULT_RELEASE_LINGER_NS = 10_000_000_000L;
+    /**
+     * Default silence before a stalled RC stream is renewed: 100 ms, half of Linux's minimum TCP
+     * retransmission timeout (200 ms), so a connection that just read something is left alone.
+     */
+    public static final long DEFAULT_RENEW_SILENCE_NS = 100_000_000L;
 
     private final List<InetAddress> addresses;
     private final int basePort;
@@ -50,11 +57,13 @@ public final class NetTransportConfig {
     private final int maxFrameBytes;
     private final long ackCoalescingNs;
     private final long releaseLingerNs;
+    private final long renewSilenceNs;
     private final NetPeerFilter peerFilter;
 
     private NetTransportConfig(Builder b) {
         this.ackCoalescingNs = b.ackCoalescingNs;
         this.releaseLingerNs = b.releaseLingerNs;
+        this.renewSilenceNs = b.renewSilenceNs;
         this.peerFilter = b.peerFilter;
         this.addresses = List.copyOf(b.addresses.isEmpty() ? List.of(InetAddress.getLoopbackAddress()) : b.addresses);
         this.basePort = b.basePort;
@@ -107,6 +116,14 @@ public final class NetTransportConfig {
         return releaseLingerNs;
     }
 
+    /**
+     * How long an RC stream's connection must have read nothing before an RC ACK timer expiry on its
+     * route replaces it with a new connection, ns (see {@link NetTransport}, "Stalled streams").
+     */
+    public long renewSilenceNs() {
+        return renewSilenceNs;
+    }
+
     /** The hosts this node hears ({@link NetPeerFilter#any()} unless {@link Builder#allowPeers} was given). */
     public NetPeerFilter peerFilter() {
         return peerFilter;
@@ -134,6 +151,7 @@ public final class NetTransportConfig {
         private int maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
         private long ackCoalescingNs = DEFAULT_ACK_COALESCING_NS;
         private long releaseLingerNs = DEFAULT_RELEASE_LINGER_NS;
+        private long renewSilenceNs = DEFAULT_RENEW_SILENCE_NS;
         private NetPeerFilter peerFilter = NetPeerFilter.any();
 
         private Builder() {
@@ -232,6 +250,21 @@ public final class NetTransportConfig {
                 throw new VerbsException("releaseLingerNs must be > 0 but it was " + ns);
             }
             this.releaseLingerNs = ns;
+            return this;
+        }
+
+        /**
+         * How long an RC stream's connection must have read nothing before an RC ACK timer expiry on its
+         * route replaces it with a new connection, ns of the NIC's clock, in [1 ms, 1 h]; default 100 ms.
+         * Shorter recovers sooner after a link flap when the QPs' retry timeout is short too; longer
+         * renews less often when retry timeouts are below the round trip (see {@link NetTransport},
+         * "Stalled streams").
+         */
+        public Builder renewSilenceNs(long ns) {
+            if (ns < 1_000_000L || ns > 3_600_000_000_000L) {
+                throw new VerbsException("renewSilenceNs must be in [1000000, 3600000000000] but it was " + ns);
+            }
+            this.renewSilenceNs = ns;
             return this;
         }
 

@@ -28,6 +28,13 @@ import org.jspecify.annotations.Nullable;
  * peer closes its side (see {@link NetTransport}, "Route release"). A release arriving from the peer
  * ({@link #peerReleased}) ends the stream without reporting the route broken.
  *
+ * <p>Renewal (see {@link NetTransport}, "Stalled streams"): a stream opened by {@link #renewal} to
+ * replace a stalled one writes a route renew frame first, and its failing to connect is not a broken
+ * route (the link may still be down; the next stall renews again). A stream replaced by a newer one of
+ * its route is <b>retired</b> ({@link #retire}): it takes no new frames but writes out the frame it is
+ * in the middle of, its reader still hands what arrives to the NIC (RC drops duplicates by PSN), and
+ * its end, whenever the peer or the kernel ends it, is not reported as a broken route.
+ *
  * <p>Acknowledgements: ACKs are cumulative, so a queued ACK followed by a newer one is replaced
  * by it, and a lone ACK is held for up to {@link NetTransportConfig#ackCoalescingNs()} so that it
  * leaves in the same write as the next request or response (as NICs and TCP coalesce
@@ -54,6 +61,8 @@ final class RcStream {
     private @Nullable SelectionKey key;
     private @Nullable SoftFrame large;
     private int largeViews;
+    /** A retired stream still writes the copy of its last large frame in {@code views[0]} ({@link #retire}). */
+    private boolean retiredLarge;
     private int stageEnd;
     private int stageSent;
     private boolean connected;
@@ -68,6 +77,16 @@ final class RcStream {
     private int releaseSourceQpn;
     private int releaseDestinationQpn;
     private @Nullable String brokenReason;
+    /** The route's QP pair, known from the first frame transmitted (or the renewal that opened it). */
+    private boolean pairKnown;
+    private int localQpn;
+    private int remoteQpn;
+    /** Opened by {@link #renewal}: its route renew frame goes first; a failed connect breaks it quietly. */
+    private boolean renewal;
+    /** Replaced by a newer stream of its route (see {@link #retire}). */
+    private boolean retired;
+    /** Broken without telling the NIC: a renewal that could not connect, or a retired stream that ended. */
+    private boolean brokenQuietly;
 
     RcStream(NetTransport transport, NetAttachment owner, NetTransport.NetRoute route) {
         this.transport = transport;
@@ -91,6 +110,113 @@ final class RcStream {
         s.connected = true;
         accepted.writer = s;
         return s;
+    }
+
+    /**
+     * A stream that replaces a stalled one of {@code route}, for the QP pair {@code (localQpn -> remoteQpn)}:
+     * its first frame is the route renew; call {@link #open} next.
+     */
+    static RcStream renewal(NetTransport transport, NetAttachment owner, NetTransport.NetRoute route, int localQpn, int remoteQpn) {
+        RcStream s = new RcStream(transport, owner, route);
+        s.renewal = true;
+        s.pair(localQpn, remoteQpn);
+        NetFrameCodec.encodeRouteRenew(s.staging, 0, localQpn, remoteQpn);
+        s.stageEnd = NetFrameCodec.HEADER_BYTES;
+        return s;
+    }
+
+    void pair(int local, int remote) {
+        pairKnown = true;
+        localQpn = local;
+        remoteQpn = remote;
+    }
+
+    boolean pairKnown() {
+        return pairKnown;
+    }
+
+    int localQpn() {
+        return localQpn;
+    }
+
+    int remoteQpn() {
+        return remoteQpn;
+    }
+
+    NetTransport.NetRoute route() {
+        return route;
+    }
+
+    @Nullable InboundStream reader() {
+        return reader;
+    }
+
+    boolean isReleasing() {
+        return releasing;
+    }
+
+    boolean isRetired() {
+        return retired;
+    }
+
+    /** Broken without the route being reported broken (a renewal that did not connect, a retired stream). */
+    boolean isBrokenQuietly() {
+        return brokenQuietly;
+    }
+
+    /** The route's current send half for the pair {@code (localQpn -> remoteQpn)} to {@code peer}. */
+    boolean isActiveFor(InetAddress peer, int local, int peerQpn) {
+        return !broken && !releasing && !retired && pairKnown && localQpn == local && remoteQpn == peerQpn
+            && route.stream == this && peer.equals(remote.getAddress());
+    }
+
+    /**
+     * Retires the stream: its route sends on a newer one from now on. Frames still queued (not yet
+     * staged) move to {@code successor}, or, without one, are dropped (the RC requester that stalled is
+     * retransmitting them anyway). The frame being written, if any, is written out so the peer's framing
+     * holds; a large one is copied first, since its work request may complete over the successor and its
+     * registered memory go away. A stream that has not connected yet is closed at once. The stream is
+     * not closed otherwise: the peer may not have seen the renewal yet and still send on it, and its
+     * reader keeps handing frames to the NIC; it ends with the peer, a route release or the NIC.
+     */
+    void retire(@Nullable RcStream successor) {
+        if (broken || releasing || retired) {
+            return;
+        }
+        retired = true;
+        SoftFrame f;
+        while ((f = queue.poll()) != null) {
+            if (successor != null) {
+                successor.transmit(f);
+            } else {
+                transport.framesDroppedOnBrokenStreams.incrementAndGet();
+                f.release();
+            }
+        }
+        if (!connected) {
+            breakStream("retired before it connected");
+            return;
+        }
+        SoftFrame l = large;
+        if (l != null) {
+            int rest = 0;
+            for (int i = 0; i < largeViews; i++) {
+                rest += views[i].remaining();
+            }
+            ByteBuffer copy = ByteBuffer.allocateDirect(rest);
+            for (int i = 0; i < largeViews; i++) {
+                copy.put(views[i]);
+                views[i] = null;
+                viewSource[i] = null;
+            }
+            copy.flip();
+            views[0] = copy;
+            viewSource[0] = copy;
+            largeViews = 1;
+            large = null;
+            l.release();
+            retiredLarge = true;
+        }
     }
 
     /** Starts the non-blocking connect from {@code local}. */
@@ -140,10 +266,13 @@ final class RcStream {
     }
 
     void transmit(SoftFrame f) {
-        if (broken || releasing) {
+        if (broken || releasing || retired) {
             transport.framesDroppedOnBrokenStreams.incrementAndGet();
             f.release();
             return;
+        }
+        if (!pairKnown) {
+            pair(f.sourceQpn, f.destinationQpn);
         }
         if (f.type == FrameType.ACK) {
             SoftFrame last = queue.peekLast();
@@ -207,10 +336,14 @@ final class RcStream {
 
     /** Writes as much as the socket takes. */
     private void flush() {
+        InboundStream in = reader;
+        if (in != null && in.stalledForTest) {
+            return;
+        }
         SocketChannel ch = channel;
         try {
             while (true) {
-                if (stageEnd == stageSent && large == null) {
+                if (stageEnd == stageSent && large == null && !retiredLarge) {
                     stageEnd = 0;
                     stageSent = 0;
                     if (!fill()) {
@@ -219,7 +352,7 @@ final class RcStream {
                 }
                 staging.limit(stageEnd).position(stageSent);
                 int count = 1;
-                if (large != null) {
+                if (large != null || retiredLarge) {
                     for (int i = 0; i < largeViews; i++) {
                         gather[1 + i] = views[i];
                     }
@@ -234,13 +367,16 @@ final class RcStream {
                 stageSent = staging.position();
                 boolean done = stageSent == stageEnd;
                 SoftFrame l = large;
-                if (l != null) {
+                if (l != null || retiredLarge) {
                     for (int i = 0; i < largeViews && done; i++) {
                         done = !views[i].hasRemaining();
                     }
                     if (done) {
                         large = null;
-                        l.release();
+                        retiredLarge = false;
+                        if (l != null) {
+                            l.release();
+                        }
                     }
                 }
                 if (!done) {
@@ -251,6 +387,10 @@ final class RcStream {
                     return;
                 }
                 if (queue.isEmpty()) {
+                    if (releasing && !releaseStaged) {
+                        // a release that came while a large frame was being written: stage it now
+                        continue;
+                    }
                     stageEnd = 0;
                     stageSent = 0;
                     if (writeBlocked) {
@@ -333,6 +473,7 @@ final class RcStream {
         if (broken || releasing) {
             return;
         }
+        owner.forgetRetired(this);
         releasing = true;
         releaseSourceQpn = localQpn;
         releaseDestinationQpn = remoteQpn;
@@ -388,6 +529,20 @@ final class RcStream {
         }
         broken = true;
         brokenReason = reason;
+        if (retired || (renewal && !connected)) {
+            // a replaced stream ends, or a renewal found the link still down: the route lives on (a
+            // renewal's QP retries, and its next stall renews again); nothing to tell the NIC
+            brokenQuietly = true;
+            owner.forgetOutbound(this);
+            owner.forgetRetired(this);
+            releaseAll();
+            NetAttachment.closeQuietly(channel);
+            InboundStream r = reader;
+            if (r != null) {
+                r.close();
+            }
+            return;
+        }
         if (releasing) {
             // its QP is gone: nothing to tell the NIC, nothing to count
             releaseAll();
@@ -414,6 +569,7 @@ final class RcStream {
     private void releaseAll() {
         SoftFrame l = large;
         large = null;
+        retiredLarge = false;
         if (l != null) {
             l.release();
         }
@@ -437,7 +593,7 @@ final class RcStream {
      * fail it with RETRY_EXC_ERR although it arrived.
      */
     void close() {
-        if (!broken && connected && !writeBlocked && (!queue.isEmpty() || large != null || stageEnd != stageSent)) {
+        if (!broken && connected && !writeBlocked && (!queue.isEmpty() || large != null || retiredLarge || stageEnd != stageSent)) {
             flush();
         }
         broken = true;
@@ -451,6 +607,6 @@ final class RcStream {
 
     @Override
     public String toString() {
-        return "RC stream to " + destination + (broken ? " (broken: " + brokenReason + ")" : "");
+        return "RC stream to " + destination + (retired ? " (retired)" : "") + (broken ? " (broken: " + brokenReason + ")" : "");
     }
 }

@@ -64,7 +64,8 @@ class NetTransportTest {
         assertTrue(atA.stream().allMatch(w -> w.status() == WcStatus.SUCCESS) && atB.stream().allMatch(w -> w.status() == WcStatus.SUCCESS),
             () -> atA + " " + atB);
         assertEquals(1, hosts.transportOf(a).streamsOpened() + hosts.transportOf(b).streamsOpened(),
-            "b answers on the connection a opened: one TCP connection per QP pair");
+            () -> "b answers on the connection a opened: one TCP connection per QP pair (renewed " + hosts.transportOf(a).streamsRenewed()
+                + " + " + hosts.transportOf(b).streamsRenewed() + ")");
     }
 
     @Test
