@@ -1,23 +1,18 @@
 package io.rdmaflux.ud;
 
 import io.rdmaflux.ud.dr.DatagramSink;
-import io.rdmaflux.ud.dr.DrDatagram;
-import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.CompletionQueue;
 import io.rdmaflux.verbs.CompletionSink;
-import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.ProtectionDomain;
 import io.rdmaflux.verbs.QpEndpoint;
 import io.rdmaflux.verbs.QpInitAttributes;
 import io.rdmaflux.verbs.QpType;
 import io.rdmaflux.verbs.QueuePair;
-import io.rdmaflux.verbs.ReceiveWorkRequest;
 import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.WcStatus;
 import io.rdmaflux.verbs.WorkCompletion;
 import io.rdmaflux.verbs.WrOpcode;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -42,26 +37,16 @@ import org.jspecify.annotations.Nullable;
  * <p><b>Concurrency:</b> the progress thread of the node; not thread-safe.
  */
 final class RcDatagramRail implements DatagramRail, CompletionSink {
-    private static final long SEND_BIT = 1L << 40;
-
     private final Port port;
     private final int slotBytes;
     private final int receiveSlots;
     private final CompletionQueue cq;
     private final QueuePair qp;
-    private final MemoryRegion recvMemory;
-    private final MemoryRegion sendMemory;
-    private final UnsafeBuffer sendView;
-    private final UnsafeBuffer recvView;
-    private final int[] freeSend;
-    private int freeSendCount;
-    private final int[] sendPsn;
-    private final boolean[] sendIsData;
+    private final DatagramSlots slots;
     private final SendWorkRequest swr = new SendWorkRequest();
-    private final ReceiveWorkRequest rwr = new ReceiveWorkRequest();
     private @Nullable ReliableDatagramQp owner;
     private long nowNs;
-    private long malformedDropped;
+    private long unclaimedDropped;
     private boolean closed;
 
     /**
@@ -79,13 +64,11 @@ final class RcDatagramRail implements DatagramRail, CompletionSink {
         this.slotBytes = slotBytes;
         this.receiveSlots = receiveSlots;
         CompletionQueue c = null;
-        MemoryRegion rm = null;
-        MemoryRegion sm = null;
+        DatagramSlots m = null;
         QueuePair q = null;
         try {
             c = pd.device().createCompletionQueue(receiveSlots + sendSlots + 16);
-            rm = pd.allocateMemory((long) receiveSlots * slotBytes, Access.LOCAL_WRITE);
-            sm = pd.allocateMemory((long) sendSlots * slotBytes, Access.LOCAL_WRITE);
+            m = new DatagramSlots(pd, receiveSlots, sendSlots, slotBytes);
             q = pd.createQueuePair(QpInitAttributes.builder(QpType.RC, port).cq(c).maxReceiveWr(receiveSlots).maxSendWr(sendSlots)
                 .retryCount(attributes.retryCount()).retryTimeoutNs(attributes.retryTimeoutNs())
                 .rnrRetryCount(attributes.rnrRetryCount()).rnrTimeoutNs(attributes.rnrTimeoutNs()).build());
@@ -94,11 +77,8 @@ final class RcDatagramRail implements DatagramRail, CompletionSink {
             if (q != null) {
                 q.close();
             }
-            if (sm != null) {
-                sm.close();
-            }
-            if (rm != null) {
-                rm.close();
+            if (m != null) {
+                m.close();
             }
             if (c != null) {
                 c.close();
@@ -106,34 +86,11 @@ final class RcDatagramRail implements DatagramRail, CompletionSink {
             throw e;
         }
         this.cq = c;
-        this.recvMemory = rm;
-        this.sendMemory = sm;
+        this.slots = m;
         this.qp = q;
-        this.recvView = view(rm, receiveSlots * slotBytes);
-        this.sendView = new UnsafeBuffer(sm.address(), sendSlots * slotBytes);
-        this.freeSend = new int[sendSlots];
-        for (int i = 0; i < sendSlots; i++) {
-            freeSend[i] = sendSlots - 1 - i;
-        }
-        this.freeSendCount = sendSlots;
-        this.sendPsn = new int[sendSlots];
-        this.sendIsData = new boolean[sendSlots];
         for (int i = 0; i < receiveSlots; i++) {
-            postReceive(i);
+            slots.postReceive(qp, i);
         }
-    }
-
-    /**
-     * A view of {@code length} bytes of {@code region}, over its direct {@code ByteBuffer} where it has one at the same
-     * address, so that DR's CRC32C of a received datagram reads the memory in place ({@code CRC32C.update(ByteBuffer)})
-     * instead of copying it to an array first; over the bare address otherwise.
-     */
-    static UnsafeBuffer view(MemoryRegion region, int length) {
-        java.nio.ByteBuffer b = region.buffer();
-        if (b.isDirect() && b.capacity() >= length && org.agrona.BufferUtil.address(b) == region.address()) {
-            return new UnsafeBuffer(b, 0, length);
-        }
-        return new UnsafeBuffer(region.address(), length);
     }
 
     @Override
@@ -176,17 +133,16 @@ final class RcDatagramRail implements DatagramRail, CompletionSink {
 
     @Override
     public int send(QpEndpoint peer, byte[] datagram, int length, ReliableDatagramQp from, int psn) {
-        if (closed || freeSendCount == 0 || length > slotBytes) {
+        if (closed || length > slotBytes) {
             return DatagramSink.BACK_PRESSURED;
         }
-        int slot = freeSend[--freeSendCount];
-        int off = slot * slotBytes;
-        sendView.putBytes(off, datagram, 0, length);
-        sendPsn[slot] = psn;
-        sendIsData[slot] = length > 4 && datagram[4] == DrDatagram.DATA;
-        swr.reset().wrId(SEND_BIT | slot).opcode(WrOpcode.SEND).signaled(true).sge(sendMemory.address() + off, length, sendMemory.lkey());
+        int slot = slots.takeSend(0, datagram, length, from, psn);
+        if (slot < 0) {
+            return DatagramSink.BACK_PRESSURED;
+        }
+        swr.reset().wrId(DatagramSlots.SEND_BIT | slot).opcode(WrOpcode.SEND).signaled(true).sge(slots.sendAddress(slot), length, slots.sendLkey());
         if (!qp.postSend(swr)) {
-            freeSend[freeSendCount++] = slot;
+            slots.untake(slot);
             return DatagramSink.BACK_PRESSURED;
         }
         return DatagramSink.POSTED;
@@ -209,19 +165,10 @@ final class RcDatagramRail implements DatagramRail, CompletionSink {
     @Override
     public void onCompletion(WorkCompletion wc) {
         long id = wc.wrId();
-        ReliableDatagramQp user = owner;
-        if ((id & SEND_BIT) != 0) {
-            int slot = (int) (id & 0xFFFF_FFFFL);
-            freeSend[freeSendCount++] = slot;
-            if (user == null) {
-                return;
-            }
-            if (wc.isSuccess()) {
-                if (sendIsData[slot]) {
-                    user.onLocalCompletion(sendPsn[slot]);
-                }
-            } else if (wc.status() != WcStatus.WR_FLUSH_ERR) {
-                user.onRailFailure(wc.status(), "the RC queue pair " + qp.qpNumber() + " carrying its DR datagrams failed: "
+        if ((id & DatagramSlots.SEND_BIT) != 0) {
+            ReliableDatagramQp from = slots.completeSend((int) (id & 0xFFFF_FFFFL), wc.isSuccess());
+            if (from != null && !wc.isSuccess() && wc.status() != WcStatus.WR_FLUSH_ERR) {
+                from.onRailFailure(wc.status(), "the RC queue pair " + qp.qpNumber() + " carrying its DR datagrams failed: "
                     + wc.status() + (wc.detail().isEmpty() ? "" : " (" + wc.detail() + ")"));
             }
             return;
@@ -230,17 +177,13 @@ final class RcDatagramRail implements DatagramRail, CompletionSink {
             return; // flushed: the queue pair went to ERROR or closed
         }
         int slot = (int) id;
+        ReliableDatagramQp user = owner;
         if (user != null) {
-            user.onDatagram(recvView, slot * slotBytes, wc.byteLength(), nowNs);
+            user.onDatagram(slots.recvView, slot * slotBytes, wc.byteLength(), nowNs);
         } else {
-            malformedDropped++;
+            unclaimedDropped++;
         }
-        postReceive(slot);
-    }
-
-    private void postReceive(int slot) {
-        rwr.wrId(slot).sge(recvMemory.address() + (long) slot * slotBytes, slotBytes, recvMemory.lkey());
-        qp.postReceive(rwr);
+        slots.postReceive(qp, slot);
     }
 
     /** Closes the queue pair, its completion queue and memory: the rail has one user. Idempotent. */
@@ -253,14 +196,13 @@ final class RcDatagramRail implements DatagramRail, CompletionSink {
         owner = null;
         qp.close();
         cq.close();
-        sendMemory.close();
-        recvMemory.close();
+        slots.close();
     }
 
     /** Datagrams that arrived with no queue pair to take them (before connect or after close), dropped. */
     @Override
     public long foreignDropped() {
-        return malformedDropped;
+        return unclaimedDropped;
     }
 
     @Override

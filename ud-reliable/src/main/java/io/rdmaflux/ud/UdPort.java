@@ -1,12 +1,9 @@
 package io.rdmaflux.ud;
 
 import io.rdmaflux.ud.dr.DatagramSink;
-import io.rdmaflux.ud.dr.DrDatagram;
-import io.rdmaflux.verbs.Access;
 import io.rdmaflux.verbs.AddressHandle;
 import io.rdmaflux.verbs.CompletionQueue;
 import io.rdmaflux.verbs.CompletionSink;
-import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ProtectionDomain;
@@ -14,7 +11,6 @@ import io.rdmaflux.verbs.QpEndpoint;
 import io.rdmaflux.verbs.QpInitAttributes;
 import io.rdmaflux.verbs.QpType;
 import io.rdmaflux.verbs.QueuePair;
-import io.rdmaflux.verbs.ReceiveWorkRequest;
 import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.WorkCompletion;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -42,7 +38,6 @@ import java.util.concurrent.ConcurrentHashMap;
 final class UdPort implements CompletionSink, DatagramRail {
     static final int QKEY = 0x0D0D0003;
     static final int TAG_BYTES = 4;
-    private static final long SEND_BIT = 1L << 40;
 
     private final ProtectionDomain pd;
     private final Port port;
@@ -51,19 +46,10 @@ final class UdPort implements CompletionSink, DatagramRail {
     private final CompletionQueue cq;
     private final QueuePair recvQp;
     private final QueuePair[] sendQps;
-    private final MemoryRegion recvMemory;
-    private final MemoryRegion sendMemory;
-    private final UnsafeBuffer recvView;
-    private final UnsafeBuffer sendView;
-    private final int[] freeSend;
-    private int freeSendCount;
-    private final ReliableDatagramQp[] sendOwner;
-    private final int[] sendPsn;
-    private final boolean[] sendIsData;
+    private final DatagramSlots slots;
     private final Map<PortAddress, AddressHandle> handles = new HashMap<>();
     private final Map<Integer, ReliableDatagramQp> qps = new ConcurrentHashMap<>();
     private final SendWorkRequest swr = new SendWorkRequest();
-    private final ReceiveWorkRequest rwr = new ReceiveWorkRequest();
     private int nextSendQp;
     /**
      * The next queue pair number (tag) of any rail of this process: unique across rail incarnations (a rail is
@@ -91,12 +77,10 @@ final class UdPort implements CompletionSink, DatagramRail {
         CompletionQueue c = null;
         QueuePair r = null;
         QueuePair[] s = new QueuePair[spec.sendQps()];
-        MemoryRegion rm = null;
-        MemoryRegion sm = null;
+        DatagramSlots m = null;
         try {
             c = pd.device().createCompletionQueue(pool + sends + 16);
-            rm = pd.allocateMemory((long) pool * slotBytes, Access.LOCAL_WRITE);
-            sm = pd.allocateMemory((long) sends * slotBytes, Access.LOCAL_WRITE);
+            m = new DatagramSlots(pd, pool, sends, slotBytes);
             r = pd.createQueuePair(QpInitAttributes.builder(QpType.UD, port).cq(c).maxReceiveWr(pool).maxSendWr(1).qkey(QKEY).build());
             r.init();
             for (int i = 0; i < s.length; i++) {
@@ -114,11 +98,8 @@ final class UdPort implements CompletionSink, DatagramRail {
             if (r != null) {
                 r.close();
             }
-            if (sm != null) {
-                sm.close();
-            }
-            if (rm != null) {
-                rm.close();
+            if (m != null) {
+                m.close();
             }
             if (c != null) {
                 c.close();
@@ -128,20 +109,9 @@ final class UdPort implements CompletionSink, DatagramRail {
         this.cq = c;
         this.recvQp = r;
         this.sendQps = s;
-        this.recvMemory = rm;
-        this.sendMemory = sm;
-        this.recvView = RcDatagramRail.view(rm, pool * slotBytes);
-        this.sendView = new UnsafeBuffer(sm.address(), sends * slotBytes);
-        this.freeSend = new int[sends];
-        for (int i = 0; i < sends; i++) {
-            freeSend[i] = sends - 1 - i;
-        }
-        this.freeSendCount = sends;
-        this.sendOwner = new ReliableDatagramQp[sends];
-        this.sendPsn = new int[sends];
-        this.sendIsData = new boolean[sends];
+        this.slots = m;
         for (int i = 0; i < pool; i++) {
-            postReceive(i);
+            slots.postReceive(recvQp, i);
         }
         recvQp.readyToReceive();
         recvQp.readyToSend();
@@ -180,7 +150,7 @@ final class UdPort implements CompletionSink, DatagramRail {
 
     /** Free send buffers now. */
     int freeSendBuffers() {
-        return freeSendCount;
+        return slots.freeSendSlots();
     }
 
     @Override
@@ -250,11 +220,7 @@ final class UdPort implements CompletionSink, DatagramRail {
             users--;
             regrant();
         }
-        for (int i = 0; i < sendOwner.length; i++) {
-            if (sendOwner[i] != null && sendOwner[i].qpNumber() == qpNumber) {
-                sendOwner[i] = null;
-            }
-        }
+        slots.forget(qpNumber);
         return users == 0;
     }
 
@@ -276,22 +242,18 @@ final class UdPort implements CompletionSink, DatagramRail {
     @Override
     public void onCompletion(WorkCompletion wc) {
         long id = wc.wrId();
-        if ((id & SEND_BIT) != 0) {
-            int slot = (int) (id & 0xFFFF_FFFFL);
-            ReliableDatagramQp owner = sendOwner[slot];
-            sendOwner[slot] = null;
-            freeSend[freeSendCount++] = slot;
+        if ((id & DatagramSlots.SEND_BIT) != 0) {
             if (!wc.isSuccess()) {
                 sendErrors++; // as lost on the wire: no local completion, the DR timers recover it
-            } else if (owner != null && sendIsData[slot]) {
-                owner.onLocalCompletion(sendPsn[slot]);
             }
+            slots.completeSend((int) (id & 0xFFFF_FFFFL), wc.isSuccess());
             return;
         }
         int slot = (int) id;
         if (!wc.isSuccess()) {
             return; // flushed on close
         }
+        UnsafeBuffer recvView = slots.recvView;
         int off = slot * slotBytes;
         int len = wc.byteLength();
         if (len >= TAG_BYTES) {
@@ -305,12 +267,7 @@ final class UdPort implements CompletionSink, DatagramRail {
         } else {
             foreignDropped++;
         }
-        postReceive(slot);
-    }
-
-    private void postReceive(int slot) {
-        rwr.wrId(slot).sge(recvMemory.address() + (long) slot * slotBytes, slotBytes, recvMemory.lkey());
-        recvQp.postReceive(rwr);
+        slots.postReceive(recvQp, slot);
     }
 
     /**
@@ -319,24 +276,21 @@ final class UdPort implements CompletionSink, DatagramRail {
      * @return {@link DatagramSink#POSTED}, or {@link DatagramSink#BACK_PRESSURED} when no send buffer is free
      */
     int send(PortAddress to, int remoteQpn, int remoteTag, byte[] datagram, int length, @Nullable ReliableDatagramQp owner, int psn) {
-        if (closed || freeSendCount == 0 || length + TAG_BYTES > slotBytes) {
+        if (closed || length + TAG_BYTES > slotBytes) {
             return DatagramSink.BACK_PRESSURED;
         }
-        int slot = freeSend[--freeSendCount];
-        int off = slot * slotBytes;
-        sendView.putInt(off, remoteTag, ByteOrder.LITTLE_ENDIAN);
-        sendView.putBytes(off + TAG_BYTES, datagram, 0, length);
-        sendOwner[slot] = owner;
-        sendPsn[slot] = psn;
-        sendIsData[slot] = length > 4 && datagram[4] == DrDatagram.DATA;
+        int slot = slots.takeSend(TAG_BYTES, datagram, length, owner, psn);
+        if (slot < 0) {
+            return DatagramSink.BACK_PRESSURED;
+        }
+        slots.sendRegion().putInt(slot * slotBytes, remoteTag, ByteOrder.LITTLE_ENDIAN);
         AddressHandle ah = handles.computeIfAbsent(to, a -> pd.createAddressHandle(port, a));
-        swr.reset().wrId(SEND_BIT | slot).opcode(io.rdmaflux.verbs.WrOpcode.SEND).signaled(true)
-            .sge(sendMemory.address() + off, length + TAG_BYTES, sendMemory.lkey()).ud(ah, remoteQpn, QKEY);
+        swr.reset().wrId(DatagramSlots.SEND_BIT | slot).opcode(io.rdmaflux.verbs.WrOpcode.SEND).signaled(true)
+            .sge(slots.sendAddress(slot), length + TAG_BYTES, slots.sendLkey()).ud(ah, remoteQpn, QKEY);
         QueuePair qp = sendQps[nextSendQp];
         nextSendQp = (nextSendQp + 1) % sendQps.length;
         if (!qp.postSend(swr)) {
-            sendOwner[slot] = null;
-            freeSend[freeSendCount++] = slot;
+            slots.untake(slot);
             return DatagramSink.BACK_PRESSURED;
         }
         return DatagramSink.POSTED;
@@ -357,8 +311,7 @@ final class UdPort implements CompletionSink, DatagramRail {
         }
         handles.clear();
         cq.close();
-        sendMemory.close();
-        recvMemory.close();
+        slots.close();
     }
 
     @Override
