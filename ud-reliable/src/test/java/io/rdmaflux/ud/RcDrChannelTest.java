@@ -12,7 +12,6 @@ import reactor.core.publisher.Flux;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -28,16 +27,6 @@ class RcDrChannelTest {
     /** Silent corruption of one frame in 50: damage the RC NIC accepts and places. */
     private static final RailConfig SILENT = RailConfig.builder().rcSilentCorruptRate(0.02).rcFaultSeed(17).build();
 
-    private static List<byte[]> payloads(long seed, int n, int maxBytes) {
-        SplittableRandom r = new SplittableRandom(seed);
-        List<byte[]> out = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            byte[] b = new byte[1 + r.nextInt(maxBytes)];
-            r.nextBytes(b);
-            out.add(b);
-        }
-        return out;
-    }
 
     /** What arrived, or the error that ended the transfer. */
     private record Outcome(List<byte[]> got, Throwable error) {
@@ -80,7 +69,7 @@ class RcDrChannelTest {
             }
             assertEquals(2, p.clientDr.openChannels().size());
             assertEquals(0, p.clientProvider.openChannels().size(), "no UD rail was made");
-            List<byte[]> sent = payloads(1, 300, 40_000);
+            List<byte[]> sent = UdPair.payloads(1, 300, 40_000);
             Outcome o = transfer(p, sent);
             assertNull(o.error);
             assertEquals(sent.size(), o.intact(sent));
@@ -93,7 +82,7 @@ class RcDrChannelTest {
     @Test
     void silentCorruptionGetsThroughPlainRc() {
         try (UdPair p = new UdPair(1, SILENT, UdSpec.DEFAULTS, ChannelKind.RC_SEND_RECV, b -> b)) {
-            List<byte[]> sent = payloads(2, 400, 6_000);
+            List<byte[]> sent = UdPair.payloads(2, 400, 6_000);
             Outcome o = transfer(p, sent);
             assertTrue(silentlyCorrupted(p) > 0, "the rail corrupted frames");
             assertTrue(o.error != null || o.intact(sent) < sent.size(),
@@ -104,7 +93,7 @@ class RcDrChannelTest {
     @Test
     void rcDrCatchesEverySilentCorruptionAndRepairsIt() {
         try (UdPair p = new UdPair(1, SILENT, UdSpec.DEFAULTS, ChannelKind.RC_DR, b -> b)) {
-            List<byte[]> sent = payloads(2, 400, 6_000);
+            List<byte[]> sent = UdPair.payloads(2, 400, 6_000);
             Outcome o = transfer(p, sent);
             assertNull(o.error, () -> "transfer failed: " + o.error);
             assertEquals(sent.size(), o.got.size());
@@ -125,7 +114,7 @@ class RcDrChannelTest {
     void nodesWithDifferentBufferSizesConnect() {
         int[] n = {0};
         try (UdPair p = new UdPair(1, RailConfig.UNSHAPED, UdSpec.DEFAULTS, ChannelKind.RC_DR, b -> b.bufferBytes(n[0]++ == 0 ? 16_384 : 2_048))) {
-            List<byte[]> sent = payloads(3, 100, 50_000);
+            List<byte[]> sent = UdPair.payloads(3, 100, 50_000);
             Outcome o = transfer(p, sent);
             assertNull(o.error, () -> "transfer failed: " + o.error);
             assertEquals(sent.size(), o.intact(sent));

@@ -12,7 +12,6 @@ import reactor.core.publisher.Flux;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -22,16 +21,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Reliable UD connections on the soft fabric with the rail model's UD faults, in virtual time. */
 class UdChannelTest {
-    private static List<byte[]> payloads(long seed, int n, int maxBytes) {
-        SplittableRandom r = new SplittableRandom(seed);
-        List<byte[]> out = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            byte[] b = new byte[1 + r.nextInt(maxBytes)];
-            r.nextBytes(b);
-            out.add(b);
-        }
-        return out;
-    }
 
     private static void transfer(UdPair p, List<byte[]> sent) {
         List<byte[]> got = new ArrayList<>();
@@ -62,7 +51,7 @@ class UdChannelTest {
                 assertEquals(ChannelKind.RELIABLE_UD, s.kind());
             }
             assertEquals(2, p.clientProvider.openChannels().size());
-            transfer(p, payloads(1, 200, 20_000));
+            transfer(p, UdPair.payloads(1, 200, 20_000));
             long vfrags = stats(p.clientProvider).stream().mapToLong(DrStats::vfragsSent).sum();
             assertTrue(vfrags >= 200, "the frames went as DR VFRAGs: " + vfrags);
         }
@@ -73,7 +62,7 @@ class UdChannelTest {
         RailConfig lossy = RailConfig.builder().mtuBytes(2048).loss(LossGenerator.random(0.05, 7)).duplicateRate(0.02)
             .reorderRate(0.05).reorderDelayNs(20_000).corruptRate(0.01).faultSeed(11).build();
         try (UdPair p = new UdPair(1, lossy, UdSpec.DEFAULTS, b -> b)) {
-            transfer(p, payloads(2, 400, 9_000));
+            transfer(p, UdPair.payloads(2, 400, 9_000));
             List<DrStats> tx = stats(p.clientProvider);
             List<DrStats> rx = stats(p.serverProvider);
             assertTrue(tx.stream().mapToLong(DrStats::vfragsRetransmitted).sum() > 0, "loss repaired: " + tx);

@@ -63,6 +63,18 @@ final class UdPair implements AutoCloseable {
         server = accepted.get();
     }
 
+    /** {@code n} random payloads of 1..{@code maxBytes} bytes from {@code seed}. */
+    static java.util.List<byte[]> payloads(long seed, int n, int maxBytes) {
+        java.util.SplittableRandom r = new java.util.SplittableRandom(seed);
+        java.util.List<byte[]> out = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            byte[] b = new byte[1 + r.nextInt(maxBytes)];
+            r.nextBytes(b);
+            out.add(b);
+        }
+        return out;
+    }
+
     int pass() {
         return soft.progress() + clientNode.invoke() + serverNode.invoke();
     }
