@@ -254,13 +254,14 @@ public final class UcxProvider implements RdmaProvider {
     /**
      * Deregistrations of device {@code index} and how their revocation went ({@link UcxRegionExports}):
      * {@code [waited for the peers' acknowledgements, could not wait (on the engine thread or a closing device),
-     * waits that ended before the engine settled the revocation, revocations settled by timing out a silent peer]}.
-     * Any thread (monitoring; the last value may lag).
+     * waits that ended before the engine settled the revocation, revocations settled by timing out a silent peer,
+     * asynchronous deregistrations ({@link io.rdmaflux.verbs.MemoryRegion#deregisterAsync()}) of regions whose key went to peers]}.
+     * Any thread (monitoring; the last values may lag).
      */
     public long[] revocationCounts(int index) {
         UcxAttachment a = directory.local(nics.devices().get(index).name());
-        return a == null ? new long[4] : new long[] {a.deregistrationsAwaited(), a.deregistrationsNotAwaited(),
-            a.deregistrationWaitsExpired(), a.revocationsTimedOut()};
+        return a == null ? new long[5] : new long[] {a.deregistrationsAwaited(), a.deregistrationsNotAwaited(),
+            a.deregistrationWaitsExpired(), a.revocationsTimedOut(), a.deregistrationsAsync()};
     }
 
     /** How long a deregistration waits for the revocation of its region's UCX rkey, ns (option {@code revoke-timeout}). */
