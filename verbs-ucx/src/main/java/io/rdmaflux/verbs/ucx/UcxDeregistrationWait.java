@@ -22,7 +22,9 @@ import org.jspecify.annotations.Nullable;
  * in DEDICATED mode, the caller of {@code progress} in INVOKER mode), which would have to deliver the
  * acknowledgements itself, nor on a closing device: there the revocation completes asynchronously on the
  * engine's next passes, and a put the peer issued before it saw the REVOKE may still land in the
- * region's memory, which stays mapped and reachable (never freed under the put) until then.
+ * region's memory, which stays mapped and reachable (never freed under the put) until then. A caller that
+ * must know when (to reuse the memory) deregisters with {@link #deregisteredAsync}
+ * ({@code MemoryRegion.deregisterAsync}), which never waits on any thread and returns a stage completed then.
  *
  * <p>Owns the engine thread's identity and the deregistration counters; nothing to release.
  *
