@@ -1,6 +1,8 @@
 package io.rdmaflux.verbs;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import net.openhft.chronicle.bytes.BytesStore;
 
 /**
@@ -46,8 +48,37 @@ public interface MemoryRegion extends AutoCloseable {
     /** The region's memory as a Chronicle bytes store (offset 0 is {@link #address()}). */
     BytesStore<?, ?> bytes();
 
-    /** Deregisters the region ({@code ibv_dereg_mr}); idempotent. */
+    /**
+     * Deregisters the region ({@code ibv_dereg_mr}); idempotent. Once it returns, later use of the keys
+     * fails as the class comment says; a provider whose peers may hold the rkey for one-sided operations
+     * of their own (the {@code ucx} provider's {@code ucp_put}/{@code ucp_get}) may block, bounded, until
+     * they confirmed they no longer use it, and where it cannot block (its own progress thread) it returns
+     * before that: use {@link #deregisterAsync()} to learn when the memory is out of remote reach.
+     */
     void deregister();
+
+    /**
+     * Deregisters the region as {@link #deregister()} does (the keys are dead when it returns), without
+     * ever blocking, and returns a stage that completes once no remote access with the old rkey can reach
+     * the memory any more: only then may the caller reuse or free memory a peer could write or read
+     * (what {@code ibv_dereg_mr} guarantees on its return). Idempotent: a second call returns a stage
+     * completed at once.
+     *
+     * <p><b>Completion:</b> normally, never exceptionally. At once where {@link #deregister()} gives the
+     * guarantee itself (the default: this calls {@link #deregister()} and returns a completed stage). The
+     * {@code ucx} provider, once every peer that received the region's UCX rkey acknowledged the
+     * revocation (its puts and gets with it completed), is gone, or was taken for failed after the
+     * provider's {@code revoke-timeout} (its connections then fail; the memory stays mapped and reachable
+     * until the device closes, as a late put of a live but silent peer over shared memory may still land
+     * there), or when its device closes. Nothing completes it while nobody progresses an INVOKER provider.
+     *
+     * <p><b>Concurrency:</b> any thread, including the provider's progress thread; dependent actions may
+     * run on that thread (inside its progress pass) and must not block.
+     */
+    default CompletionStage<Void> deregisterAsync() {
+        deregister();
+        return CompletableFuture.completedFuture(null);
+    }
 
     /** Same as {@link #deregister()}. */
     @Override

@@ -13,6 +13,11 @@ import reactor.core.publisher.Mono;
  * {@link RemoteAccessException}, reason REVOKED), waits for the user's operations under way to
  * complete, then deregisters the region's memory registration, so its rkeys are dead on every rail;
  * the user's revoke releases it the same way. The connection's end deregisters every region it exposed.
+ * The owner's memory is the owner's again (to overwrite, reuse or free) once the owner's
+ * {@link #revoke()} Mono completed, not before: after the connection ended too, since on a provider
+ * whose peers write with keys of their own ({@code ucx}'s {@code ucp_put}) a write the peer issued
+ * before the end may land until that provider confirmed the revocation
+ * ({@link io.rdmaflux.verbs.MemoryRegion#deregisterAsync()}).
  *
  * <p><b>Concurrency:</b> thread-safe.
  */
@@ -35,8 +40,12 @@ public interface RemoteRegion {
     /**
      * Ends the region's exposure (owner) or this side's use of it (user); idempotent.
      *
-     * @return completes once the region's registration is gone on the owner's side (owner: after the user
-     *         released it, or the connection ended) or the release was sent (user); never errors
+     * @return completes once the region's registration is gone on the owner's side and its memory out of
+     *         the peer's reach (owner: after the user released it, or the connection ended, and the provider
+     *         confirmed no RDMA with the old rkey can land, as {@code ibv_dereg_mr}'s return does; only
+     *         then may the owner reuse the memory) or the release was sent (user); never errors. The owner's
+     *         completes on the connection's progress thread, or, once the connection is closed, on the
+     *         provider's (do not block in it)
      */
     Mono<Void> revoke();
 }

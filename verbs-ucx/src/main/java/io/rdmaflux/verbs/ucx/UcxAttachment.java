@@ -10,6 +10,8 @@ import io.rdmaflux.verbs.soft.SoftFrame;
 import io.rdmaflux.verbs.soft.SoftPort;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpEndpoint;
 import org.openucx.jucx.ucp.UcpRequestParams;
@@ -161,6 +163,16 @@ final class UcxAttachment implements FrameTransport.Attachment {
         }
     }
 
+    /**
+     * Any thread, never blocks: queues the revocation as {@link #regionDeregistered} does and returns a stage
+     * the engine completes once the region is out of every peer's reach ({@link UcxDeregistrationWait#deregisteredAsync}).
+     * Completed at once once closed (everything is unmapped then).
+     */
+    @Override
+    public CompletionStage<Void> regionDeregisteredAsync(MemoryRegion region) {
+        return closed ? CompletableFuture.completedFuture(null) : deregistrations.deregisteredAsync(region);
+    }
+
     /** Setup: the revoke timeout, ns ({@link UcxRegionExports}). */
     void revokeTimeoutNs(long ns) {
         exports.revokeTimeoutNs(ns);
@@ -174,6 +186,11 @@ final class UcxAttachment implements FrameTransport.Attachment {
     /** Deregistrations of exported regions that could not wait (engine thread, closing device) so far. */
     long deregistrationsNotAwaited() {
         return deregistrations.notAwaited();
+    }
+
+    /** Asynchronous deregistrations of regions whose key went to peers so far. */
+    long deregistrationsAsync() {
+        return deregistrations.async();
     }
 
     /** Deregistrations whose wait ended before the engine settled the revocation so far. */

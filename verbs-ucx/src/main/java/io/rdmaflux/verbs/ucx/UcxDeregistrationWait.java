@@ -2,6 +2,8 @@ package io.rdmaflux.verbs.ucx;
 
 import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.soft.SoftDevice;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
@@ -20,7 +22,9 @@ import org.jspecify.annotations.Nullable;
  * in DEDICATED mode, the caller of {@code progress} in INVOKER mode), which would have to deliver the
  * acknowledgements itself, nor on a closing device: there the revocation completes asynchronously on the
  * engine's next passes, and a put the peer issued before it saw the REVOKE may still land in the
- * region's memory, which stays mapped and reachable (never freed under the put) until then.
+ * region's memory, which stays mapped and reachable (never freed under the put) until then. A caller that
+ * must know when (to reuse the memory) deregisters with {@link #deregisteredAsync}
+ * ({@code MemoryRegion.deregisterAsync}), which never waits on any thread and returns a stage completed then.
  *
  * <p>Owns the engine thread's identity and the deregistration counters; nothing to release.
  *
@@ -42,6 +46,7 @@ final class UcxDeregistrationWait {
     private final AtomicLong awaited = new AtomicLong();
     private final AtomicLong notAwaited = new AtomicLong();
     private final AtomicLong waitsExpired = new AtomicLong();
+    private final AtomicLong async = new AtomicLong();
 
     UcxDeregistrationWait(UcxRegionExports exports, SoftDevice nic, Runnable wakeup) {
         this.exports = exports;
@@ -89,6 +94,31 @@ final class UcxDeregistrationWait {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Any thread, never blocks ({@link io.rdmaflux.verbs.MemoryRegion#deregisterAsync()}): queues the
+     * revocation of {@code region}'s rkey for the engine, wakes it, and returns a stage the engine completes
+     * once the revocation is settled (every subscriber acknowledged or gone, or taken for failed after the
+     * revoke timeout), or the NIC closes; completed at once when the key never went to a peer. Unlike
+     * {@link #deregistered}, the engine thread gets the same guarantee: it learns when, instead of not
+     * waiting.
+     */
+    CompletionStage<Void> deregisteredAsync(MemoryRegion region) {
+        UcxRegionExports.Revocation rv = exports.deregistered(region);
+        if (exports.hasDeregistrations()) {
+            wakeup.run();
+        }
+        if (rv == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        async.incrementAndGet();
+        return rv.completion();
+    }
+
+    /** Asynchronous deregistrations of regions whose key went to peers so far. */
+    long async() {
+        return async.get();
     }
 
     /** Deregistrations that waited for their revocation so far. */

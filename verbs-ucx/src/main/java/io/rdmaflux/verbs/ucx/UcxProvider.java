@@ -82,7 +82,10 @@ public final class UcxProvider implements RdmaProvider {
 
     /** Whether RDMA WRITEs go as {@code ucp_put}, and READs above 4 KiB as {@code ucp_get} ({@link UcxPutPath}; option {@code put}). */
     public enum Put {
-        /** Yes, unless the transports are {@code tcp} only (there UCX emulates puts, slower than frames). */
+        /**
+         * Yes, unless the transports are {@code tcp} only: there UCX emulates puts and gets, and both measured
+         * slower than frames (puts 1.1-3.1x slower; gets 0.50-1.12x the frames at 64 KiB, 0.84-1.03x at 1 MiB).
+         */
         AUTO,
         /** Yes, on any transport. */
         ON,
@@ -193,7 +196,8 @@ public final class UcxProvider implements RdmaProvider {
     /**
      * Whether RDMA WRITEs may go as {@code ucp_put} ({@link UcxPutPath}): {@link Put#ON}, or {@link Put#AUTO}
      * unless {@code tls} names {@code tcp} only (UCX then emulates a put with active messages plus a flush
-     * round trip, which measured slower than the frames: see the README).
+     * round trip, and a get likewise, which measured slower than the frames: see the README). The same
+     * answer selects READs above 4 KiB as {@code ucp_get}.
      */
     static boolean putEnabled(Put put, @Nullable String tls) {
         if (put != Put.AUTO) {
@@ -254,13 +258,14 @@ public final class UcxProvider implements RdmaProvider {
     /**
      * Deregistrations of device {@code index} and how their revocation went ({@link UcxRegionExports}):
      * {@code [waited for the peers' acknowledgements, could not wait (on the engine thread or a closing device),
-     * waits that ended before the engine settled the revocation, revocations settled by timing out a silent peer]}.
-     * Any thread (monitoring; the last value may lag).
+     * waits that ended before the engine settled the revocation, revocations settled by timing out a silent peer,
+     * asynchronous deregistrations ({@link io.rdmaflux.verbs.MemoryRegion#deregisterAsync()}) of regions whose key went to peers]}.
+     * Any thread (monitoring; the last values may lag).
      */
     public long[] revocationCounts(int index) {
         UcxAttachment a = directory.local(nics.devices().get(index).name());
-        return a == null ? new long[4] : new long[] {a.deregistrationsAwaited(), a.deregistrationsNotAwaited(),
-            a.deregistrationWaitsExpired(), a.revocationsTimedOut()};
+        return a == null ? new long[5] : new long[] {a.deregistrationsAwaited(), a.deregistrationsNotAwaited(),
+            a.deregistrationWaitsExpired(), a.revocationsTimedOut(), a.deregistrationsAsync()};
     }
 
     /** How long a deregistration waits for the revocation of its region's UCX rkey, ns (option {@code revoke-timeout}). */

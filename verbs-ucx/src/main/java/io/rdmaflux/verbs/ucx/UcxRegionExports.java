@@ -12,6 +12,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -301,6 +303,8 @@ final class UcxRegionExports {
         final int rkey;
         private final CountDownLatch done = new CountDownLatch(1);
         private final CountDownLatch picked = new CountDownLatch(1);
+        /** Completed with {@link #done}, after it (dependent actions run on the completing thread: the engine's, or the closing one). */
+        private final CompletableFuture<Void> completion = new CompletableFuture<>();
 
         Revocation(int rkey) {
             this.rkey = rkey;
@@ -309,6 +313,12 @@ final class UcxRegionExports {
         void complete() {
             picked.countDown();
             done.countDown();
+            completion.complete(null);
+        }
+
+        /** Completes once the revocation is settled (or the NIC closed); never exceptionally. */
+        CompletionStage<Void> completion() {
+            return completion;
         }
 
         /** Engine: it took the revocation up (sent its REVOKEs, or found nothing to revoke). */

@@ -257,6 +257,42 @@ class UcxRevocationTest {
     }
 
     /**
+     * {@code deregisterAsync} on the engine thread, where {@code deregister} cannot wait: it returns at once
+     * with the keys dead, and its stage completes only once A's put under way landed and A acknowledged the
+     * revocation, so memory taken back when the stage completes is never written after.
+     */
+    @Test
+    void deregisterAsyncOnTheEngineThreadCompletesOnlyOnceAPutUnderWayLanded() {
+        try (Pair p = new Pair("tcp", 60_000)) {
+            p.exportToA();
+            p.fill(9);
+            assertTrue(p.qa.postSend(p.write(109)));
+            for (int i = 0; i < 2000 && p.putsA()[0] < 2; i++) {
+                p.hostA().progress(System.nanoTime());
+            }
+            assertEquals(2, p.putsA()[0], "A issued the put");
+            java.util.concurrent.CompletableFuture<Void> outOfReach = p.dst.deregisterAsync().toCompletableFuture()
+                .thenRun(() -> {
+                    for (int i = 0; i < SIZE; i++) {
+                        p.target.put(i, (byte) 0x5A);
+                    }
+                });
+            assertFalse(p.dst.isValid());
+            assertFalse(outOfReach.isDone(), "the stage completed while a put with the region's rkey was under way");
+            assertEquals(1, p.revocationsB()[4], "counted as asynchronous");
+            p.drive(outOfReach::isDone, "the revocation");
+            assertEquals(0, p.putsB()[5], "unmapped");
+            WorkCompletion wc = p.next(p.ca);
+            assertNotEquals(WcStatus.SUCCESS, wc.status(), "the WRITE's header reached B after the deregistration: " + wc);
+            p.drive(20_000);
+            byte[] reused = new byte[SIZE];
+            java.util.Arrays.fill(reused, (byte) 0x5A);
+            assertArrayEquals(reused, p.targetBytes(), "nothing landed after the stage completed");
+            assertTrue(p.dst.deregisterAsync().toCompletableFuture().isDone(), "a second call: completed at once");
+        }
+    }
+
+    /**
      * Nobody progresses B (an INVOKER provider whose driver stopped, as a node closing before it releases
      * its regions): nothing could acknowledge, so the deregistration returns once the engine failed to take
      * the revocation up within the pickup window, not after the revoke timeout; the engine finishes it when

@@ -152,6 +152,18 @@ public interface FrameTransport {
         default void regionDeregistered(io.rdmaflux.verbs.MemoryRegion region) {
         }
 
+        /**
+         * As {@link #regionDeregistered} for {@link io.rdmaflux.verbs.MemoryRegion#deregisterAsync()}, but
+         * never blocks: returns a stage completing once no peer's one-sided operation with the region's
+         * rkey can reach its memory (completed by the engine thread, or at close; never exceptionally).
+         * Must not throw. The default calls {@link #regionDeregistered} and returns a completed stage, right
+         * for a transport whose hook does nothing.
+         */
+        default java.util.concurrent.CompletionStage<Void> regionDeregisteredAsync(io.rdmaflux.verbs.MemoryRegion region) {
+            regionDeregistered(region);
+            return java.util.concurrent.CompletableFuture.completedFuture(null);
+        }
+
         /** Unbinds every port; frames later sent to them are dropped. Idempotent. */
         @Override
         void close();

@@ -14,6 +14,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import org.jspecify.annotations.Nullable;
@@ -265,11 +267,16 @@ public final class SoftDevice implements Device, ProgressAgent {
         }
     }
 
-    void removeRegion(SoftMemoryRegion mr) {
+    /** Drops {@code mr}'s keys and tells the transport; {@code async}: never blocks, the stage says when peers are out of reach. */
+    CompletionStage<Void> removeRegion(SoftMemoryRegion mr, boolean async) {
         synchronized (setupLock) {
             keys.remove(mr);
         }
+        if (async) {
+            return attachment.regionDeregisteredAsync(mr);
+        }
         attachment.regionDeregistered(mr);
+        return CompletableFuture.completedFuture(null);
     }
 
     /**

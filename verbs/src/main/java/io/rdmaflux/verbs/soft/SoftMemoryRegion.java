@@ -5,6 +5,8 @@ import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.ProtectionDomain;
 import io.rdmaflux.verbs.VerbsException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import net.openhft.chronicle.bytes.BytesStore;
 import org.jspecify.annotations.Nullable;
 
@@ -128,16 +130,26 @@ final class SoftMemoryRegion implements MemoryRegion {
 
     @Override
     public void deregister() {
+        deregister(false);
+    }
+
+    /** The keys die at once; the stage completes when the transport says no peer can reach the memory ({@link FrameTransport.Attachment#regionDeregisteredAsync}). */
+    @Override
+    public CompletionStage<Void> deregisterAsync() {
+        return deregister(true);
+    }
+
+    private CompletionStage<Void> deregister(boolean async) {
         BytesStore<?, ?> b;
         synchronized (this) {
             if (!valid) {
-                return;
+                return CompletableFuture.completedFuture(null);
             }
             valid = false;
             b = bytes;
             bytes = null;
         }
-        pd.softDevice().removeRegion(this);
+        CompletionStage<Void> outOfReach = pd.softDevice().removeRegion(this, async);
         pd.forget(this);
         SoftResources.LIVE_MEMORY_REGIONS.decrementAndGet();
         if (allocated) {
@@ -148,6 +160,7 @@ final class SoftMemoryRegion implements MemoryRegion {
         if (b != null) {
             b.releaseLast();
         }
+        return outOfReach;
     }
 
     @Override

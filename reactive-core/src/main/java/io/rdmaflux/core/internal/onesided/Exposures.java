@@ -15,6 +15,8 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -23,7 +25,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * is a port of the node's one device, so one registration serves them all and the REGION_EXPOSE frame
  * carries its rkey once per rail), announces it, and deregisters it once the user released it (its own
  * release, or its answer to this side's revoke) or the connection ended. Only then: the user may have
- * RDMA under way until it releases.
+ * RDMA under way until it releases. The owner's {@link RemoteRegion#revoke()} completes only once the
+ * provider says the memory is out of the peer's reach ({@link MemoryRegion#deregisterAsync()}), not when
+ * the deregistration returned: on {@code ucx} a put the peer issued before the connection ended (or before a
+ * misbehaving peer released the region) may still land until its REVOKE_ACK.
  *
  * <p><b>Concurrency:</b> {@link #expose} and {@link #requestRevoke} on any thread (they hand the work to
  * the progress thread); the rest on the progress thread.
@@ -121,15 +126,22 @@ final class Exposures {
     }
 
     private void release(LocalExposure exposure) {
-        deregister(exposure.registration());
-        exposure.deregister();
+        exposure.deregistered(deregister(exposure.registration()));
     }
 
-    private void deregister(MemoryRegion registration) {
-        if (registration.isValid()) {
-            registration.deregister();
-            registered.decrementAndGet();
+    /**
+     * Deregisters without blocking the progress thread; the stage completes once no RDMA of the peer can
+     * reach the memory any more ({@link MemoryRegion#deregisterAsync()}: at once on most providers, once
+     * the peers acknowledged the rkey's revocation on {@code ucx}, whose deregistration on the thread
+     * driving it could not wait for that).
+     */
+    private CompletionStage<Void> deregister(MemoryRegion registration) {
+        if (!registration.isValid()) {
+            return CompletableFuture.completedFuture(null);
         }
+        CompletionStage<Void> outOfReach = registration.deregisterAsync();
+        registered.decrementAndGet();
+        return outOfReach;
     }
 
     /** The connection ended: every exposure's registration is deregistered. */

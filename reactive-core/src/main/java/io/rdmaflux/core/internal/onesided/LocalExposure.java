@@ -3,6 +3,8 @@ package io.rdmaflux.core.internal.onesided;
 import io.rdmaflux.core.onesided.RemoteAccess;
 import io.rdmaflux.core.onesided.RemoteRegion;
 import io.rdmaflux.verbs.MemoryRegion;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
@@ -10,7 +12,8 @@ import reactor.core.publisher.Sinks;
  * The owner's handle of a region it exposed: the memory registration made for the exposure (its own
  * lkey/rkey over the exposed range, with only the remote access flags the rights allow), and the
  * revocation's progress. The registration is deregistered once the user released the region or the
- * connection ended, never while the user may still post to it.
+ * connection ended, never while the user may still post to it; {@link #revoke()} completes once the
+ * provider says the memory is out of the peer's reach ({@link MemoryRegion#deregisterAsync()}).
  *
  * <p><b>Concurrency:</b> state changes on the progress thread; {@link #isValid()} and {@link #revoke()} on
  * any thread.
@@ -78,11 +81,30 @@ final class LocalExposure implements RemoteRegion {
         revokeSent = sent;
     }
 
-    /** Progress thread (or the closing thread): deregisters the registration; its rkeys are dead on every rail. */
-    void deregister() {
+    /**
+     * Progress thread (or the closing thread): the registration was deregistered (its rkeys are dead on
+     * every rail); {@link #revoke()}'s Mono completes once {@code outOfReach} did, i.e. once no RDMA of the
+     * peer can reach the memory (at once where the provider's deregistration guarantees that itself; else
+     * on the progress thread's next pass, or on the completing thread once the engine is closed).
+     */
+    void deregistered(CompletionStage<Void> outOfReach) {
         valid = false;
-        registration.deregister();
-        gone.tryEmitEmpty();
+        CompletableFuture<Void> f = outOfReach.toCompletableFuture();
+        if (f.isDone()) {
+            gone.tryEmitEmpty();
+            return;
+        }
+        f.whenComplete((v, e) -> engine.submit(new Command() {
+            @Override
+            public void run() {
+                gone.tryEmitEmpty();
+            }
+
+            @Override
+            public void fail(Throwable error) {
+                gone.tryEmitEmpty();
+            }
+        }));
     }
 
     @Override
