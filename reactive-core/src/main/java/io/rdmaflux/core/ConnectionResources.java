@@ -39,7 +39,7 @@ final class ConnectionResources {
         // buffer): they do not keep the QPs, CQs and rail buffers; see onDeliveredMessageGone
         if (!freed && connection.receiveBuffers().held() == 0) {
             for (Channel ch : channels) {
-                if (ch.sendBuffersInUse() > 0 && !ch.isFailed()) {
+                if (!ch.settled() && !ch.isFailed()) {
                     return;
                 }
             }

@@ -44,6 +44,9 @@ interface DatagramRail {
      */
     int send(QpEndpoint peer, byte[] datagram, int length, ReliableDatagramQp owner, int psn);
 
+    /** Whether a datagram {@code owner} sent is still posted and not completed (its ACKs and DATA must leave before it closes). */
+    boolean sending(ReliableDatagramQp owner);
+
     /** Polls the rail's completions: datagrams to their queue pairs, send buffers back. @return completions handled */
     int poll(long nowNs);
 

@@ -145,6 +145,16 @@ final class DatagramSlots {
         return owner;
     }
 
+    /** Whether a datagram of {@code qp} is still in a send slot (posted, its send not completed). */
+    boolean inFlightFor(ReliableDatagramQp qp) {
+        for (ReliableDatagramQp o : sendOwner) {
+            if (o == qp) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Forgets {@code qp} as the owner of the slots it has in flight (it closed: their completions tell no one). */
     void forget(int qpNumber) {
         for (int i = 0; i < sendOwner.length; i++) {

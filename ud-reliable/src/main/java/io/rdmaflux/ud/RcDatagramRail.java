@@ -149,6 +149,11 @@ final class RcDatagramRail implements DatagramRail, CompletionSink {
     }
 
     @Override
+    public boolean sending(ReliableDatagramQp owner) {
+        return slots.inFlightFor(owner);
+    }
+
+    @Override
     public int poll(long nowNs) {
         if (closed) {
             return 0;

@@ -231,6 +231,17 @@ final class ReliableDatagramQp implements QueuePair {
         return true;
     }
 
+    /**
+     * Whether this queue pair owes its peer nothing more: no ACK owed for what arrived and none of its datagrams still
+     * in a send slot. Before a connection closes its rails it runs them until this holds (the peer's last sends
+     * complete only with this side's ACK, which a queue pair closed a moment too early would never send); a queue
+     * pair in ERROR is settled.
+     */
+    boolean settled() {
+        DrEndpoint ep = endpoint;
+        return ep == null || closed || state == QpState.ERROR || (!ep.ackOwed() && !rail.sending(this));
+    }
+
     /** What carries this queue pair's datagrams. */
     DatagramRail rail() {
         return rail;

@@ -101,6 +101,12 @@ public final class UdChannel extends ForwardingChannel {
         return delegate.postWrite(localAddress, lkey, remoteAddress, rkey, length, tag);
     }
 
+    /** Settled when the RC channel is and DR owes the peer no ACK and has no datagram still being sent. */
+    @Override
+    public boolean settled() {
+        return delegate.settled() && qp.settled();
+    }
+
     @Override
     public boolean carriesOneSided() {
         return false;

@@ -226,6 +226,11 @@ final class UdPort implements CompletionSink, DatagramRail {
 
     /** Polls the rail's completions: datagrams to their queue pairs, send buffers back. @return completions handled */
     @Override
+    public boolean sending(ReliableDatagramQp owner) {
+        return slots.inFlightFor(owner);
+    }
+
+    @Override
     public int poll(long nowNs) {
         if (closed) {
             return 0;

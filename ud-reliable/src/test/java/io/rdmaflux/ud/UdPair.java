@@ -23,8 +23,8 @@ final class UdPair implements AutoCloseable {
     final SoftTwoNodes soft;
     final UdChannelProvider clientProvider;
     final UdChannelProvider serverProvider;
-    final RcDrChannelProvider clientDr = new RcDrChannelProvider();
-    final RcDrChannelProvider serverDr = new RcDrChannelProvider();
+    final RcDrChannelProvider clientDr;
+    final RcDrChannelProvider serverDr;
     final RdmaNode clientNode;
     final RdmaNode serverNode;
     final RdmaConnection client;
@@ -36,6 +36,13 @@ final class UdPair implements AutoCloseable {
 
     /** Connected over {@code kind} on every rail (both nodes offer reliable UD, RC + DR and RC). */
     UdPair(int rails, RailConfig rail, UdSpec spec, ChannelKind kind, UnaryOperator<RdmaNode.Builder> node) {
+        this(rails, rail, spec, RcDrSpec.DEFAULTS, kind, node);
+    }
+
+    /** As above, the RC + DR rails with {@code drSpec}. */
+    UdPair(int rails, RailConfig rail, UdSpec spec, RcDrSpec drSpec, ChannelKind kind, UnaryOperator<RdmaNode.Builder> node) {
+        clientDr = new RcDrChannelProvider(drSpec);
+        serverDr = new RcDrChannelProvider(drSpec);
         soft = SoftTwoNodes.create(rails, rail);
         int[] ports = new int[rails];
         for (int r = 0; r < rails; r++) {

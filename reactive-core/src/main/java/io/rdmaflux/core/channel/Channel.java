@@ -345,6 +345,16 @@ public interface Channel extends Subchannel, AutoCloseable {
     /** Send slots in use (frames posted or held back and not completed). */
     int sendBuffersInUse();
 
+    /**
+     * Whether nothing of this channel is still in flight, so that closing it now loses nothing its peer waits for:
+     * by default no send slot in use. A channel whose transport owes its peer more (an acknowledgement a reliable
+     * datagram layer has not sent yet) says false until that went. After the connection ended, its rails are closed
+     * once every channel is settled or failed (the connection keeps running their duty cycles until then).
+     */
+    default boolean settled() {
+        return sendBuffersInUse() == 0;
+    }
+
     /** Send slots of this channel. */
     int sendBufferCount();
 

@@ -325,6 +325,12 @@ public abstract class ForwardingChannel implements Channel {
         return delegate.sendBuffersInUse();
     }
 
+    /** Settled when this channel's own send slots (a subclass may count more than the delegate's) and the delegate are. */
+    @Override
+    public boolean settled() {
+        return sendBuffersInUse() == 0 && delegate.settled();
+    }
+
     @Override
     public int sendBufferCount() {
         return delegate.sendBufferCount();

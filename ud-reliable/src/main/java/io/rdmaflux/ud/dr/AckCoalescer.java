@@ -107,6 +107,11 @@ final class AckCoalescer {
         return ackPending > 0 ? ackDeadlineNs : Long.MAX_VALUE;
     }
 
+    /** Whether any ACK is owed: VFRAGs not acknowledged yet (coalescing), or one due at once. */
+    boolean owed() {
+        return ackPending > 0 || hasImmediateWork();
+    }
+
     /** Whether an ACK or probe reply is owed without waiting for a timer. */
     boolean hasImmediateWork() {
         return ackNow || probeReplyRail >= 0 || windowUpdateDue();
