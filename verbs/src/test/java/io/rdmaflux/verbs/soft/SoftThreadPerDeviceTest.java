@@ -59,8 +59,11 @@ class SoftThreadPerDeviceTest {
             ProtectionDomain pt = to.allocateProtectionDomain();
             scq = from.createCompletionQueue(2 * MESSAGES);
             rcq = to.createCompletionQueue(2 * MESSAGES);
-            sq = pf.createQueuePair(QpInitAttributes.builder(QpType.RC, from.port(1)).cq(scq).maxSendWr(128).build());
-            rq = pt.createQueuePair(QpInitAttributes.builder(QpType.RC, to.port(1)).cq(rcq).maxReceiveWr(MESSAGES).build());
+            // real threads on a shared host: a transport timeout far above a descheduled engine thread's pause
+            sq = pf.createQueuePair(QpInitAttributes.builder(QpType.RC, from.port(1)).cq(scq).maxSendWr(128)
+                .retryTimeoutNs(500_000_000L).retryCount(7).build());
+            rq = pt.createQueuePair(QpInitAttributes.builder(QpType.RC, to.port(1)).cq(rcq).maxReceiveWr(MESSAGES)
+                .retryTimeoutNs(500_000_000L).retryCount(7).build());
             sq.connect(rq.localEndpoint());
             rq.connect(sq.localEndpoint());
             src = pf.allocateMemory(8, Access.LOCAL_WRITE);
