@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * or is refused with a {@link FrameFormatException} that has a message; no other exception, no read
  * outside the frame (Agrona's bounds checks are on in tests), no allocation sized by a length field
  * (at most 2 bytes per input byte + 16 KiB), no input that takes more than a second (a hang). The decode step is the one the
- * receive path takes ({@code RcSubchannel.onFrame}, then {@code RcFrameDispatch}): validate the header,
+ * receive path takes ({@code RcFrameDispatch.onFrame}): validate the header,
  * then the type's own checks and accessors. A bounded, seeded run (2,000 mutations per seed;
  * {@code -Dfuzz.iterations=N -Dfuzz.seed=S} for a longer one) plus the stored corpus under
  * {@code src/test/resources/fuzz/}. See reactive-core/README.md, "Fuzzing the wire decoders".

@@ -23,41 +23,78 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The receive side of an {@link RcSubchannel}: decodes a frame that arrived in a receive buffer (its
- * header already validated) and hands it to the connection as a typed {@link ChannelEvents} event, or
- * fails the channel naming what was wrong. DATA and RTS frames use a buffer credit; control frames
- * are reposted at once.
+ * The receive side of an {@link RcSubchannel}: validates the header of a frame that arrived in a receive
+ * buffer, takes the credits piggybacked on it (seed 001 &sect;3.1), decodes it and hands it to the
+ * connection as a typed {@link ChannelEvents} event, or fails the channel naming what was wrong. DATA
+ * and RTS frames use a buffer credit; control frames are reposted at once.
  *
- * <p><b>Concurrency:</b> progress thread only.
+ * <p>Owns the counters of frames received by type.
+ *
+ * <p><b>Concurrency:</b> progress thread only; {@link #framesReceived} may be read, slightly stale, on any.
  */
 final class RcFrameDispatch {
     private final RcSubchannel ch;
+    private final RcReceiveBuffers buffers;
+    private final RcMessageSender sender;
     private final UnsafeBuffer memory;
+    /** Frames received, by {@link FrameType#code()}: plain counters of the progress thread. */
+    private final long[] framesReceivedByType = new long[FrameType.MAX_CODE + 1];
 
-    RcFrameDispatch(RcSubchannel ch, UnsafeBuffer memory) {
+    RcFrameDispatch(RcSubchannel ch, RcReceiveBuffers buffers, RcMessageSender sender) {
         this.ch = ch;
-        this.memory = memory;
+        this.buffers = buffers;
+        this.sender = sender;
+        this.memory = buffers.memory();
+    }
+
+    /** Frames of {@code type} that arrived and passed the header checks. */
+    long framesReceived(FrameType type) {
+        return framesReceivedByType[type.code()];
+    }
+
+    /**
+     * A frame of {@code byteLength} bytes arrived in receive buffer {@code slot}: checks its header (a
+     * bad one fails the channel), marks the channel established, adds the buffer credits and hands on
+     * the message-credit total it carries, then dispatches it; {@code l} null: nobody listens yet.
+     */
+    void onFrame(int slot, int byteLength, @Nullable ChannelEvents l) {
+        int off = buffers.offset(slot);
+        FrameType type;
+        try {
+            type = FrameHeader.validate(memory, off, byteLength);
+        } catch (FrameFormatException e) {
+            buffers.drop(slot);
+            ch.fail(e);
+            return;
+        }
+        ch.markEstablished();
+        framesReceivedByType[type.code()]++;
+        sender.addCredits(FrameHeader.bufferCredits(memory, off));
+        if (l != null) {
+            l.onMessageCreditTotal(FrameHeader.messageCredits(memory, off));
+        }
+        dispatch(slot, off, type, l);
     }
 
     /** The frame of {@code type} at {@code off} of receive buffer {@code slot}; {@code l} null: nobody listens yet. */
-    void dispatch(int slot, int off, FrameType type, @Nullable ChannelEvents l) {
+    private void dispatch(int slot, int off, FrameType type, @Nullable ChannelEvents l) {
         switch (type) {
             case DATA -> {
-                if (!ch.onDataArrived()) {
-                    ch.dropReceiveBuffer(slot);
+                if (!buffers.onDataArrived()) {
+                    buffers.drop(slot);
                     ch.fail(new RdmaProtocolException("peer sent a DATA frame (PSN " + FrameHeader.psn(memory, off)
                         + ") on rail " + ch.rail() + " without holding a credit"));
                     return;
                 }
                 if (l == null) {
-                    ch.releaseReceiveBuffer(slot);
+                    buffers.release(slot);
                     return;
                 }
                 if (DataFrameCodec.isPacked(memory, off)) {
                     try {
                         DataFrameCodec.validatePacked(memory, off);
                     } catch (FrameFormatException e) {
-                        ch.releaseReceiveBuffer(slot);
+                        buffers.release(slot);
                         ch.fail(e);
                         return;
                     }
@@ -70,8 +107,8 @@ final class RcFrameDispatch {
                     FrameHeader.messageLength(memory, off));
             }
             case RTS -> {
-                if (!ch.onDataArrived()) {
-                    ch.dropReceiveBuffer(slot);
+                if (!buffers.onDataArrived()) {
+                    buffers.drop(slot);
                     ch.fail(new RdmaProtocolException("peer sent an RTS frame (PSN " + FrameHeader.psn(memory, off)
                         + ") on rail " + ch.rail() + " without holding a credit"));
                     return;
@@ -79,21 +116,21 @@ final class RcFrameDispatch {
                 try {
                     RtsFrameCodec.validatePayload(memory, off);
                 } catch (FrameFormatException e) {
-                    ch.releaseReceiveBuffer(slot);
+                    buffers.release(slot);
                     ch.fail(e);
                     return;
                 }
                 int psn = FrameHeader.psn(memory, off);
                 int length = RtsFrameCodec.messageLength(memory, off);
                 // the RTS is parsed: its buffer is free again at once (its credit returns with the next grant)
-                ch.releaseReceiveBuffer(slot);
+                buffers.release(slot);
                 if (l != null) {
                     l.onRts(ch, psn, length);
                 }
             }
             case RTS_READ -> {
-                if (!ch.onDataArrived()) {
-                    ch.dropReceiveBuffer(slot);
+                if (!buffers.onDataArrived()) {
+                    buffers.drop(slot);
                     ch.fail(new RdmaProtocolException("peer sent an RTS_READ frame (PSN " + FrameHeader.psn(memory, off)
                         + ") on rail " + ch.rail() + " without holding a credit"));
                     return;
@@ -106,7 +143,7 @@ final class RcFrameDispatch {
                 long address = RtsReadFrameCodec.address(memory, off);
                 int rkey = RtsReadFrameCodec.rkey(memory, off);
                 // parsed: its buffer is free again at once (its credit returns with the next grant)
-                ch.releaseReceiveBuffer(slot);
+                buffers.release(slot);
                 if (l != null) {
                     l.onRtsRead(ch, psn, length, address, rkey);
                 }
@@ -118,7 +155,7 @@ final class RcFrameDispatch {
                 int psn = FrameHeader.psn(memory, off);
                 int length = FrameHeader.messageLength(memory, off);
                 int flags = ReadFinFrameCodec.flags(memory, off);
-                ch.repost(slot);
+                buffers.repost(slot);
                 if (l != null) {
                     l.onReadFin(ch, psn, length, flags);
                 }
@@ -141,7 +178,7 @@ final class RcFrameDispatch {
                         railRkeys[r] = CtsFrameCodec.rkey(memory, off, r);
                     }
                 }
-                ch.repost(slot);
+                buffers.repost(slot);
                 if (l != null) {
                     if (railRkeys != null) {
                         l.onCts(ch, psn, length, address, railRkeys, flags);
@@ -159,14 +196,14 @@ final class RcFrameDispatch {
                 int stripeLength = FinFrameCodec.stripeLength(memory, off);
                 int stripes = FinFrameCodec.stripes(memory, off);
                 int index = FinFrameCodec.stripeIndex(memory, off);
-                ch.repost(slot);
+                buffers.repost(slot);
                 if (l != null) {
                     l.onFin(ch, psn, stripeOffset, stripeLength, stripes, index);
                 }
             }
             case RAIL_DOWN -> {
                 int failedRail = RailDownFrameCodec.rail(memory, off);
-                ch.repost(slot);
+                buffers.repost(slot);
                 if (l != null) {
                     l.onPeerRailDown(ch, failedRail);
                 }
@@ -174,7 +211,7 @@ final class RcFrameDispatch {
             case CREDIT -> {
                 boolean inboundClosed = CreditFrameCodec.isInboundClosed(memory, off);
                 int firstUndelivered = FrameHeader.psn(memory, off);
-                ch.repost(slot);
+                buffers.repost(slot);
                 if (inboundClosed && l != null) {
                     l.onPeerInboundClosed(ch, firstUndelivered);
                 }
@@ -183,7 +220,7 @@ final class RcFrameDispatch {
                 try {
                     ChannelControlFrameCodec.validatePayload(memory, off);
                 } catch (FrameFormatException e) {
-                    ch.dropReceiveBuffer(slot);
+                    buffers.drop(slot);
                     ch.fail(e);
                     return;
                 }
@@ -191,7 +228,7 @@ final class RcFrameDispatch {
                     // the payload is read during the call; the buffer is posted again right after
                     l.onChannelControl(ch, memory, ChannelControlFrameCodec.payloadOffset(off), FrameHeader.payloadLength(memory, off));
                 }
-                ch.repost(slot);
+                buffers.repost(slot);
             }
             case REGION_EXPOSE, REGION_REVOKE, EPOCH_SYNC, EPOCH_ACK -> {
                 try {
@@ -202,7 +239,7 @@ final class RcFrameDispatch {
                         default -> EpochAckFrameCodec.validatePayload(memory, off);
                     }
                 } catch (FrameFormatException e) {
-                    ch.dropReceiveBuffer(slot);
+                    buffers.drop(slot);
                     ch.fail(e);
                     return;
                 }
@@ -210,7 +247,7 @@ final class RcFrameDispatch {
                     // read during the call; the buffer is posted again right after
                     l.onOneSidedControl(ch, type, memory, off);
                 }
-                ch.repost(slot);
+                buffers.repost(slot);
             }
             case CLOSE -> {
                 boolean abort = CloseFrameCodec.isAbort(memory, off);
@@ -221,11 +258,11 @@ final class RcFrameDispatch {
                 try {
                     reason = CloseFrameCodec.reason(memory, off);
                 } catch (FrameFormatException e) {
-                    ch.dropReceiveBuffer(slot);
+                    buffers.drop(slot);
                     ch.fail(e);
                     return;
                 }
-                ch.repost(slot);
+                buffers.repost(slot);
                 if (l != null) {
                     l.onPeerClose(ch, abort, last, nextPsn, reason, railMask);
                 }
@@ -243,7 +280,7 @@ final class RcFrameDispatch {
             }
             return true;
         } catch (FrameFormatException e) {
-            ch.dropReceiveBuffer(slot);
+            buffers.drop(slot);
             ch.fail(e);
             return false;
         }
