@@ -358,21 +358,6 @@ public final class DrEndpoint {
         return work;
     }
 
-    /**
-     * Sends the ACK that is pending now instead of at its coalescing point (every {@code ackEveryVfrags} or
-     * {@code ackDelayNs}): for an owner about to stop running this endpoint (its queue pair closes), so that the
-     * peer's last VFRAGs are acknowledged and its sends complete instead of waiting for its retries to run out.
-     *
-     * @return work done (1 if an ACK went out)
-     */
-    public int flushAck(long nowNs) {
-        if (failure != null) {
-            return 0;
-        }
-        acks.ackNow();
-        return acks.acknowledge(nowNs);
-    }
-
     /** Whether this endpoint owes its peer an ACK (VFRAGs received and not yet acknowledged, or one due at once). */
     public boolean ackOwed() {
         return failure == null && acks.owed();
