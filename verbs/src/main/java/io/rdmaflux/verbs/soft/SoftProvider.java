@@ -336,6 +336,8 @@ public final class SoftProvider implements RdmaProvider {
         private List<String> deviceNames = List.of();
         private java.util.function.Supplier<IdleStrategy> idleStrategyFactory = () -> new BackoffIdleStrategy(64, 64, 1_000, 200_000);
         private boolean threadPerDevice;
+        /** Whether {@link #idleStrategy} gave one instance (which several threads must not share). */
+        private boolean oneIdleStrategy;
         private boolean threadDomain;
         private @Nullable Function<SoftProvider, ConnectionManager> connectionManagerFactory;
         private String providerName = NAME;
@@ -491,12 +493,14 @@ public final class SoftProvider implements RdmaProvider {
         public Builder idleStrategy(IdleStrategy idleStrategy) {
             Objects.requireNonNull(idleStrategy, "idleStrategy");
             this.idleStrategyFactory = () -> idleStrategy;
+            this.oneIdleStrategy = true;
             return this;
         }
 
         /** The idle strategy of each DEDICATED thread, made once per thread (idle strategies keep state). */
         public Builder idleStrategies(java.util.function.Supplier<IdleStrategy> factory) {
             this.idleStrategyFactory = Objects.requireNonNull(factory, "factory");
+            this.oneIdleStrategy = false;
             return this;
         }
 
@@ -508,7 +512,8 @@ public final class SoftProvider implements RdmaProvider {
          * there are idle cores to take the threads, and costs a hand-off between cores per work request otherwise
          * (measured: README "Offloading NIC work to idle cores"). Default false. With one device it changes nothing.
          *
-         * @throws VerbsException in {@link #build()} if the provider is INVOKER (the caller's thread drives it)
+         * @throws VerbsException in {@link #build()} if the provider is INVOKER (the caller's thread drives it), or if one
+         *     idle strategy instance was given ({@link #idleStrategy}) for several devices' threads
          */
         public Builder threadPerDevice(boolean perDevice) {
             this.threadPerDevice = perDevice;
@@ -529,6 +534,10 @@ public final class SoftProvider implements RdmaProvider {
             if (threadPerDevice && threadingMode != ThreadingMode.DEDICATED) {
                 throw new VerbsException("threadPerDevice(true) needs DEDICATED threading but the provider is " + threadingMode
                     + ": its caller's thread drives every device; drop threadPerDevice or use threadingMode(DEDICATED)");
+            }
+            if (threadPerDevice && oneIdleStrategy && devices > 1) {
+                throw new VerbsException("threadPerDevice(true) runs " + devices + " engine threads, which cannot share the one idle "
+                    + "strategy given to idleStrategy(..) (it keeps per-thread state); give idleStrategies(() -> new ...) instead");
             }
             if (!portRails.isEmpty() && portRails.lastKey() > portsPerDevice) {
                 throw new VerbsException("portRail(" + portRails.lastKey() + ", ..) names a port beyond portsPerDevice "

@@ -177,6 +177,18 @@ class SoftThreadPerDeviceTest {
     }
 
     @Test
+    void oneIdleStrategyInstanceForSeveralEngineThreadsIsRefusedNamingTheFix() {
+        VerbsException e = assertThrows(VerbsException.class, () -> SoftProvider.builder().name("bad").devices(2).threadPerDevice(true)
+            .idleStrategy(new org.agrona.concurrent.BackoffIdleStrategy()).build());
+        assertEquals("threadPerDevice(true) runs 2 engine threads, which cannot share the one idle strategy given to idleStrategy(..) "
+            + "(it keeps per-thread state); give idleStrategies(() -> new ...) instead", e.getMessage());
+        try (SoftProvider p = SoftProvider.builder().name("idles").fabric(SoftFabric.mem("per-device-idles")).devices(2).threadPerDevice(true)
+            .idleStrategies(org.agrona.concurrent.BackoffIdleStrategy::new).build()) {
+            assertEquals(2, engineThreads("idles").size());
+        }
+    }
+
+    @Test
     void threadPerDeviceOnAnInvokerProviderIsRefusedNamingTheFix() {
         VerbsException e = assertThrows(VerbsException.class, () -> SoftProvider.builder().name("bad").devices(2)
             .threadingMode(ThreadingMode.INVOKER).threadPerDevice(true).build());
