@@ -121,6 +121,9 @@ public final class RdmaNode implements AutoCloseable {
     private final List<RdmaServer> servers = new ArrayList<>();
     private final AtomicLong connectionIds = new AtomicLong();
     private volatile boolean closed;
+    /** {@link Builder#messageCreditsPerBuffer}'s default: message credits granted per free DATA receive buffer. */
+    public static final int DEFAULT_MESSAGE_CREDITS_PER_BUFFER = 8;
+
     /** Taken by the one {@link #close()} call that frees the node. */
     private final java.util.concurrent.atomic.AtomicBoolean closeClaimed = new java.util.concurrent.atomic.AtomicBoolean();
 
@@ -259,8 +262,11 @@ public final class RdmaNode implements AutoCloseable {
         return engine.mode();
     }
 
-    /** Message credits granted per free DATA receive buffer ({@link Builder#messageCreditsPerBuffer}). */
-    int messageCreditsPerBuffer() {
+    /**
+     * Message credits this node grants a peer per free DATA receive buffer ({@link Builder#messageCreditsPerBuffer}):
+     * a stalled subscriber can hold up to this many messages per receive buffer (small ones travel packed).
+     */
+    public int messageCreditsPerBuffer() {
         return messageCreditsPerBuffer;
     }
 
@@ -691,7 +697,7 @@ public final class RdmaNode implements AutoCloseable {
         private int controlBuffers = 8;
         private int sendBuffers = 64;
         private int sendQueue = 16;
-        private int messageCreditsPerBuffer = 1;
+        private int messageCreditsPerBuffer = DEFAULT_MESSAGE_CREDITS_PER_BUFFER;
         private int creditThreshold;
         private int maxMessageBytes = 1 << 20;
         private int rendezvousBuffers = 4;
@@ -921,17 +927,23 @@ public final class RdmaNode implements AutoCloseable {
         }
 
         /**
-         * Message credits this node grants a peer per free DATA receive buffer, in [1, 64] (default 1).
-         * Small messages travel packed, up to 64 to a buffer, so with 1 a streaming sender has at most
-         * {@code receiveBuffers} small messages in flight (512 buffers: 8 packed frames): it stalls on
-         * every CREDIT frame and on the IP fabric does a TCP write and read per ~100 messages. With 8,
-         * the 32 B stream over the net fabric costs about half the CPU per message
-         * ({@code benchmarks/.../net/NetMessageRateProbe}, issue 19). Frames stay bounded by the free
-         * buffers whatever the value (a large message still needs a buffer of its own); what grows is
-         * what a stalled receiver lets the sender take from its publisher, up to
-         * {@code n * receiveBuffers + sendQueue} messages per rail instead of {@code receiveBuffers +
-         * sendQueue}, and the receiver's reorder window: {@code rails * (n * receiveBuffers + 1) +
-         * rendezvousBuffers + 1} messages, about 60 bytes each per connection (rounded up to a power of two).
+         * Message credits this node grants a peer per free DATA receive buffer, in [1, 64] (default
+         * {@value RdmaNode#DEFAULT_MESSAGE_CREDITS_PER_BUFFER}). Small messages travel packed, up to 64 to a
+         * buffer; with 1 credit per buffer a streaming sender of small messages has at most
+         * {@code receiveBuffers} of them in flight and stalls on every CREDIT frame: between two DEDICATED
+         * nodes each CREDIT frame is then a hand-off between threads, and 32 B streams ran at half the rate
+         * of 8 per buffer (issue 19; README "DEDICATED vs SHARED").
+         *
+         * <p><b>What stays bounded whatever the value.</b> Frames stay bounded by the free buffers (a message
+         * that fills a buffer needs one of its own), so the receiver's memory is its receive buffers. The
+         * sender takes from its publisher no more than its message credits, the peer's receive buffers and
+         * the send queue allow, and no more than its <em>buffer</em> credits times the messages per buffer
+         * its latest message would pack ({@code SendPipeline#requestMore}): messages that each fill a
+         * buffer are taken as with 1 credit per buffer, however many credits small messages earned before
+         * them. What grows with {@code n}: the messages a stalled subscriber can hold unreleased (up to
+         * {@code n} per buffer, packed), and the receiver's reorder window, {@code rails * (n *
+         * receiveBuffers + 1) + rendezvousBuffers + 1} PSNs, whose ring starts at 64 slots and grows only
+         * while messages arrive that far out of order.
          */
         public Builder messageCreditsPerBuffer(int n) {
             this.messageCreditsPerBuffer = range("messageCreditsPerBuffer", n, 1, 64,

@@ -36,7 +36,7 @@ final class ReceiveBuffers {
     private final int[][] slotShares;
     /**
      * Messages held in packed receive buffers beyond one per buffer: message credits are granted against
-     * {@code messageCreditsPerBuffer} (of the node; default 1) times the free buffers minus these, so
+     * {@code messageCreditsPerBuffer} (of the node; default 8) times the free buffers minus these, so
      * unreleased messages plus message credits never exceed that many per DATA buffer, packed or not (with
      * 1, the bound of the unpacked protocol, kept exact).
      */

@@ -38,6 +38,8 @@ final class SendPipeline {
     private final int peerMaxMessageBytes;
     /** Most credits counted in one request: the peer's receive buffers over all rails (the op queue's room). */
     private final long requestCredits;
+    /** Length in bytes of the latest message taken from a publisher: what {@link #requestMore} expects the next to be. */
+    private int lastLengthBytes;
     /** The message part-way out (fragments left, or a re-send), null when none. */
     private @Nullable RdmaMessage current;
     private int currentOffset;
@@ -186,6 +188,7 @@ final class SendPipeline {
                 sendCredits.onTaken();
                 sendCredits.consume();
                 stalled = false;
+                lastLengthBytes = len;
                 op.taken++;
                 int psn = nextPsn++;
                 ledger.start(psn, len, nowNs);
@@ -292,6 +295,7 @@ final class SendPipeline {
                 break;
             }
             op.poll();
+            lastLengthBytes = len;
             nextPsn = psn + 1;
             ledger.start(psn, len, nowNs);
             ch.packAppend(n);
@@ -348,22 +352,58 @@ final class SendPipeline {
 
     /**
      * Requests from the active op's publisher what credits plus the send queue allow, counting at most
-     * {@link #requestCredits} credits: the peer may grant several message credits per receive buffer
-     * ({@code MessageCredits.PER_BUFFER}), and the op's queue holds the peer's buffers plus the send queue.
-     * Each duty cycle transmits what the last one requested, so this bounds a cycle's messages, not the
-     * messages in flight. @return work done
+     * {@link #requestCredits} message credits (the op's queue holds the peer's buffers plus the send queue)
+     * and at most the usable rails' <em>buffer</em> credits times the messages per buffer the latest
+     * message taken would pack ({@link #messagesPerBuffer}). The second bound is the byte bound of the
+     * grant: the peer grants several message credits per free receive buffer
+     * ({@code RdmaNode.Builder.messageCreditsPerBuffer}) because small messages share buffers, but a
+     * message that fills a buffer can use only one of them per buffer credit, so a stream of such messages
+     * is taken as if one credit per buffer had been granted, however many credits small messages earned
+     * before it; a stalled receiver then holds the sender to its free buffers plus the send queue. The
+     * length of a message is known only once the publisher delivered it, so the bound follows the stream
+     * one message late; the send queue always lets at least one more message be taken, so a change of
+     * size cannot stall the op. Each duty cycle transmits what the last one requested, so this bounds a
+     * cycle's messages, not the messages in flight. @return work done
      */
     int requestMore() {
         SendOp op = ops.head();
         if (op == null || op.publisherDone || op.subscription == null || op.firstPsn < 0) {
             return 0;
         }
-        long n = sendCredits.toRequest(Math.min(sendCredits.credits(), requestCredits));
+        long held = Math.min(sendCredits.credits(), requestCredits);
+        if (held > 0) {
+            held = Math.min(held, bufferBound());
+        }
+        long n = sendCredits.toRequest(held);
         if (n > 0) {
             op.request(n);
             return 1;
         }
         return 0;
+    }
+
+    /** Usable rails' buffer credits times {@link #messagesPerBuffer}: messages the peer's free buffers take now. */
+    private long bufferBound() {
+        long bufferCredits = 0;
+        int payload = Integer.MAX_VALUE;
+        for (Channel ch : channels) {
+            if (ch.isUsable()) {
+                bufferCredits += ch.sendCredits();
+                payload = Math.min(payload, ch.maxFramePayloadBytes());
+            }
+        }
+        return bufferCredits * messagesPerBuffer(lastLengthBytes, payload);
+    }
+
+    /**
+     * Messages of {@code lengthBytes} one DATA frame of {@code framePayloadBytes} carries packed, in
+     * [1, {@link DataFrameCodec#MAX_PACKED_MESSAGES}]: 1 for a message that fills a frame, needs several or
+     * goes by rendezvous (its RTS takes a buffer too).
+     */
+    static int messagesPerBuffer(int lengthBytes, int framePayloadBytes) {
+        long perMessage = (long) DataFrameCodec.PACKED_PREFIX_BYTES + Math.max(0, lengthBytes);
+        long n = framePayloadBytes / perMessage;
+        return (int) Math.max(1, Math.min(n, DataFrameCodec.MAX_PACKED_MESSAGES));
     }
 
     /** A frame posted with {@code token} on {@code ch} completed. */

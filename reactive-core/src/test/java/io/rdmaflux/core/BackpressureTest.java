@@ -25,7 +25,8 @@ class BackpressureTest {
     private final AtomicInteger emitted = new AtomicInteger();
 
     private InvokerPair pair() {
-        return InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS).sendQueue(SEND_QUEUE).creditThreshold(2));
+        // one message credit per buffer: these tests count the buffers' bound itself (MessageCreditsPerBufferTest: more)
+        return InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS).sendQueue(SEND_QUEUE).creditThreshold(2).messageCreditsPerBuffer(1));
     }
 
     private Flux<RdmaMessage> numbered() {

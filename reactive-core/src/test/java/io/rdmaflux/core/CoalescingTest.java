@@ -59,7 +59,8 @@ class CoalescingTest {
 
     @Test
     void messagesHeldAndReleasedOutOfOrderReturnEachBufferWithItsLastMessageWithinTheCreditBound() {
-        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS))) {
+        // one message credit per buffer: the bound checked is the unpacked protocol's (k per buffer: MessageCreditsPerBufferTest)
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS).messageCreditsPerBuffer(1))) {
             int n = 400;
             List<RdmaMessage> held = new ArrayList<>();
             List<Integer> values = new ArrayList<>();

@@ -160,7 +160,8 @@ class FailoverTest {
 
     /** @return messages taken back from packed frames of the killed rail */
     private long killPackedStream(int rails, int killed, int passes, boolean serverSide) {
-        try (InvokerPair p = InvokerPair.open(rails, ConnectionSpec.rails(rails), b -> b.bufferBytes(512).receiveBuffers(16))) {
+        // one message credit per buffer keeps the stream going for the passes the callers count
+        try (InvokerPair p = InvokerPair.open(rails, ConnectionSpec.rails(rails), b -> b.bufferBytes(512).receiveBuffers(16).messageCreditsPerBuffer(1))) {
             int n = 2_000;
             List<Integer> psns = new ArrayList<>();
             p.server.receive().subscribe(m -> {

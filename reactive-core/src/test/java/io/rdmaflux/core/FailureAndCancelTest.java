@@ -62,7 +62,7 @@ class FailureAndCancelTest {
 
     @Test
     void cancellingReceiveClosesTheInboundSideAndReleasesQueuedBuffers() {
-        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(8))) {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(8).messageCreditsPerBuffer(1))) {
             List<RdmaMessage> held = new ArrayList<>();
             AtomicInteger arrived = new AtomicInteger();
             Disposable d = p.server.receive().doOnNext(m -> arrived.incrementAndGet()).subscribe(held::add);
@@ -88,7 +88,7 @@ class FailureAndCancelTest {
     void aReceiveSubscriberWhoseOnNextThrowsIsTreatedAsCancelledAndItsErrorIsDropped() {
         List<Throwable> dropped = new ArrayList<>();
         Hooks.onErrorDropped(dropped::add);
-        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(8))) {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(8).messageCreditsPerBuffer(1))) {
             AtomicInteger arrived = new AtomicInteger();
             IllegalStateException boom = new IllegalStateException("subscriber bug");
             p.server.receive().subscribe(new CoreSubscriber<RdmaMessage>() {
@@ -129,7 +129,7 @@ class FailureAndCancelTest {
 
     @Test
     void aSubscriberThatCancelsInsideOnNextGetsNothingMoreAndThePackedFrameItCutShortIsReleased() {
-        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(8))) {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(8).messageCreditsPerBuffer(1))) {
             AtomicInteger arrived = new AtomicInteger();
             p.server.receive().subscribe(new CoreSubscriber<RdmaMessage>() {
                 private Subscription subscription;

@@ -79,6 +79,62 @@ class MessageCreditsPerBufferTest {
     }
 
     @Test
+    void theDefaultIsEightCreditsPerBuffer() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS))) {
+            assertEquals(8, p.serverNode.messageCreditsPerBuffer());
+            assertEquals(RdmaNode.DEFAULT_MESSAGE_CREDITS_PER_BUFFER, p.clientNode.messageCreditsPerBuffer());
+        }
+    }
+
+    @Test
+    void messagesPerBufferFollowsTheLengthOfTheLatestMessage() {
+        assertEquals(64, SendPipeline.messagesPerBuffer(0, 2048), "at most a packed frame's 64");
+        assertEquals(2048 / 36, SendPipeline.messagesPerBuffer(32, 2048), "a 4-byte prefix each");
+        assertEquals(1, SendPipeline.messagesPerBuffer(2044, 2048), "fills the frame with its prefix");
+        assertEquals(1, SendPipeline.messagesPerBuffer(2048, 2048), "a whole frame");
+        assertEquals(1, SendPipeline.messagesPerBuffer(1 << 20, 2048), "fragments or rendezvous: one per buffer credit");
+    }
+
+    /**
+     * Small messages earn several credits per buffer; messages that fill a buffer after them are taken
+     * from the publisher only as the free buffers allow, once the first of them is seen.
+     */
+    @Test
+    void afterSmallMessagesAStalledReceiverHoldsFrameSizeMessagesToItsBuffers() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS).sendQueue(SEND_QUEUE).messageCreditsPerBuffer(PER_BUFFER))) {
+            int frame = p.client.subchannels().get(0).maxFramePayloadBytes();
+            List<RdmaMessage> held = new ArrayList<>();
+            boolean[] stalled = {true};
+            AtomicInteger got = new AtomicInteger();
+            p.server.receive().subscribe(m -> {
+                got.incrementAndGet();
+                if (stalled[0]) {
+                    held.add(m);
+                } else {
+                    m.release();
+                }
+            });
+            AtomicInteger pulled = new AtomicInteger();
+            int small = 10;
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 200).map(i -> {
+                pulled.incrementAndGet();
+                return RdmaMessage.of(new byte[i < small ? 1 : frame]);
+            })));
+            p.drive();
+            // the small ones share one or two buffers; each large one takes a buffer of its own
+            int large = held.size() - small;
+            assertTrue(large >= RECEIVE_BUFFERS - 2 && large < RECEIVE_BUFFERS, "held " + held.size());
+            // taken and not sent: the send queue only, not the peer's buffers' worth that the leftover
+            // message credits (PER_BUFFER per buffer) would allow
+            assertTrue(pulled.get() - held.size() <= SEND_QUEUE, "pulled " + pulled.get() + " with " + held.size() + " delivered");
+            sent.assertNoError();
+            stalled[0] = false;
+            held.forEach(RdmaMessage::release);
+            p.runUntil(() -> sent.completed() && got.get() == 200);
+        }
+    }
+
+    @Test
     void creditsPerBufferOutsideOneToSixtyFourIsRejectedNamingTheValue() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RdmaNode.builder().messageCreditsPerBuffer(0));
         assertTrue(e.getMessage().contains("messageCreditsPerBuffer in [1, 64] required but it was 0"), e.getMessage());

@@ -74,7 +74,7 @@ class PublisherEndTest {
 
     @Test
     void aPublisherErrorRidesAlongWhenTheConnectionFailsTheSendForItsOwnReason() {
-        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(2).sendQueue(1))) {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(2).sendQueue(1).messageCreditsPerBuffer(1))) {
             List<RdmaMessage> held = new ArrayList<>();
             p.server.receive().subscribe(held::add);
             IllegalStateException boom = new IllegalStateException("upstream failed");

@@ -85,7 +85,7 @@ class SharedCompletionQueueTest {
             RdmaConnection[] c = p.connect(ConnectionSpec.defaults());
             List<RdmaMessage> held = new ArrayList<>();
             c[1].receive().subscribe(held::add);
-            SendOutcome sent = SendOutcome.of(c[0].send(Flux.range(0, 500).map(j -> RdmaMessage.of("m" + j))));
+            SendOutcome sent = SendOutcome.of(c[0].send(Flux.range(0, 4_000).map(j -> RdmaMessage.of("m" + j))));
             // a few passes only: frames in flight, completions waiting in the CQs
             for (int i = 0; i < 40; i++) {
                 p.pass();

@@ -27,7 +27,8 @@ class SyncFusionTest {
     private static final int SEND_QUEUE = 4;
 
     private static InvokerPair open() {
-        return InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS).sendQueue(SEND_QUEUE));
+        // one message credit per buffer: the stalled receiver's bound below is the buffers' own
+        return InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS).sendQueue(SEND_QUEUE).messageCreditsPerBuffer(1));
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.rdmaflux.rsocket;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.rdmaflux.core.ConnectionMetrics;
+import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rsocket.Payload;
 import io.rsocket.RSocket;
@@ -149,18 +150,21 @@ class BackpressureTest {
         // the server's RSocket emits everything requested (RSocket's request(n) allows it) ...
         await("the responder emitted all " + total, () -> emitted.get() == total);
         RdmaDuplexConnection sc = serverConnection.get();
-        // ... but its connection sends no more than the client's receive buffers (the credits the client
-        // granted before its progress thread stopped) and takes no more than those plus its send queue: the
-        // rest waits at the server, not in the client's memory. Watched for 200 ms of the stall.
-        await("the server sent its credits' worth", () -> sc.rdmaConnection().metrics().messagesSent() >= RECEIVE_BUFFERS);
+        // ... but its connection sends no more frames than the client's receive buffers, no more messages than
+        // the credits the client granted before its progress thread stopped (messageCreditsPerBuffer per buffer:
+        // small payloads travel packed), and takes no more than those plus its send queue: the rest waits at
+        // the server, not in the client's memory. Watched for 200 ms of the stall.
+        long credits = (long) io.rdmaflux.core.RdmaNode.DEFAULT_MESSAGE_CREDITS_PER_BUFFER * RECEIVE_BUFFERS;
+        await("the server sent its credits' worth", () -> sc.rdmaConnection().metrics().framesSent(FrameType.DATA) >= RECEIVE_BUFFERS);
         long watchUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
         while (System.nanoTime() < watchUntil) {
             ConnectionMetrics m = sc.rdmaConnection().metrics();
-            assertTrue(m.messagesSent() <= RECEIVE_BUFFERS, "sent " + m.messagesSent() + " > " + RECEIVE_BUFFERS
-                + " receive buffers of the client: " + m);
+            assertTrue(m.framesSent(FrameType.DATA) <= RECEIVE_BUFFERS, "sent " + m.framesSent(FrameType.DATA) + " DATA frames > "
+                + RECEIVE_BUFFERS + " receive buffers of the client: " + m);
+            assertTrue(m.messagesSent() <= credits, "sent " + m.messagesSent() + " messages > " + credits + " credits: " + m);
             int queued = sc.framesQueued();
-            assertTrue(queued >= total - RECEIVE_BUFFERS - SEND_QUEUE, "the server's connection took "
-                + (total - queued) + " frames, above credits + send queue = " + (RECEIVE_BUFFERS + SEND_QUEUE));
+            assertTrue(queued >= total - credits - SEND_QUEUE, "the server's connection took "
+                + (total - queued) + " frames, above credits + send queue = " + (credits + SEND_QUEUE));
             Thread.onSpinWait();
         }
         ConnectionMetrics cm = clientConnection.get().rdmaConnection().metrics();

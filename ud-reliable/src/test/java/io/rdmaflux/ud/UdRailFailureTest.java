@@ -51,7 +51,8 @@ class UdRailFailureTest {
             AtomicReference<Throwable> receiveError = new AtomicReference<>();
             p.client.receive().subscribe(RdmaMessage::release, receiveError::set);
             p.server.receive().subscribe(RdmaMessage::release);
-            p.client.send(Flux.range(0, 100_000).map(i -> RdmaMessage.of(new byte[64]))).subscribe(null, sendError::set);
+            // a stream that outlasts the rails: it is still flowing when both die
+            p.client.send(Flux.range(0, Integer.MAX_VALUE).map(i -> RdmaMessage.of(new byte[64]))).subscribe(null, sendError::set);
             p.await(() -> false, 2_000);
             blackHole(p, 0);
             blackHole(p, 1);

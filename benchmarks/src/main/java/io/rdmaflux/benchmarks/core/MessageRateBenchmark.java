@@ -115,8 +115,8 @@ public class MessageRateBenchmark {
     /** 2560 B holds a packed frame of 64 messages of 32 B (4-byte length prefix each). */
     @Param({"2560"})
     public int bufferBytes;
-    /** {@code RdmaNode.Builder.messageCreditsPerBuffer}: message credits granted per free receive buffer. */
-    @Param({"1"})
+    /** {@code RdmaNode.Builder.messageCreditsPerBuffer}: message credits granted per free receive buffer (the library's default 8). */
+    @Param({"8"})
     public int creditsPerBuffer;
 
     private RdmaNode node(SoftProvider p, String name) {

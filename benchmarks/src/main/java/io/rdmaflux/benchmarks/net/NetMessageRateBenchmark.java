@@ -101,7 +101,7 @@ public class NetMessageRateBenchmark {
 
     /**
      * The receiving node's message credits per receive buffer ({@code RdmaNode.Builder.messageCreditsPerBuffer}):
-     * 1, the default, lets 512 small messages (8 packed frames) be in flight; 8 lets 4096.
+     * 1 lets 512 small messages (8 packed frames) be in flight; 8, the library's default, lets 4096.
      */
     @Param({"1", "8"})
     public int creditsPerBuffer;

@@ -30,7 +30,7 @@ import reactor.core.publisher.Flux;
  * <p>Run: {@code java $(cat .mvn/jvm-flags) -cp benchmarks/target/benchmarks.jar io.rdmaflux.benchmarks.net.NetMessageRateProbe [rounds] [SHARED|DEDICATED] [spin|park] [creditsPerBuffer]}
  * (default 12 rounds of 100 batches of 10,000 messages; all printed, the first ones are warm-up). A third
  * argument {@code spin} waits as the benchmark did before (spinning; {@code park} blocks as it does now), a
- * fourth sets {@code messageCreditsPerBuffer} (default 1); {@code PROBE_PERF=1} in the environment
+ * fourth sets {@code messageCreditsPerBuffer} (default: the library's, 8 since issue 19's byte-bounded grant; older builds 1); {@code PROBE_PERF=1} in the environment
  * counts the last round's system calls with {@code perf stat}.
  */
 public final class NetMessageRateProbe {
@@ -41,7 +41,7 @@ public final class NetMessageRateProbe {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 12;
         ThreadingMode mode = ThreadingMode.valueOf(args.length > 1 ? args[1] : "SHARED");
         boolean spin = args.length > 2 && args[2].equals("spin");
-        int perBuffer = args.length > 3 ? Integer.parseInt(args[3]) : 1;
+        int perBuffer = args.length > 3 ? Integer.parseInt(args[3]) : 0;
         NetTransportConfig cfg = NetTransportConfig.loopback();
         SoftProvider pa = NetProviders.builder(cfg).name("probe-net-a").threadingMode(ThreadingMode.INVOKER).build();
         SoftProvider pb = NetProviders.builder(cfg).name("probe-net-b").threadingMode(ThreadingMode.INVOKER).build();
@@ -174,8 +174,8 @@ public final class NetMessageRateProbe {
     private static RdmaNode node(SoftProvider p, String name, ThreadingMode mode, int perBuffer) {
         RdmaNode.Builder b = RdmaNode.builder().provider(p).name(name).bufferBytes(2560).receiveBuffers(512).sendBuffers(512).sendQueue(64)
             .threadingMode(mode).eager(EagerSpec.OFF);
-        // only when asked, so the probe also runs against builds older than the option
-        return (perBuffer == 1 ? b : b.messageCreditsPerBuffer(perBuffer)).build();
+        // only when asked, so the probe also runs against builds older than the option (0: the build's default)
+        return (perBuffer == 0 ? b : b.messageCreditsPerBuffer(perBuffer)).build();
     }
 
     /**

@@ -8,8 +8,11 @@ import java.util.function.Consumer;
  * The receiver's ESN and bounded out-of-order queue of seed 000 &sect;5.2 (and seed 001 &sect;4.5):
  * every message carries a PSN; the message whose PSN equals the ESN is delivered at once and the
  * ESN advances over any queued successors; a message ahead of the ESN waits in the queue. The queue
- * is a ring of {@code windowSize} slots indexed by PSN, so enqueue, dequeue and search are O(1)
- * (the paper asks for these three operations to be cheap).
+ * is a ring of slots indexed by PSN, so enqueue, dequeue and search are O(1) (the paper asks for
+ * these three operations to be cheap). The ring starts at {@value #INITIAL_SLOTS} slots and doubles
+ * when a PSN arrives farther ahead than it holds, up to {@code windowSize} rounded up to a power of
+ * two: a connection whose traffic arrives in order (most of them) keeps a small ring whatever the
+ * window it allows (issue 15's memory per peer).
  *
  * <p>PSNs are 32-bit and wrap: distances are computed as {@code psn - esn} in int arithmetic.
  *
@@ -21,9 +24,14 @@ import java.util.function.Consumer;
  * @param <T> the item type
  */
 public final class ReorderWindow<T> {
+    /** Slots of a new window's ring (fewer if the window is smaller). */
+    static final int INITIAL_SLOTS = 64;
+
     private final int windowSize;
-    private final Object[] slots;
-    private final int mask;
+    /** Slots of the largest ring: {@code windowSize} rounded up to a power of two. */
+    private final int maxSlots;
+    private Object[] slots;
+    private int mask;
     private int esn;
     private int queued;
     private int highestQueuedDistance = -1;
@@ -41,8 +49,9 @@ public final class ReorderWindow<T> {
         if (cap < windowSize) {
             cap <<= 1;
         }
-        this.slots = new Object[cap];
-        this.mask = cap - 1;
+        this.maxSlots = cap;
+        this.slots = new Object[Math.min(cap, INITIAL_SLOTS)];
+        this.mask = slots.length - 1;
         this.esn = firstPsn;
     }
 
@@ -62,6 +71,9 @@ public final class ReorderWindow<T> {
                 + " but the reorder window holds " + windowSize + "; raise the window size or use a scheduling policy that reorders less");
         }
         if (distance > 0) {
+            if (distance > mask) {
+                grow(distance);
+            }
             int idx = psn & mask;
             if (slots[idx] != null) {
                 throw new ReorderWindowOverflowException("PSN " + psn + " arrived twice (ESN " + esn + ")");
@@ -98,6 +110,36 @@ public final class ReorderWindow<T> {
     }
 
     /**
+     * Doubles the ring until it holds a PSN {@code distance} ahead of the ESN ({@code distance < windowSize}).
+     * Every queued PSN is less than the old ring's length ahead of the ESN, so each old slot maps to one PSN.
+     */
+    private void grow(int distance) {
+        int cap = slots.length;
+        while (cap <= distance) {
+            cap <<= 1;
+        }
+        cap = Math.min(cap, maxSlots);
+        Object[] old = slots;
+        int oldMask = mask;
+        Object[] grown = new Object[cap];
+        int newMask = cap - 1;
+        for (int d = 1; d <= oldMask; d++) {
+            int psn = esn + d;
+            Object item = old[psn & oldMask];
+            if (item != null) {
+                grown[psn & newMask] = item;
+            }
+        }
+        slots = grown;
+        mask = newMask;
+    }
+
+    /** Slots in the ring now (it grows by doubling up to the window rounded up to a power of two; tests). */
+    int capacity() {
+        return slots.length;
+    }
+
+    /**
      * Moves the ESN past {@code n} PSNs the caller delivered itself, in order, from the ESN on.
      *
      * @throws IllegalStateException if items wait out of order (they must go through {@link #offer})
@@ -117,7 +159,7 @@ public final class ReorderWindow<T> {
     /** Whether {@code psn} is queued out of order (arrived, waiting for an earlier PSN). */
     public boolean isQueued(int psn) {
         int distance = psn - esn;
-        return distance > 0 && distance < windowSize && slots[psn & mask] != null;
+        return distance > 0 && distance <= mask && slots[psn & mask] != null;
     }
 
     /** Replaces every item waiting out of order with {@code f}'s result for it (same PSN). */

@@ -100,12 +100,23 @@ public abstract class ConnectionTck {
 
     /**
      * What the sender may have taken from its publisher at any moment: no more than the subscriber asked
-     * for, nor than the receive buffers it released plus all receive buffers, plus the send queue.
+     * for, nor than the messages it released plus what all receive buffers hold (up to the receiving
+     * node's {@code messageCreditsPerBuffer} messages each: small messages share a buffer), plus the send
+     * queue.
      */
     private static LongSupplier creditBound(TckReceiver r, int rails) {
-        // a rendezvous message frees the receive buffer of its RTS before it is delivered: it is held in one
-        // of the node's message buffers (RdmaNode.Builder.rendezvousBuffers, default 4) instead
-        return () -> Math.min(r.requested(), r.released() + (long) rails * RECEIVE_BUFFERS + RENDEZVOUS_BUFFERS) + SEND_QUEUE;
+        ConnectionTckFixture fx = r.fixture();
+        long perBuffer = Math.max(fx.clientNode().messageCreditsPerBuffer(), fx.serverNode().messageCreditsPerBuffer());
+        return creditBound(r, rails, perBuffer);
+    }
+
+    /**
+     * As {@link #creditBound(TckReceiver, int)} with {@code perBuffer} messages per receive buffer.
+     * A rendezvous message frees the receive buffer of its RTS before it is delivered: it is held in one
+     * of the node's message buffers (RdmaNode.Builder.rendezvousBuffers, default 4) instead.
+     */
+    private static LongSupplier creditBound(TckReceiver r, int rails, long perBuffer) {
+        return () -> Math.min(r.requested(), r.released() + perBuffer * rails * RECEIVE_BUFFERS + RENDEZVOUS_BUFFERS) + SEND_QUEUE;
     }
 
     private static List<Integer> range(int from, int to) {
@@ -160,6 +171,36 @@ public abstract class ConnectionTck {
             s.assertCompleted();
             r.assertNoFailure();
             r.releaseHeld();
+            assertEquals(range(0, n), r.psns());
+            s.assertBoundHeld();
+        }
+    }
+
+    /**
+     * The grant's byte bound: a receiver grants several message credits per free receive buffer (small
+     * messages share buffers), but messages that each fill a buffer are taken from the publisher as if it
+     * granted one per buffer, so once a stalled subscriber's buffers are full their sender holds no more
+     * than its send queue (and the one message part-way out) taken from its publisher and not delivered.
+     */
+    @ParameterizedTest(name = "{0} rail(s)")
+    @ValueSource(ints = {1, 2})
+    void aStalledSubscriberOfMessagesThatFillABufferHoldsTheSenderToTheFreeBuffers(int rails) {
+        try (ConnectionTckFixture fx = openPair(options(rails))) {
+            int frame = fx.maxFramePayloadBytes();
+            IntUnaryOperator size = seq -> frame;
+            int n = 8 * rails * RECEIVE_BUFFERS;
+            TckReceiver r = TckReceiver.builder(fx, size).holding(n).subscribe(fx.server());
+            TckSend s = TckSend.start(fx, fx.client(), 0, n, size, creditBound(r, rails));
+            fx.await("the receive buffers fill", () -> r.received() >= (long) rails * RECEIVE_BUFFERS);
+            fx.settle();
+            long arrived = r.received();
+            assertTrue(arrived < n, "the stalled subscriber's buffers stop the stream: " + r);
+            assertTrue(s.emitted() - arrived <= SEND_QUEUE + 1, "the sender took " + s.emitted() + " messages from its publisher with "
+                + arrived + " delivered: more than the send queue (" + SEND_QUEUE + ") ahead, riding on credits granted per buffer");
+            r.stopHolding();
+            fx.await("the rest arrives once the subscriber releases; " + r + ", " + s, () -> r.received() == n && s.terminated());
+            s.assertCompleted();
+            r.assertNoFailure();
             assertEquals(range(0, n), r.psns());
             s.assertBoundHeld();
         }

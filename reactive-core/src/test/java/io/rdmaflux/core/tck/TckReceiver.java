@@ -253,6 +253,11 @@ public final class TckReceiver extends BaseSubscriber<RdmaMessage> {
         return received.get();
     }
 
+    /** The pair this receiver belongs to. */
+    public ConnectionTckFixture fixture() {
+        return fx;
+    }
+
     public long released() {
         return released.get();
     }

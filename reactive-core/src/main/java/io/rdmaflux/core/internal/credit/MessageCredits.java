@@ -15,7 +15,9 @@ package io.rdmaflux.core.internal.credit;
  *       DATA receive buffer of that rail; a frame (fragment) consumes one on its rail;</li>
  *   <li><b>message credits</b> (per connection, this class): at most
  *       {@code min(k * free buffers over all rails, demand - undelivered)} outstanding, {@code k} the
- *       node's {@code messageCreditsPerBuffer} (default 1; small messages share buffers when packed);
+ *       node's {@code messageCreditsPerBuffer} (default 8; small messages share buffers when packed;
+ *       the sender takes messages that fill a buffer only as its buffer credits allow,
+ *       {@code SendPipeline#requestMore});
  *       a message (its first fragment, or its RTS) consumes one whichever rail it takes.</li>
  * </ul>
  * A message may be sent only when the sender holds one message credit and a buffer credit of the
