@@ -59,6 +59,37 @@ class EagerRingTest {
         }
     }
 
+    /**
+     * A connection with an eager rail grants 1 message credit per buffer unless the node sets more
+     * ({@code RdmaNode.Builder.messageCreditsPerBuffer}): with more, a stream of small messages puts more
+     * packed frames in flight than the ring holds, and the overflow goes over send/receive.
+     */
+    @Test
+    void aStreamOfSmallMessagesStaysInTheRingWithTheDefaultCreditsAndOverflowsWithEightPerBuffer() {
+        for (int perBuffer : new int[] {0, 8}) {
+            java.util.function.Consumer<io.rdmaflux.core.RdmaNode.Builder> both = perBuffer == 0
+                ? b -> b.eager(EagerSpec.slots(2)) : b -> b.eager(EagerSpec.slots(2)).messageCreditsPerBuffer(perBuffer);
+            try (EagerBed bed = new EagerBed(RailConfig.UNSHAPED, EagerPolicy.DEFAULTS, both, b -> { })) {
+                RdmaConnection[] c = bed.connect(EAGER);
+                assertEquals(perBuffer == 0 ? 8 : perBuffer, bed.serverNode.messageCreditsPerBuffer(), "the most the node grants");
+                EagerBed.Holder h = new EagerBed.Holder(16, true);
+                c[1].receive().subscribe(h);
+                h.request(Long.MAX_VALUE);
+                AtomicReference<Throwable> err = new AtomicReference<>();
+                send(bed, c[0], 0, 5_000, 16, err);
+                bed.runUntil(() -> h.seqs.size() == 5_000 || err.get() != null);
+                assertNull(err.get());
+                assertEquals(range(0, 5_000), h.seqs);
+                EagerStats client = bed.clientEager.channels().get(0).stats();
+                if (perBuffer == 0) {
+                    assertEquals(0, client.fallbackFramesSent(), "1 credit per buffer: the 2-slot ring had room for every frame: " + client);
+                } else {
+                    assertTrue(client.fallbackFramesSent() > 0, "8 credits per buffer: frames overflowed the ring: " + client);
+                }
+            }
+        }
+    }
+
     @Test
     void ringWrapsOverManyLapsWithAlternatingFlags() {
         try (EagerBed bed = new EagerBed(RailConfig.UNSHAPED, EagerPolicy.DEFAULTS, b -> b.eager(EagerSpec.slots(3)), b -> { })) {

@@ -78,11 +78,29 @@ class MessageCreditsPerBufferTest {
         }
     }
 
+    /** Without the option, a connection of send/receive rails grants 8 message credits per free buffer. */
     @Test
-    void theDefaultIsEightCreditsPerBuffer() {
-        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS))) {
-            assertEquals(8, p.serverNode.messageCreditsPerBuffer());
-            assertEquals(RdmaNode.DEFAULT_MESSAGE_CREDITS_PER_BUFFER, p.clientNode.messageCreditsPerBuffer());
+    void byDefaultAStalledReceiverOfSendReceiveRailsHoldsEightSmallMessagesPerBuffer() {
+        try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS).sendQueue(SEND_QUEUE))) {
+            assertEquals(RdmaNode.DEFAULT_MESSAGE_CREDITS_PER_BUFFER, p.serverNode.messageCreditsPerBuffer());
+            List<RdmaMessage> held = new ArrayList<>();
+            boolean[] stalled = {true};
+            AtomicInteger got = new AtomicInteger();
+            p.server.receive().subscribe(m -> {
+                got.incrementAndGet();
+                if (stalled[0]) {
+                    held.add(m);
+                } else {
+                    m.release();
+                }
+            });
+            SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 1_000).map(i -> RdmaMessage.of(new byte[] {i.byteValue()}))));
+            p.drive();
+            assertEquals(8 * RECEIVE_BUFFERS, held.size(), "8 messages per buffer");
+            stalled[0] = false;
+            held.forEach(RdmaMessage::release);
+            p.runUntil(() -> sent.completed() && got.get() == 1_000);
+            sent.assertNoError();
         }
     }
 

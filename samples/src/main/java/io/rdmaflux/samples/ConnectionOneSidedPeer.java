@@ -150,14 +150,25 @@ final class ConnectionOneSidedPeer {
                                             java.util.concurrent.CompletableFuture<ByteBuffer> message, long deadlineNs, NetRails.HostPort to) {
         java.util.concurrent.CompletableFuture.anyOf(region, message).orTimeout(Math.max(1, deadlineNs - System.nanoTime()),
             java.util.concurrent.TimeUnit.NANOSECONDS).exceptionally(e -> null).join();
-        if (!region.isDone() && message.isDone() && !message.isCompletedExceptionally()) {
+        boolean noRegion = !region.isDone() || region.isCompletedExceptionally() || region.join() == null;
+        if (noRegion && region.isDone()) {
+            // the connection ended without an EXPOSE (a refusing listener closes it right after its answer): the
+            // answer may still be on its way to the receive side
+            message.orTimeout(Math.max(1, deadlineNs - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS)
+                .exceptionally(e -> null).join();
+        }
+        if (noRegion && message.isDone() && !message.isCompletedExceptionally() && message.join() != null) {
             ByteBuffer m = message.join().duplicate();
             if (m.remaining() >= 4 && m.getInt() == REJECT) {
                 throw new UserError("the listener at " + to + " refused: " + StandardCharsets.UTF_8.decode(m));
             }
             throw new UserError("the listener at " + to + " answered HELLO with something other than a region or a refusal");
         }
-        return Deadlines.await(region, deadlineNs, "the listener's exposed region");
+        RemoteRegion r = Deadlines.await(region, deadlineNs, "the listener's exposed region");
+        if (r == null) {
+            throw new UserError("the listener at " + to + " closed the connection without exposing a region or answering");
+        }
+        return r;
     }
 
     private static ByteBuffer receive(java.util.concurrent.BlockingQueue<ByteBuffer> inbox, long deadlineNs, String what) {

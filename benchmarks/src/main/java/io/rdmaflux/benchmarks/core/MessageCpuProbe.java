@@ -17,7 +17,7 @@ import java.lang.management.*;
  * DATA frame the receiver saw and its duty cycles per message, which say where DEDICATED's time goes
  * against SHARED (one thread doing both nodes' work).
  *
- * <p>Run: {@code java $(cat .mvn/jvm-flags) -cp benchmarks/target/benchmarks.jar io.rdmaflux.benchmarks.core.MessageCpuProbe [rounds [SHARED|DEDICATED]]}
+ * <p>Run: {@code java $(cat .mvn/jvm-flags) -cp benchmarks/target/benchmarks.jar io.rdmaflux.benchmarks.core.MessageCpuProbe [rounds [SHARED|DEDICATED [creditsPerBuffer [agrona|default]]]]}
  * (default 12 rounds of 2 M messages, SHARED; the first 4 are warm-up and not printed).
  */
 public final class MessageCpuProbe {
@@ -29,8 +29,18 @@ public final class MessageCpuProbe {
     SoftProvider pa = SoftProvider.builder().name("pa").fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
     SoftProvider pb = SoftProvider.builder().name("pb").fabric(fabric).threadingMode(ThreadingMode.INVOKER).build();
     ThreadingMode mode = args.length > 1 ? ThreadingMode.valueOf(args[1]) : ThreadingMode.SHARED;
-    RdmaNode a = RdmaNode.builder().provider(pa).name("a").bufferBytes(2560).receiveBuffers(512).sendBuffers(512).sendQueue(64).threadingMode(mode).idleStrategy(new BackoffIdleStrategy()).build();
-    RdmaNode b = RdmaNode.builder().provider(pb).name("b").bufferBytes(2560).receiveBuffers(512).sendBuffers(512).sendQueue(64).threadingMode(mode).idleStrategy(new BackoffIdleStrategy()).build();
+    // a third argument sets messageCreditsPerBuffer (builds before the option: leave it out)
+    int perBuffer = args.length > 2 ? Integer.parseInt(args[2]) : 0;
+    // a fourth, "default", keeps the node's own idle strategy (ProgressIdleStrategy.backoff) instead of Agrona's BackoffIdleStrategy
+    boolean nodeIdle = args.length > 3 && args[3].equals("default");
+    RdmaNode.Builder ab = RdmaNode.builder().provider(pa).name("a").bufferBytes(2560).receiveBuffers(512).sendBuffers(512).sendQueue(64).threadingMode(mode);
+    RdmaNode.Builder bb = RdmaNode.builder().provider(pb).name("b").bufferBytes(2560).receiveBuffers(512).sendBuffers(512).sendQueue(64).threadingMode(mode);
+    if (!nodeIdle) {
+      ab.idleStrategy(new BackoffIdleStrategy());
+      bb.idleStrategy(new BackoffIdleStrategy());
+    }
+    RdmaNode a = (perBuffer > 0 ? ab.messageCreditsPerBuffer(perBuffer) : ab).build();
+    RdmaNode b = (perBuffer > 0 ? bb.messageCreditsPerBuffer(perBuffer) : bb).build();
     RdmaServer server = b.bind(new PortAddress("mem", pb.devices().get(0).name(), 0));
     RdmaConnection client = a.connect(server.address(), ConnectionSpec.defaults()).block(Duration.ofSeconds(10));
     RdmaConnection s = server.accept().blockFirst(Duration.ofSeconds(10));
