@@ -83,23 +83,12 @@ class MessageCreditsPerBufferTest {
     void byDefaultAStalledReceiverOfSendReceiveRailsHoldsEightSmallMessagesPerBuffer() {
         try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS).sendQueue(SEND_QUEUE))) {
             assertEquals(RdmaNode.DEFAULT_MESSAGE_CREDITS_PER_BUFFER, p.serverNode.messageCreditsPerBuffer());
-            List<RdmaMessage> held = new ArrayList<>();
-            boolean[] stalled = {true};
-            AtomicInteger got = new AtomicInteger();
-            p.server.receive().subscribe(m -> {
-                got.incrementAndGet();
-                if (stalled[0]) {
-                    held.add(m);
-                } else {
-                    m.release();
-                }
-            });
+            StalledReceiver r = StalledReceiver.subscribe(p.server);
             SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 1_000).map(i -> RdmaMessage.of(new byte[] {i.byteValue()}))));
             p.drive();
-            assertEquals(8 * RECEIVE_BUFFERS, held.size(), "8 messages per buffer");
-            stalled[0] = false;
-            held.forEach(RdmaMessage::release);
-            p.runUntil(() -> sent.completed() && got.get() == 1_000);
+            assertEquals(8 * RECEIVE_BUFFERS, r.held.size(), "8 messages per buffer");
+            r.resume();
+            p.runUntil(() -> sent.completed() && r.got.get() == 1_000);
             sent.assertNoError();
         }
     }
@@ -121,17 +110,7 @@ class MessageCreditsPerBufferTest {
     void afterSmallMessagesAStalledReceiverHoldsFrameSizeMessagesToItsBuffers() {
         try (InvokerPair p = InvokerPair.open(b -> b.receiveBuffers(RECEIVE_BUFFERS).sendQueue(SEND_QUEUE).messageCreditsPerBuffer(PER_BUFFER))) {
             int frame = p.client.subchannels().get(0).maxFramePayloadBytes();
-            List<RdmaMessage> held = new ArrayList<>();
-            boolean[] stalled = {true};
-            AtomicInteger got = new AtomicInteger();
-            p.server.receive().subscribe(m -> {
-                got.incrementAndGet();
-                if (stalled[0]) {
-                    held.add(m);
-                } else {
-                    m.release();
-                }
-            });
+            StalledReceiver r = StalledReceiver.subscribe(p.server);
             AtomicInteger pulled = new AtomicInteger();
             int small = 10;
             SendOutcome sent = SendOutcome.of(p.client.send(Flux.range(0, 200).map(i -> {
@@ -140,15 +119,14 @@ class MessageCreditsPerBufferTest {
             })));
             p.drive();
             // the small ones share one or two buffers; each large one takes a buffer of its own
-            int large = held.size() - small;
-            assertTrue(large >= RECEIVE_BUFFERS - 2 && large < RECEIVE_BUFFERS, "held " + held.size());
+            int large = r.held.size() - small;
+            assertTrue(large >= RECEIVE_BUFFERS - 2 && large < RECEIVE_BUFFERS, "held " + r.held.size());
             // taken and not sent: the send queue only, not the peer's buffers' worth that the leftover
             // message credits (PER_BUFFER per buffer) would allow
-            assertTrue(pulled.get() - held.size() <= SEND_QUEUE, "pulled " + pulled.get() + " with " + held.size() + " delivered");
+            assertTrue(pulled.get() - r.held.size() <= SEND_QUEUE, "pulled " + pulled.get() + " with " + r.held.size() + " delivered");
             sent.assertNoError();
-            stalled[0] = false;
-            held.forEach(RdmaMessage::release);
-            p.runUntil(() -> sent.completed() && got.get() == 200);
+            r.resume();
+            p.runUntil(() -> sent.completed() && r.got.get() == 200);
         }
     }
 
@@ -157,5 +135,31 @@ class MessageCreditsPerBufferTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RdmaNode.builder().messageCreditsPerBuffer(0));
         assertTrue(e.getMessage().contains("messageCreditsPerBuffer in [1, 64] required but it was 0"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> RdmaNode.builder().messageCreditsPerBuffer(65));
+    }
+
+    /** A receive subscriber that holds every message until {@link #resume()}, then releases them and all later ones. */
+    private static final class StalledReceiver {
+        final List<RdmaMessage> held = new ArrayList<>();
+        final AtomicInteger got = new AtomicInteger();
+        private boolean stalled = true;
+
+        static StalledReceiver subscribe(RdmaConnection c) {
+            StalledReceiver r = new StalledReceiver();
+            c.receive().subscribe(m -> {
+                r.got.incrementAndGet();
+                if (r.stalled) {
+                    r.held.add(m);
+                } else {
+                    m.release();
+                }
+            });
+            return r;
+        }
+
+        void resume() {
+            stalled = false;
+            held.forEach(RdmaMessage::release);
+            held.clear();
+        }
     }
 }

@@ -1,17 +1,12 @@
 package io.rdmaflux.benchmarks.net;
 
 import io.rdmaflux.benchmarks.AeronLoop;
-import io.rdmaflux.core.ConnectionSpec;
 import io.rdmaflux.core.EagerSpec;
 import io.rdmaflux.core.RdmaConnection;
 import io.rdmaflux.core.RdmaMessage;
 import io.rdmaflux.core.RdmaNode;
-import io.rdmaflux.core.RdmaServer;
-import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.soft.SoftProvider;
-import io.rdmaflux.verbs.soft.net.NetProviders;
-import io.rdmaflux.verbs.soft.net.NetTransportConfig;
 import io.rsocket.Payload;
 import io.rsocket.RSocket;
 import io.rsocket.SocketAcceptor;
@@ -106,10 +101,7 @@ public class NetMessageRateBenchmark {
     @Param({"1", "8"})
     public int creditsPerBuffer;
 
-    private SoftProvider pa;
-    private SoftProvider pb;
-    private RdmaNode a;
-    private RdmaNode b;
+    private NetNodePair pair;
     private RdmaConnection client;
     private final AtomicLong received = new AtomicLong();
     /** The count of received messages that ends the batch under way; written before the batch starts. */
@@ -127,16 +119,9 @@ public class NetMessageRateBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        NetTransportConfig cfg = NetTransportConfig.loopback();
-        pa = NetProviders.builder(cfg).name("rate-net-a").threadingMode(ThreadingMode.INVOKER).build();
-        pb = NetProviders.builder(cfg).name("rate-net-b").threadingMode(ThreadingMode.INVOKER).build();
-        a = node(pa, "a");
-        b = node(pb, "b");
-        RdmaServer server = b.bind(new PortAddress("net", "127.0.0.1", 0));
-        client = a.connect(server.address(), ConnectionSpec.defaults()).block(Duration.ofSeconds(10));
-        RdmaConnection s = server.accept().blockFirst(Duration.ofSeconds(10));
-        server.close();
-        s.receive().subscribe(m -> {
+        pair = NetNodePair.open("rate-net", this::node);
+        client = pair.client();
+        pair.server().receive().subscribe(m -> {
             m.release();
             long n = received.get() + 1;
             received.lazySet(n);
@@ -177,11 +162,7 @@ public class NetMessageRateBenchmark {
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        client.close();
-        a.close();
-        b.close();
-        pa.close();
-        pb.close();
+        pair.close();
         rsocket.dispose();
         rsocketServer.dispose();
         aeronLoop.close();

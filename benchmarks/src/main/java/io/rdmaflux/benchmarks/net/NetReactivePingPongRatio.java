@@ -1,20 +1,14 @@
 package io.rdmaflux.benchmarks.net;
 
 import io.rdmaflux.benchmarks.RoundTripSide;
-import io.rdmaflux.core.ConnectionSpec;
 import io.rdmaflux.core.EagerSpec;
 import io.rdmaflux.core.RdmaConnection;
 import io.rdmaflux.core.RdmaMessage;
 import io.rdmaflux.core.RdmaNode;
-import io.rdmaflux.core.RdmaServer;
 import io.rdmaflux.core.engine.ProgressIdleStrategy;
-import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ThreadingMode;
 import io.rdmaflux.verbs.soft.SoftProvider;
-import io.rdmaflux.verbs.soft.net.NetProviders;
-import io.rdmaflux.verbs.soft.net.NetTransportConfig;
 import java.io.PrintStream;
-import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -134,12 +128,8 @@ public final class NetReactivePingPongRatio {
         private final ThreadingMode mode;
         private final boolean lowLatency;
         private final byte[] payload = new byte[SIZE];
-        private SoftProvider pa;
-        private SoftProvider pb;
-        private RdmaNode a;
-        private RdmaNode b;
+        private NetNodePair pair;
         private RdmaConnection client;
-        private RdmaConnection server;
 
         ReactiveSide(ThreadingMode mode, boolean lowLatency) {
             this.mode = mode;
@@ -147,21 +137,15 @@ public final class NetReactivePingPongRatio {
         }
 
         private RdmaNode node(SoftProvider p, String name) {
-            RdmaNode.Builder nb = RdmaNode.builder().provider(p).name(name).threadingMode(mode).eager(EagerSpec.OFF);
+            RdmaNode.Builder nb = RdmaNode.builder().provider(p).name("rtt-" + name).threadingMode(mode).eager(EagerSpec.OFF);
             return (lowLatency ? nb.idleStrategy(ProgressIdleStrategy.lowLatency()) : nb).build();
         }
 
         @Override
         public void open() {
-            NetTransportConfig cfg = NetTransportConfig.loopback();
-            pa = NetProviders.builder(cfg).name("rtt-net-a").threadingMode(ThreadingMode.INVOKER).build();
-            pb = NetProviders.builder(cfg).name("rtt-net-b").threadingMode(ThreadingMode.INVOKER).build();
-            a = node(pa, "rtt-a");
-            b = node(pb, "rtt-b");
-            RdmaServer listener = b.bind(new PortAddress("net", "127.0.0.1", 0));
-            client = a.connect(listener.address(), ConnectionSpec.defaults()).block(Duration.ofSeconds(10));
-            server = listener.accept().blockFirst(Duration.ofSeconds(10));
-            listener.close();
+            pair = NetNodePair.open("rtt-net", this::node);
+            client = pair.client();
+            RdmaConnection server = pair.server();
             server.send(server.receive().map(m -> {
                 byte[] copy = m.toByteArray();
                 m.release();
@@ -208,11 +192,7 @@ public final class NetReactivePingPongRatio {
 
         @Override
         public void close() {
-            client.close();
-            a.close();
-            b.close();
-            pa.close();
-            pb.close();
+            pair.close();
         }
     }
 }
