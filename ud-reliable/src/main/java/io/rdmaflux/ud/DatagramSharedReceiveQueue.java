@@ -59,6 +59,16 @@ final class DatagramSharedReceiveQueue implements SharedReceiveQueue {
         return closed ? null : posted.poll();
     }
 
+    /**
+     * Returns a receive {@link #take()} gave that was not completed (its message was abandoned, or its queue pair
+     * closed) to the head of the queue; dropped if the queue is closed.
+     */
+    synchronized void giveBack(PostedReceive r) {
+        if (!closed) {
+            posted.addFirst(r);
+        }
+    }
+
     @Override
     public synchronized void close() {
         closed = true;
