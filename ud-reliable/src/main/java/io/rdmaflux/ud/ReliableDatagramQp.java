@@ -148,8 +148,7 @@ final class ReliableDatagramQp implements QueuePair {
         require(QpState.INIT, "readyToReceive");
         int peerId = rail.connect(qpNumber, peer);
         this.remote = peer;
-        String name = rail instanceof UdPort ? peer.address() + " (UD QP " + peer.qpn() + ", tag " + peer.startPsn() + ")"
-            : peer.address() + " (RC QP " + peer.qpn() + ")";
+        String name = rail.describe(peer);
         // the peer's rail may take smaller datagrams than ours (its MTU, or its RC DR slots follow its bufferBytes)
         DrConfig c = peer.mtuBytes() > DrDatagram.HEADER_BYTES && peer.mtuBytes() < config.datagramBytes()
             ? config.toBuilder().datagramBytes(peer.mtuBytes()).build() : config;
@@ -357,8 +356,8 @@ final class ReliableDatagramQp implements QueuePair {
                 return true;
             }
         }
-        // with a shared receive queue a buffer is taken only for a message that is here, by the queue pair placing
-        // it: a closed or failed queue pair holds none of the node's buffers
+        // with a shared receive queue a buffer is taken only for a message that is here (or, by Placement, whose
+        // first VFRAG is), by the queue pair placing it: a closed or failed queue pair gives back what it took
         PostedReceive r = srq != null ? srq.take() : receives.poll();
         if (r == null) {
             return false;
