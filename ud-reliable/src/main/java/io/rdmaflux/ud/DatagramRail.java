@@ -29,6 +29,9 @@ interface DatagramRail {
     /** The endpoint a peer's queue pair connects to, for the queue pair numbered {@code qpNumber} here. */
     QpEndpoint localEndpoint(int qpNumber);
 
+    /** How errors name {@code peer} (an endpoint the peer's rail gave): its address and what carries it there. */
+    String describe(QpEndpoint peer);
+
     /**
      * Connects the queue pair numbered {@code qpNumber} to {@code peer} (the endpoint the peer's rail gave).
      *

@@ -11,7 +11,7 @@ import java.util.ArrayDeque;
  * The shared receive queue of a node's reliable UD channels on one rail: the receives of the node's shared pool
  * for {@link io.rdmaflux.core.channel.ChannelKind#RELIABLE_UD} ({@code RdmaNode.Builder.sharedReceiveQueue(..)}),
  * consumed in posting order by every {@link ReliableDatagramQp} created with it. A datagram queue pair's receives
- * are software (DR reassembles a message on the heap and copies it into a posted receive), so it cannot consume the
+ * are software (DR copies a message's VFRAGs into a posted receive, or reassembles it on the heap first), so it cannot consume the
  * device's SRQ; this one is taken from by {@link #take()} when a SEND of a peer is placed, and a message that finds
  * it empty waits in DR (its credit holds the peer back) until a buffer is posted again.
  *
@@ -57,6 +57,16 @@ final class DatagramSharedReceiveQueue implements SharedReceiveQueue {
     /** The oldest posted receive, now the caller's, or null if none is posted (or the queue is closed). */
     synchronized @Nullable PostedReceive take() {
         return closed ? null : posted.poll();
+    }
+
+    /**
+     * Returns a receive {@link #take()} gave that was not completed (its message was abandoned, or its queue pair
+     * closed) to the head of the queue; dropped if the queue is closed.
+     */
+    synchronized void giveBack(PostedReceive r) {
+        if (!closed) {
+            posted.addFirst(r);
+        }
     }
 
     @Override

@@ -2,7 +2,6 @@ package io.rdmaflux.ud;
 
 import io.rdmaflux.ud.dr.DatagramSink;
 import io.rdmaflux.verbs.CompletionQueue;
-import io.rdmaflux.verbs.CompletionSink;
 import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.ProtectionDomain;
 import io.rdmaflux.verbs.QpEndpoint;
@@ -13,6 +12,7 @@ import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.WcStatus;
 import io.rdmaflux.verbs.WorkCompletion;
 import io.rdmaflux.verbs.WrOpcode;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * ({@link io.rdmaflux.core.channel.ChannelKind#RC_DR}): DR's end-to-end CRC32C and acknowledgement over RC, for
  * the errors the transport does not see (seed 003 &sect;3.1: DR checks data "once it reaches main memory"; IB's
  * link-level checks end at the NIC). Each datagram is one RC SEND from a registered send slot into a posted
- * receive slot; a received datagram is handed to DR (which copies it) and its slot re-posted at once, as the UD
+ * receive slot; a received datagram is handed to DR (which copies or places it) and its slot re-posted at once, as the UD
  * rail's pool is (&sect;4.1).
  *
  * <p><b>Credit:</b> the queue pair's DR receive share is the receive slots less an eighth kept for ACKs and probes
@@ -36,7 +36,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p><b>Concurrency:</b> the progress thread of the node; not thread-safe.
  */
-final class RcDatagramRail implements DatagramRail, CompletionSink {
+final class RcDatagramRail extends SlottedDatagramRail {
     private final Port port;
     private final int slotBytes;
     private final int receiveSlots;
@@ -45,9 +45,7 @@ final class RcDatagramRail implements DatagramRail, CompletionSink {
     private final DatagramSlots slots;
     private final SendWorkRequest swr = new SendWorkRequest();
     private @Nullable ReliableDatagramQp owner;
-    private long nowNs;
     private long unclaimedDropped;
-    private boolean closed;
 
     /**
      * Makes the RC queue pair (in INIT, receives posted), its completion queue and slot memory in {@code pd}.
@@ -125,6 +123,11 @@ final class RcDatagramRail implements DatagramRail, CompletionSink {
      * endpoint's {@code mtuBytes} is the peer's slot size: DR sends it no larger datagram ({@link ReliableDatagramQp}).
      */
     @Override
+    public String describe(QpEndpoint peer) {
+        return peer.address() + " (RC QP " + peer.qpn() + ")";
+    }
+
+    @Override
     public int connect(int qpNumber, QpEndpoint peer) {
         qp.readyToReceive(peer);
         qp.readyToSend();
@@ -149,46 +152,36 @@ final class RcDatagramRail implements DatagramRail, CompletionSink {
     }
 
     @Override
-    public boolean sending(ReliableDatagramQp owner) {
-        return slots.inFlightFor(owner);
+    CompletionQueue completionQueue() {
+        return cq;
     }
 
     @Override
-    public int poll(long nowNs) {
-        if (closed) {
-            return 0;
-        }
-        this.nowNs = nowNs;
-        int total = 0;
-        int n;
-        while ((n = cq.poll(64, this)) > 0) {
-            total += n;
-        }
-        return total;
+    DatagramSlots slots() {
+        return slots;
     }
 
     @Override
-    public void onCompletion(WorkCompletion wc) {
-        long id = wc.wrId();
-        if ((id & DatagramSlots.SEND_BIT) != 0) {
-            ReliableDatagramQp from = slots.completeSend((int) (id & 0xFFFF_FFFFL), wc.isSuccess());
-            if (from != null && !wc.isSuccess() && wc.status() != WcStatus.WR_FLUSH_ERR) {
-                from.onRailFailure(wc.status(), "the RC queue pair " + qp.qpNumber() + " carrying its DR datagrams failed: "
-                    + wc.status() + (wc.detail().isEmpty() ? "" : " (" + wc.detail() + ")"));
-            }
-            return;
+    QueuePair receiveQueuePair() {
+        return qp;
+    }
+
+    @Override
+    void onSendCompleted(@Nullable ReliableDatagramQp from, WorkCompletion wc) {
+        if (from != null && !wc.isSuccess() && wc.status() != WcStatus.WR_FLUSH_ERR) {
+            from.onRailFailure(wc.status(), "the RC queue pair " + qp.qpNumber() + " carrying its DR datagrams failed: "
+                + wc.status() + (wc.detail().isEmpty() ? "" : " (" + wc.detail() + ")"));
         }
-        if (!wc.isSuccess()) {
-            return; // flushed: the queue pair went to ERROR or closed
-        }
-        int slot = (int) id;
+    }
+
+    @Override
+    void onReceived(UnsafeBuffer recv, int offset, int length) {
         ReliableDatagramQp user = owner;
         if (user != null) {
-            user.onDatagram(slots.recvView, slot * slotBytes, wc.byteLength(), nowNs);
+            user.onDatagram(recv, offset, length, nowNs);
         } else {
             unclaimedDropped++;
         }
-        slots.postReceive(qp, slot);
     }
 
     /** Closes the queue pair, its completion queue and memory: the rail has one user. Idempotent. */

@@ -18,7 +18,10 @@ import io.rdmaflux.verbs.WcOpcode;
 import io.rdmaflux.verbs.WcStatus;
 import io.rdmaflux.verbs.WorkCompletion;
 import io.rdmaflux.verbs.WrOpcode;
+import io.rdmaflux.ud.dr.MessagePlacement;
 import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.jspecify.annotations.Nullable;
 
 import java.util.ArrayDeque;
@@ -38,6 +41,11 @@ import java.util.ArrayDeque;
  *     its node granted ({@link WriteGrants}); anything else fails the queue pair with REM_ACCESS_ERR.</li>
  * <li>RDMA_READ and the atomics: refused ({@link io.rdmaflux.core.channel.ChannelCapabilities#rdmaRead()} is false for the kind).</li>
  * </ul>
+ * <b>One copy on receipt.</b> The message that is next in order, with no earlier one waiting for a receive, is placed
+ * by DR VFRAG by VFRAG straight into its destination ({@link MessagePlacement}): a SEND's posted receive (taken when
+ * its first VFRAG arrives, if its first scatter/gather entry holds it), a WRITE's granted window. Otherwise (no
+ * receive posted yet, a receive of several entries, a malformed or unauthorised message) DR reassembles it on the
+ * heap and it is placed from there when a receive is posted, as before.
  * A send completes (signalled ones make a completion) when DR acknowledged its whole message, in posting order,
  * as RC's do. When DR gives up on the peer ({@link DrEndpoint#failure()}) the queue pair goes to ERROR: the oldest
  * outstanding send completes with RETRY_EXC_ERR, everything else with WR_FLUSH_ERR.
@@ -74,6 +82,7 @@ final class ReliableDatagramQp implements QueuePair {
     private long nowNs;
     private boolean closed;
     private volatile int receiveShare = Integer.MAX_VALUE;
+    private final Placement placement = new Placement();
 
     ReliableDatagramQp(DatagramRail rail, WriteGrants grants, QpInitAttributes attributes, DatagramCompletionQueue cq, DrConfig config) {
         if (attributes.type() != QpType.RC) {
@@ -139,13 +148,13 @@ final class ReliableDatagramQp implements QueuePair {
         require(QpState.INIT, "readyToReceive");
         int peerId = rail.connect(qpNumber, peer);
         this.remote = peer;
-        String name = rail instanceof UdPort ? peer.address() + " (UD QP " + peer.qpn() + ", tag " + peer.startPsn() + ")"
-            : peer.address() + " (RC QP " + peer.qpn() + ")";
+        String name = rail.describe(peer);
         // the peer's rail may take smaller datagrams than ours (its MTU, or its RC DR slots follow its bufferBytes)
         DrConfig c = peer.mtuBytes() > DrDatagram.HEADER_BYTES && peer.mtuBytes() < config.datagramBytes()
             ? config.toBuilder().datagramBytes(peer.mtuBytes()).build() : config;
         this.endpoint = new DrEndpoint(c, qpNumber, peerId, name, 1, (r, d, len, psn) -> rail.send(peer, d, len, this, psn), nowNs);
         endpoint.receiveBudget(receiveShare);
+        endpoint.placement(placement);
         state = QpState.RTR;
     }
 
@@ -224,7 +233,7 @@ final class ReliableDatagramQp implements QueuePair {
         if (srq != null) {
             throw new VerbsException("QP " + qpNumber + " consumes a shared receive queue; post receives to it, not to the queue pair");
         }
-        if (receives.size() >= attributes.maxReceiveWr()) {
+        if (receives.size() + (placement.receive != null ? 1 : 0) >= attributes.maxReceiveWr()) {
             return false;
         }
         receives.add(PostedReceive.of(wr));
@@ -347,8 +356,8 @@ final class ReliableDatagramQp implements QueuePair {
                 return true;
             }
         }
-        // with a shared receive queue a buffer is taken only for a message that is here, by the queue pair placing
-        // it: a closed or failed queue pair holds none of the node's buffers
+        // with a shared receive queue a buffer is taken only for a message that is here (or, by Placement, whose
+        // first VFRAG is), by the queue pair placing it: a closed or failed queue pair gives back what it took
         PostedReceive r = srq != null ? srq.take() : receives.poll();
         if (r == null) {
             return false;
@@ -369,6 +378,89 @@ final class ReliableDatagramQp implements QueuePair {
         return true;
     }
 
+    /**
+     * The destination of the message DR is placing: a posted receive taken for a SEND (or a WRITE with immediate),
+     * the granted window of a WRITE. Checks are those of {@link #place}; a message they would refuse is left to it.
+     */
+    private final class Placement implements MessagePlacement {
+        private final UnsafeBuffer target = new UnsafeBuffer(new byte[0]);
+        private @Nullable PostedReceive receive;
+        private int op;
+        private int imm;
+        private int length;
+
+        @Override
+        public @Nullable MutableDirectBuffer begin(int messageLength, DirectBuffer firstVfrag, int offset, int vfragLength) {
+            WorkRequestMessage c = codec;
+            if (stalled != null || closed || state == QpState.ERROR || vfragLength < MESSAGE_HEADER_BYTES
+                || !c.decodeHeader(firstVfrag, offset, messageLength) || c.length == 0) {
+                return null;
+            }
+            if (c.isWrite() && !grants.allows(c.rkey, c.address, c.length)) {
+                return null;
+            }
+            if (c.op != WorkRequestMessage.OP_WRITE) {
+                PostedReceive r = srq != null ? srq.take() : receives.poll();
+                if (r == null) {
+                    return null;
+                }
+                receive = r;
+                if (c.op != WorkRequestMessage.OP_WRITE_IMM && (r.lengths().length == 0 || r.lengths()[0] < c.length)) {
+                    giveBack();
+                    return null;
+                }
+                if (c.op != WorkRequestMessage.OP_WRITE_IMM) {
+                    target.wrap(r.addresses()[0], c.length);
+                }
+            }
+            if (c.isWrite()) {
+                target.wrap(c.address, c.length);
+            }
+            op = c.op;
+            imm = c.imm;
+            length = c.length;
+            return target;
+        }
+
+        @Override
+        public int skipBytes() {
+            return MESSAGE_HEADER_BYTES;
+        }
+
+        @Override
+        public void placed() {
+            PostedReceive r = receive;
+            receive = null;
+            if (r == null) {
+                return; // a WRITE: nothing completes on this side
+            }
+            if (op == WorkRequestMessage.OP_WRITE_IMM) {
+                cq.add(new WorkCompletion().set(r.wrId(), WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 0, true, imm, qpNumber, 0, ""));
+            } else {
+                boolean withImm = op == WorkRequestMessage.OP_SEND_IMM;
+                cq.add(new WorkCompletion().set(r.wrId(), WcStatus.SUCCESS, WcOpcode.RECV, length, withImm, withImm ? imm : 0, qpNumber, 0, ""));
+            }
+        }
+
+        @Override
+        public void abandoned() {
+            giveBack();
+        }
+
+        /** A receive taken for a message that will not complete goes back where it came from, at the head. */
+        void giveBack() {
+            PostedReceive r = receive;
+            receive = null;
+            if (r != null) {
+                if (srq != null) {
+                    srq.giveBack(r);
+                } else {
+                    receives.addFirst(r);
+                }
+            }
+        }
+    }
+
     /** To ERROR: the oldest outstanding send completes with {@code status}, the rest and every receive flushed. */
     private void fail(WcStatus status, String detail) {
         if (state == QpState.ERROR) {
@@ -381,6 +473,7 @@ final class ReliableDatagramQp implements QueuePair {
                 first ? detail : "flushed"));
             first = false;
         }
+        placement.giveBack();
         for (PostedReceive r; (r = receives.poll()) != null; ) {
             cq.add(new WorkCompletion().set(r.wrId(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, qpNumber, 0, "flushed"));
         }
@@ -413,6 +506,7 @@ final class ReliableDatagramQp implements QueuePair {
             return;
         }
         closed = true;
+        placement.giveBack();
         sends.clear();
         receives.clear();
         rail.release(qpNumber);

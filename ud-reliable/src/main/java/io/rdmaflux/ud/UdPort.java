@@ -3,7 +3,6 @@ package io.rdmaflux.ud;
 import io.rdmaflux.ud.dr.DatagramSink;
 import io.rdmaflux.verbs.AddressHandle;
 import io.rdmaflux.verbs.CompletionQueue;
-import io.rdmaflux.verbs.CompletionSink;
 import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ProtectionDomain;
@@ -35,7 +34,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p><b>Concurrency:</b> {@link #poll} and {@link #send} on the progress thread of the node that owns the
  * protection domain; {@link #register}/{@link #unregister} may come from the setup path.
  */
-final class UdPort implements CompletionSink, DatagramRail {
+final class UdPort extends SlottedDatagramRail {
     static final int QKEY = 0x0D0D0003;
     static final int TAG_BYTES = 4;
 
@@ -62,10 +61,8 @@ final class UdPort implements CompletionSink, DatagramRail {
     private static final java.util.concurrent.atomic.AtomicInteger NEXT_TAG =
         new java.util.concurrent.atomic.AtomicInteger(java.util.concurrent.ThreadLocalRandom.current().nextInt(1, 1 << 24));
     private int users;
-    private long nowNs;
     private long foreignDropped;
     private long sendErrors;
-    private boolean closed;
 
     UdPort(ProtectionDomain pd, Port port, UdSpec spec) {
         this.pd = pd;
@@ -191,6 +188,11 @@ final class UdPort implements CompletionSink, DatagramRail {
         return new QpEndpoint(port.address(), recvQp.qpNumber(), qpNumber, drDatagramBytes());
     }
 
+    @Override
+    public String describe(QpEndpoint peer) {
+        return peer.address() + " (UD QP " + peer.qpn() + ", tag " + peer.startPsn() + ")";
+    }
+
     /** Nothing to connect (an address handle is made on the first send); the peer's DR id is its tag. */
     @Override
     public int connect(int qpNumber, QpEndpoint peer) {
@@ -224,55 +226,37 @@ final class UdPort implements CompletionSink, DatagramRail {
         return users == 0;
     }
 
-    /** Polls the rail's completions: datagrams to their queue pairs, send buffers back. @return completions handled */
     @Override
-    public boolean sending(ReliableDatagramQp owner) {
-        return slots.inFlightFor(owner);
+    CompletionQueue completionQueue() {
+        return cq;
     }
 
     @Override
-    public int poll(long nowNs) {
-        if (closed) {
-            return 0;
-        }
-        this.nowNs = nowNs;
-        int total = 0;
-        int n;
-        while ((n = cq.poll(64, this)) > 0) {
-            total += n;
-        }
-        return total;
+    DatagramSlots slots() {
+        return slots;
     }
 
     @Override
-    public void onCompletion(WorkCompletion wc) {
-        long id = wc.wrId();
-        if ((id & DatagramSlots.SEND_BIT) != 0) {
-            if (!wc.isSuccess()) {
-                sendErrors++; // as lost on the wire: no local completion, the DR timers recover it
-            }
-            slots.completeSend((int) (id & 0xFFFF_FFFFL), wc.isSuccess());
-            return;
-        }
-        int slot = (int) id;
+    QueuePair receiveQueuePair() {
+        return recvQp;
+    }
+
+    @Override
+    void onSendCompleted(@Nullable ReliableDatagramQp from, WorkCompletion wc) {
         if (!wc.isSuccess()) {
-            return; // flushed on close
+            sendErrors++; // as lost on the wire: no local completion, the DR timers recover it
         }
-        UnsafeBuffer recvView = slots.recvView;
-        int off = slot * slotBytes;
-        int len = wc.byteLength();
-        if (len >= TAG_BYTES) {
-            int tag = recvView.getInt(off, ByteOrder.LITTLE_ENDIAN);
-            ReliableDatagramQp qp = qps.get(tag);
-            if (qp != null) {
-                qp.onDatagram(recvView, off + TAG_BYTES, len - TAG_BYTES, nowNs);
-            } else {
-                foreignDropped++;
-            }
+    }
+
+    /** The first 4 bytes are the tag of the queue pair the datagram is for. */
+    @Override
+    void onReceived(UnsafeBuffer recv, int offset, int length) {
+        ReliableDatagramQp qp = length >= TAG_BYTES ? qps.get(recv.getInt(offset, ByteOrder.LITTLE_ENDIAN)) : null;
+        if (qp != null) {
+            qp.onDatagram(recv, offset + TAG_BYTES, length - TAG_BYTES, nowNs);
         } else {
             foreignDropped++;
         }
-        slots.postReceive(recvQp, slot);
     }
 
     /**

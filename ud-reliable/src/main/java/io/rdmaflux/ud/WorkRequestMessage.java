@@ -4,6 +4,7 @@ import io.rdmaflux.verbs.ScatterGatherEntry;
 import io.rdmaflux.verbs.SendWorkRequest;
 import io.rdmaflux.verbs.WrOpcode;
 import io.rdmaflux.ud.dr.MessageSource;
+import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -138,6 +139,19 @@ final class WorkRequestMessage {
         rkey = message.getInt(16, ByteOrder.LITTLE_ENDIAN);
         length = message.getInt(20, ByteOrder.LITTLE_ENDIAN);
         return length == m.length - HEADER_BYTES && op >= OP_SEND && op <= OP_WRITE_IMM;
+    }
+
+    /**
+     * Reads the header at {@code offset} of {@code src} (a message's first VFRAG, at least {@link #HEADER_BYTES} long)
+     * into the fields. @return false if it is malformed for a message of {@code messageLength} bytes
+     */
+    boolean decodeHeader(DirectBuffer src, int offset, int messageLength) {
+        op = src.getByte(offset);
+        imm = src.getInt(offset + 4, ByteOrder.LITTLE_ENDIAN);
+        address = src.getLong(offset + 8, ByteOrder.LITTLE_ENDIAN);
+        rkey = src.getInt(offset + 16, ByteOrder.LITTLE_ENDIAN);
+        length = src.getInt(offset + 20, ByteOrder.LITTLE_ENDIAN);
+        return length == messageLength - HEADER_BYTES && op >= OP_SEND && op <= OP_WRITE_IMM;
     }
 
     /** Whether the decoded op is an RDMA WRITE (with or without immediate). */

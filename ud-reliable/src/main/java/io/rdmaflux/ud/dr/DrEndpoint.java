@@ -153,6 +153,17 @@ public final class DrEndpoint {
         receive.recycle(delivered);
     }
 
+    /**
+     * Has received messages placed by {@code placement} straight into memory it names, one copy per VFRAG (see
+     * {@link MessagePlacement}), instead of reassembled into arrays for {@link #poll()}; null turns it off. Placed
+     * messages count as delivered.
+     *
+     * @throws IllegalStateException while a message is being placed
+     */
+    public void placement(@Nullable MessagePlacement placement) {
+        receive.placement(placement);
+    }
+
     /** The credit limit last advertised to the peer: it may send PSNs below it. */
     public int advertisedCreditLimit() {
         return acks.advertisedLimit();
@@ -234,7 +245,7 @@ public final class DrEndpoint {
 
     public DrStats stats() {
         return new DrStats(vfragsSent, retx.vfragsRetransmitted(), timers.timeouts(), acks.acksSent(), acksReceived, vfragsReceived, duplicatesDropped,
-            outOfWindowDropped, corruptedDropped, malformedDropped, messagesDelivered, rttSamples, timers.failovers(), timers.railsRevived(),
+            outOfWindowDropped, corruptedDropped, malformedDropped, messagesDelivered + receive.messagesPlaced(), rttSamples, timers.failovers(), timers.railsRevived(),
             rto.srttNs(), rto.rtoNs());
     }
 
@@ -398,6 +409,7 @@ public final class DrEndpoint {
     public void fail(RdmaException error) {
         if (failure == null) {
             failure = error;
+            receive.abandon();
         }
     }
 }

@@ -72,7 +72,8 @@ final class DrTimers {
 
     /** A first VFRAG went out while none was in flight: the retransmission timer starts. */
     void sentFromIdle(long nowNs) {
-        if (!probeOutstanding) {
+        // with a probe outstanding its timer runs on, but there must be one: a lost first VFRAG is found only by it
+        if (!probeOutstanding || retxDeadlineNs == Long.MAX_VALUE) {
             retxDeadlineNs = nowNs + rto.rtoNs();
         }
     }
@@ -101,7 +102,7 @@ final class DrTimers {
         if (progress) {
             rails.progress();
             retx.progress();
-            retxDeadlineNs = send.inFlight() > 0 ? nowNs + rto.rtoNs() : Long.MAX_VALUE;
+            retxDeadlineNs = send.inFlight() > 0 || probeOutstanding ? nowNs + rto.rtoNs() : Long.MAX_VALUE;
         } else if (duplicate && !probeReply) {
             retx.duplicateAck();
         }

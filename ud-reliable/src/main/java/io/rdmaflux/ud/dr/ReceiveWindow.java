@@ -1,6 +1,9 @@
 package io.rdmaflux.ud.dr;
 
 import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.jspecify.annotations.Nullable;
 
 import java.util.ArrayDeque;
 
@@ -14,6 +17,11 @@ import java.util.ArrayDeque;
  * {@link DrConfig#receiveBufferVfrags()}, never lowered once advertised. A consumer that stops taking
  * messages stops the limit, so its sender stops without a datagram lost; at most
  * {@code 2 * receiveBufferVfrags} VFRAGs of payload are held for the peer.
+ *
+ * <p><b>Placement</b> ({@link #placement}): a message whose first VFRAG comes in order while no earlier message
+ * waits is offered to the owner's {@link MessagePlacement}; if it gives a destination, every VFRAG's payload is
+ * copied there as it comes in order (from the datagram slot itself, or from the copy held when it came early) and
+ * the message is never put on the heap nor queued for {@link #poll()}.
  *
  * <p>Not thread-safe.
  */
@@ -38,7 +46,13 @@ final class ReceiveWindow {
     private int limit;
     private int budget;
     private int heldCount;
-    private byte[] assembling;
+    private byte @Nullable [] assembling;
+    /** The destination of the message being placed ({@link MessagePlacement#begin}), or null. */
+    private @Nullable MutableDirectBuffer placing;
+    private @Nullable MessagePlacement placement;
+    private final UnsafeBuffer heldView = new UnsafeBuffer(new byte[0]);
+    private int assemblingLength;
+    private long messagesPlaced;
     /** A delivered message's array its owner handed back ({@link #recycle}), reused for the next of the same length. */
     private byte[] spare;
     private int assemblingOffset;
@@ -89,20 +103,22 @@ final class ReceiveWindow {
             heldCount++;
             return NEW_OUT_OF_ORDER;
         }
-        take(psn, flags, messageLength, src, offset, length, null);
+        take(psn, flags, messageLength, src, offset, length);
         for (int i = esn & mask; present[i]; i = esn & mask) {
             byte[] b = held[i];
             held[i] = null;
             present[i] = false;
             heldCount--;
-            take(esn, heldFlags[i], heldMessageLength[i], null, 0, b.length, b);
+            heldView.wrap(b);
+            take(esn, heldFlags[i], heldMessageLength[i], heldView, 0, b.length);
         }
         return NEW_IN_ORDER;
     }
 
-    private void take(int psn, int flags, int messageLength, DirectBuffer src, int offset, int length, byte[] copy) {
+    private void take(int psn, int flags, int messageLength, DirectBuffer src, int offset, int length) {
+        boolean inMessage = assembling != null || placing != null;
         if ((flags & DrDatagram.FLAG_FIN) != 0) {
-            if (assembling != null) {
+            if (inMessage) {
                 throw new DrProtocolException("FIN at PSN " + Integer.toUnsignedString(psn) + " inside the message that started at PSN "
                     + Integer.toUnsignedString(assemblingStart));
             }
@@ -112,7 +128,7 @@ final class ReceiveWindow {
             return;
         }
         if ((flags & DrDatagram.FLAG_FIRST) != 0) {
-            if (assembling != null) {
+            if (inMessage) {
                 throw new DrProtocolException("a message starts at PSN " + Integer.toUnsignedString(psn)
                     + " before the one from PSN " + Integer.toUnsignedString(assemblingStart) + " ended");
             }
@@ -120,37 +136,80 @@ final class ReceiveWindow {
                 throw new DrProtocolException("message length " + messageLength + " at PSN " + Integer.toUnsignedString(psn)
                     + " is outside [0, maxMessageBytes=" + config.maxMessageBytes() + "]");
             }
-            byte[] reuse = spare;
-            if (reuse != null && reuse.length == messageLength) {
-                spare = null;
-                assembling = reuse;
+            // only the next message the owner would take may go straight to its memory: none before it waits
+            MessagePlacement p = placement;
+            MutableDirectBuffer dst = p != null && ready.isEmpty() && length <= messageLength
+                ? p.begin(messageLength, src, offset, length) : null;
+            if (dst != null) {
+                placing = dst;
             } else {
-                assembling = new byte[messageLength];
+                byte[] reuse = spare;
+                if (reuse != null && reuse.length == messageLength) {
+                    spare = null;
+                    assembling = reuse;
+                } else {
+                    assembling = new byte[messageLength];
+                }
             }
+            assemblingLength = messageLength;
             assemblingOffset = 0;
             assemblingStart = psn;
-        } else if (assembling == null) {
+        } else if (!inMessage) {
             throw new DrProtocolException("VFRAG at PSN " + Integer.toUnsignedString(psn) + " continues no message");
         }
-        if (length > assembling.length - assemblingOffset) {
+        if (length > assemblingLength - assemblingOffset) {
             throw new DrProtocolException("VFRAG at PSN " + Integer.toUnsignedString(psn) + " overruns its message of "
-                + assembling.length + " bytes");
+                + assemblingLength + " bytes");
         }
-        if (copy != null) {
-            System.arraycopy(copy, 0, assembling, assemblingOffset, length);
+        MutableDirectBuffer dst = placing;
+        if (dst != null) {
+            int skip = placement.skipBytes();
+            int from = Math.max(assemblingOffset, skip);
+            int n = assemblingOffset + length - from;
+            if (n > 0) {
+                dst.putBytes(from - skip, src, offset + (from - assemblingOffset), n);
+            }
         } else {
             src.getBytes(offset, assembling, assemblingOffset, length);
         }
         assemblingOffset += length;
         esn = psn + 1;
         if ((flags & DrDatagram.FLAG_LAST) != 0) {
-            if (assemblingOffset != assembling.length) {
+            if (assemblingOffset != assemblingLength) {
                 throw new DrProtocolException("message from PSN " + Integer.toUnsignedString(assemblingStart) + " ended after "
-                    + assemblingOffset + " of its " + assembling.length + " bytes");
+                    + assemblingOffset + " of its " + assemblingLength + " bytes");
             }
-            ready.add(new Message(assembling, assemblingStart, esn));
-            assembling = null;
+            if (dst != null) {
+                placing = null;
+                messagesPlaced++;
+                placement.placed();
+            } else {
+                ready.add(new Message(assembling, assemblingStart, esn));
+                assembling = null;
+            }
         }
+    }
+
+    /** Sets where messages go instead of the heap, or null (each reassembled on the heap and polled). */
+    void placement(@Nullable MessagePlacement p) {
+        if (placing != null) {
+            throw new IllegalStateException("a message is being placed; change the placement between messages");
+        }
+        placement = p;
+    }
+
+    /** The endpoint failed: a message being placed will not complete ({@link MessagePlacement#abandoned()}). */
+    void abandon() {
+        MessagePlacement p = placement;
+        if (placing != null && p != null) {
+            placing = null;
+            p.abandoned();
+        }
+    }
+
+    /** Whole messages handed to the {@link MessagePlacement} (not polled). */
+    long messagesPlaced() {
+        return messagesPlaced;
     }
 
     /** The next whole message in PSN order, or null; taking it frees its VFRAGs' credit. */

@@ -1,6 +1,9 @@
 package io.rdmaflux.ud.dr;
 
+import org.jspecify.annotations.Nullable;
+
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -98,6 +101,31 @@ final class DrSimulation {
             nowNs = Math.max(nowNs + 1, next);
         }
         return false;
+    }
+
+    /** What is wrong with direction {@code n} (node n to node 1 - n): a message missing, extra or not byte-exact; or null. */
+    @Nullable String deliveryProblem(int n) {
+        List<byte[]> s = sent.get(n);
+        List<byte[]> got = received.get(n);
+        if (s.size() != got.size()) {
+            return "direction " + n + ": sent " + s.size() + " received " + got.size();
+        }
+        for (int i = 0; i < s.size(); i++) {
+            if (!Arrays.equals(s.get(i), got.get(i))) {
+                return "direction " + n + ": message " + i + " (" + s.get(i).length + " B) differs";
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Whether every corrupted datagram the wire delivered was caught, or what was not (a flipped length field can make a
+     * datagram look truncated: it is caught as malformed, not as a bad CRC).
+     */
+    @Nullable String corruptionProblem() {
+        long caught = ep[0].stats().corruptedDropped() + ep[1].stats().corruptedDropped()
+            + ep[0].stats().malformedDropped() + ep[1].stats().malformedDropped();
+        return caught == wire.corruptedDelivered ? null : "corrupted datagrams delivered " + wire.corruptedDelivered + " but caught " + caught;
     }
 
     boolean done() {
