@@ -134,7 +134,7 @@ final class SoftCompletionQueue implements CompletionQueue {
         }
         if (!closed) {
             overrun = true;
-            device.cqOverran = true;
+            device.engine.cqOverran = true;
         }
         return false;
     }
@@ -219,7 +219,7 @@ final class SoftCompletionQueue implements CompletionQueue {
             return;
         }
         closed = true;
-        device.removeCq(this);
+        device.resources().removeCq(this);
         SoftResources.LIVE_COMPLETION_QUEUES.decrementAndGet();
     }
 

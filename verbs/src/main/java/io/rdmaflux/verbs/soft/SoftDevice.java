@@ -7,28 +7,20 @@ import io.rdmaflux.verbs.MemoryRegion;
 import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.ProgressAgent;
 import io.rdmaflux.verbs.ProtectionDomain;
-import io.rdmaflux.verbs.QpInitAttributes;
 import io.rdmaflux.verbs.VerbsException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import org.jspecify.annotations.Nullable;
 
 /**
  * A soft NIC: one {@link Device} with its ports, key table, QPs, CQs and the engine that runs them.
  *
  * <p>The engine ({@link #doWork(long)}) is a {@link ProgressAgent} run by the provider's thread or
- * by {@code provider.progress(nowNs)}. Each pass it delivers frames whose arrival time has come
- * (held back in a heap when a rail has latency or shaping), transmits RC work requests posted since
- * the last pass (so they leave before the transport's poll, which on the IP fabric is a system
- * call), takes new frames from the {@link FrameTransport}, runs every QP's requester (transmit, timers, completions, flush), sends
- * the cumulative ACKs its responders owe, and moves the QPs of an overrun CQ to ERROR.
+ * by {@code provider.progress(nowNs)}; each pass is {@link DeviceEngine}'s (delivery of arrived and
+ * held-back frames, transmission, ACKs, timers). What the device has open (protection domains, CQs,
+ * regions, QPs and their QPNs) is kept by {@link DeviceResources}. This class is the device's face:
+ * its identity, ports, counters, and the verbs and transport entry points, which hand over to those two.
  *
  * <p><b>Concurrency:</b> the setup API is thread-safe. Engine state is touched by the engine
  * thread only; see the package documentation.
@@ -38,14 +30,11 @@ public final class SoftDevice implements Device, ProgressAgent {
     public static final DeviceCapabilities CAPABILITIES = new DeviceCapabilities(
         1 << 16, 1 << 15, 16, 1 << 22, Integer.MAX_VALUE, 1L << 30, 1024, true, true, true, true, true);
 
-    private static final int POLL_LIMIT = 4096;
-
     private final SoftProvider provider;
     private final String name;
     private final List<Port> ports;
     private final FrameTransport.Attachment attachment;
     private final FramePool framePool = new FramePool();
-    private final FrameHeap delayed = new FrameHeap();
     final Scratch scratch = new Scratch();
     long udDropped;
     long rcRetransmits;
@@ -55,24 +44,16 @@ public final class SoftDevice implements Device, ProgressAgent {
     long rcAtomicReplays;
     long rcSequenceNaks;
     long rcForeignFrames;
-    private long icrcDrops;
+    long icrcDrops;
     long remoteAccessRefused;
-    private long arrivalSeq;
 
-    private final Object setupLock = new Object();
     private final SoftKeyTable keys;
-    private volatile SoftQueuePair[] qpList = new SoftQueuePair[0];
-    /** Engine: some CQ of this device overran since the last pass ({@link SoftCompletionQueue#overrun}). */
-    boolean cqOverran;
-    /** The QPs an engine pass visits (doorbells rung, work outstanding). */
-    private final ActiveQueuePairs activeQps = new ActiveQueuePairs(() -> qpList);
-    private volatile int udQueuePairs;
-    private volatile @Nullable SoftQueuePair[] qpTable = new SoftQueuePair[16];
-    private volatile SoftCompletionQueue[] cqList = new SoftCompletionQueue[0];
-    private final Set<SoftProtectionDomain> pds = ConcurrentHashMap.newKeySet();
-
-    private SoftResponder[] ackQueue = new SoftResponder[16];
-    private int ackCount;
+    final DeviceEngine engine;
+    private final DeviceResources resources;
+    /** The QPs an engine pass visits (doorbells rung, work outstanding); the engine's instance. */
+    private final ActiveQueuePairs activeQps;
+    /** UD QPs open; written by {@link DeviceResources} under its setup lock. */
+    volatile int udQueuePairs;
     private volatile boolean closed;
     /** Set when {@link #close()} begins (before it deregisters the regions its protection domains hold). */
     private volatile boolean closing;
@@ -83,6 +64,9 @@ public final class SoftDevice implements Device, ProgressAgent {
         this.name = name;
         this.keys = new SoftKeyTable(name);
         this.attachment = fabric.transport().attach(this);
+        this.engine = new DeviceEngine(this, attachment);
+        this.activeQps = engine.activeQps;
+        this.resources = new DeviceResources(this, engine, keys);
         List<Port> list = new ArrayList<>();
         for (int i = 1; i <= portCount; i++) {
             SoftPort p = new SoftPort(this, i, railOfPort.apply(i));
@@ -136,6 +120,10 @@ public final class SoftDevice implements Device, ProgressAgent {
 
     FrameTransport.Attachment attachment() {
         return attachment;
+    }
+
+    DeviceResources resources() {
+        return resources;
     }
 
     /** UD datagrams this NIC dropped on receipt (no receive posted, wrong Q_Key, QP not ready). */
@@ -228,56 +216,17 @@ public final class SoftDevice implements Device, ProgressAgent {
     @Override
     public ProtectionDomain allocateProtectionDomain() {
         checkOpen("allocate a protection domain");
-        SoftProtectionDomain pd = new SoftProtectionDomain(this);
-        pds.add(pd);
-        return pd;
+        return resources.allocateProtectionDomain();
     }
 
-    void forget(SoftProtectionDomain pd) {
-        pds.remove(pd);
-    }
 
     @Override
     public CompletionQueue createCompletionQueue(int capacity) {
         checkOpen("create a completion queue");
-        if (capacity < 1 || capacity > CAPABILITIES.maxCqEntries()) {
-            throw new VerbsException("CQ capacity must be in [1, " + CAPABILITIES.maxCqEntries() + "] but it was " + capacity);
-        }
-        SoftCompletionQueue cq = new SoftCompletionQueue(this, capacity);
-        synchronized (setupLock) {
-            SoftCompletionQueue[] a = Arrays.copyOf(cqList, cqList.length + 1);
-            a[a.length - 1] = cq;
-            cqList = a;
-        }
-        SoftResources.LIVE_COMPLETION_QUEUES.incrementAndGet();
-        return cq;
-    }
-
-    void removeCq(SoftCompletionQueue cq) {
-        synchronized (setupLock) {
-            cqList = Arrays.stream(cqList).filter(c -> c != cq).toArray(SoftCompletionQueue[]::new);
-        }
+        return resources.createCompletionQueue(capacity);
     }
 
     // ---------------------------------------------------------------- key table
-
-    SoftMemoryRegion addRegion(SoftProtectionDomain pd, ByteBuffer base, int access, boolean allocated) {
-        synchronized (setupLock) {
-            return keys.add(pd, base, access, allocated);
-        }
-    }
-
-    /** Drops {@code mr}'s keys and tells the transport; {@code async}: never blocks, the stage says when peers are out of reach. */
-    CompletionStage<Void> removeRegion(SoftMemoryRegion mr, boolean async) {
-        synchronized (setupLock) {
-            keys.remove(mr);
-        }
-        if (async) {
-            return attachment.regionDeregisteredAsync(mr);
-        }
-        attachment.regionDeregistered(mr);
-        return CompletableFuture.completedFuture(null);
-    }
 
     /**
      * The valid region {@code rkey} names if the RC QP {@code qpn} may be targeted at it (same protection
@@ -286,7 +235,7 @@ public final class SoftDevice implements Device, ProgressAgent {
      * {@link FrameTransport.Attachment#regionDeregistered}); any thread, the answer may be stale.
      */
     public @Nullable MemoryRegion remoteRegion(int qpn, int rkey) {
-        SoftQueuePair qp = lookupQp(qpn);
+        SoftQueuePair qp = engine.lookupQp(qpn);
         SoftMemoryRegion mr = keys.lookup(rkey);
         if (qp == null || qp.isClosed() || mr == null || mr.rkey() != rkey || !mr.isValid()
             || mr.pd() != qp.softPd() || qp.type() != io.rdmaflux.verbs.QpType.RC
@@ -302,7 +251,7 @@ public final class SoftDevice implements Device, ProgressAgent {
      * that peer is still reachable; any thread, the answer may be stale.
      */
     public @Nullable Route queuePairRoute(int qpn) {
-        SoftQueuePair qp = lookupQp(qpn);
+        SoftQueuePair qp = engine.lookupQp(qpn);
         return qp == null || qp.type() != io.rdmaflux.verbs.QpType.RC ? null : qp.route();
     }
 
@@ -321,69 +270,9 @@ public final class SoftDevice implements Device, ProgressAgent {
 
     // ---------------------------------------------------------------- QPs
 
-    SoftQueuePair createQp(SoftProtectionDomain pd, QpInitAttributes a, @Nullable SoftSharedReceiveQueue srq) {
-        synchronized (setupLock) {
-            SoftQueuePair[] table = qpTable;
-            int qpn = -1;
-            for (int i = 1; i < table.length; i++) {
-                if (table[i] == null) {
-                    qpn = i;
-                    break;
-                }
-            }
-            if (qpn < 0) {
-                if (table.length > CAPABILITIES.maxQueuePairs()) {
-                    throw new VerbsException("device '" + name + "' already has " + CAPABILITIES.maxQueuePairs()
-                        + " queue pairs; close some");
-                }
-                qpn = table.length;
-                table = Arrays.copyOf(table, table.length * 2);
-            }
-            SoftQueuePair qp = new SoftQueuePair(this, pd, a, srq, qpn);
-            table[qpn] = qp;
-            qpTable = table;
-            SoftQueuePair[] list = Arrays.copyOf(qpList, qpList.length + 1);
-            list[list.length - 1] = qp;
-            qpList = list;
-            if (qp.type() == io.rdmaflux.verbs.QpType.UD) {
-                udQueuePairs++;
-            }
-            SoftResources.LIVE_QUEUE_PAIRS.incrementAndGet();
-            return qp;
-        }
-    }
-
-    /** Destroyed RC QPs whose routes the engine has yet to release ({@link #releaseRoutes}); any thread adds. */
-    private final ConcurrentLinkedQueue<SoftQueuePair> routesToRelease = new ConcurrentLinkedQueue<>();
-
-    void removeQp(SoftQueuePair qp) {
-        if (qp.type() == io.rdmaflux.verbs.QpType.RC && qp.route() != null) {
-            routesToRelease.add(qp);
-            // an engine waiting in the transport releases the route now rather than at its next wake
-            attachment.wakeup();
-        }
-        synchronized (setupLock) {
-            SoftQueuePair[] table = qpTable;
-            if (table[qp.qpn] == qp) {
-                table[qp.qpn] = null;
-                qpTable = table;
-            }
-            int before = qpList.length;
-            qpList = Arrays.stream(qpList).filter(q -> q != qp).toArray(SoftQueuePair[]::new);
-            if (qpList.length < before && qp.type() == io.rdmaflux.verbs.QpType.UD) {
-                udQueuePairs--;
-            }
-        }
-    }
-
-    private @Nullable SoftQueuePair lookupQp(int qpn) {
-        SoftQueuePair[] table = qpTable;
-        return qpn > 0 && qpn < table.length ? table[qpn] : null;
-    }
-
     /** Queue pairs open on this device. */
     public int queuePairCount() {
-        return qpList.length;
+        return engine.qpList.length;
     }
 
     /**
@@ -438,57 +327,7 @@ public final class SoftDevice implements Device, ProgressAgent {
      *     it (it may batch releases); false when the NIC kept it
      */
     public boolean onFrameArrived(SoftFrame frame, long nowNs) {
-        if (frame.deliverAtNs - nowNs > 0 || !delayed.isEmpty()) {
-            frame.arrivalSeq = arrivalSeq++;
-            delayed.add(frame);
-            if (frame.deliverAtNs - nowNs <= 0) {
-                drainDelayed(nowNs);
-            }
-            return false;
-        }
-        dispatch(frame, nowNs);
-        return true;
-    }
-
-    private int drainDelayed(long nowNs) {
-        int n = 0;
-        SoftFrame f;
-        while ((f = delayed.peek()) != null && f.deliverAtNs - nowNs <= 0) {
-            delayed.poll();
-            dispatch(f, nowNs);
-            f.release();
-            n++;
-        }
-        return n;
-    }
-
-    private void dispatch(SoftFrame f, long nowNs) {
-        boolean icrcFails = f.hasIcrc && !Icrc.matches(f);
-        SoftQueuePair qp = icrcFails ? null : lookupQp(f.destinationQpn);
-        if (icrcFails) {
-            icrcDrops++; // as an RC NIC does: the requester's retransmission recovers it
-        } else if (qp == null || qp.isClosed()) {
-            if (f.type == FrameType.UD_SEND) {
-                udDropped++;
-            } else {
-                rcToUnknownQp++;
-            }
-        } else if (f.type != FrameType.UD_SEND && !SoftPeerCheck.fromConnectedPeer(qp, f)) {
-            rcForeignFrames++;
-        } else if (qp.portUp()) {
-            // identity tests rather than an enum switch (no ordinal-map load per frame)
-            FrameType t = f.type;
-            if (t == FrameType.SEND || t == FrameType.RDMA_WRITE || t == FrameType.RDMA_READ_REQUEST
-                || t == FrameType.ATOMIC_FETCH_ADD || t == FrameType.ATOMIC_CMP_SWAP) {
-                qp.responder.onRequest(f, nowNs);
-            } else if (t == FrameType.UD_SEND) {
-                qp.responder.onDatagram(f);
-            } else {
-                qp.onResponse(f, nowNs);
-            }
-        } else if (f.type == FrameType.UD_SEND) {
-            udDropped++;
-        }
+        return engine.onFrameArrived(frame, nowNs);
     }
 
     /**
@@ -502,82 +341,18 @@ public final class SoftDevice implements Device, ProgressAgent {
      * @param reason why, for the error completion's detail
      */
     public void routeBroken(Route route, String reason) {
-        for (SoftQueuePair qp : qpList) {
-            if (qp.route() == route && !qp.isClosed()) {
-                qp.routeBroken(reason);
-            }
-        }
+        engine.routeBroken(route, reason);
     }
 
     ActiveQueuePairs activeQueuePairs() {
         return activeQps;
     }
 
-    void queueAck(SoftResponder qp) {
-        if (qp.ackQueued) {
-            return;
-        }
-        qp.ackQueued = true;
-        if (ackCount == ackQueue.length) {
-            ackQueue = Arrays.copyOf(ackQueue, ackCount * 2);
-        }
-        ackQueue[ackCount++] = qp;
-    }
-
     // ---------------------------------------------------------------- engine
 
     @Override
     public int doWork(long nowNs) {
-        if (closed) {
-            return 0;
-        }
-        applyTornPieces();
-        int work = routesToRelease.isEmpty() ? 0 : releaseRoutes();
-        work += delayed.isEmpty() ? 0 : drainDelayed(nowNs);
-        SoftQueuePair[] list = activeQps.take();
-        int n = activeQps.count();
-        int rung = 0;
-        for (int i = 0; i < n; i++) {
-            rung += list[i].transmitPosted(nowNs);
-        }
-        if (rung > 0) {
-            attachment.flush();
-            work += rung;
-        }
-        work += attachment.poll(nowNs, POLL_LIMIT);
-        work += flushAcks(nowNs);
-        // the poll may have activated more (a route broken, a NAK): visit those too
-        list = activeQps.take();
-        n = activeQps.count();
-        for (int i = 0; i < n; i++) {
-            work += list[i].doSendWork(nowNs);
-        }
-        work += flushAcks(nowNs);
-        attachment.flush();
-        activeQps.retire();
-        if (cqOverran) {
-            // engine thread only sets it (SoftCompletionQueue.hasRoom): no walk of every CQ per pass
-            cqOverran = false;
-            work += failOverrunQueuePairs();
-        }
-        return work;
-    }
-
-    /** Engine: moves every QP of each CQ that overran to ERROR. */
-    private int failOverrunQueuePairs() {
-        int work = 0;
-        for (SoftCompletionQueue cq : cqList) {
-            if (cq.overrun) {
-                cq.overrun = false;
-                for (SoftQueuePair qp : qpList) {
-                    if (qp.usesCq(cq)) {
-                        qp.cqOverrun();
-                    }
-                }
-                work++;
-            }
-        }
-        return work;
+        return engine.doWork(nowNs);
     }
 
     /**
@@ -590,63 +365,12 @@ public final class SoftDevice implements Device, ProgressAgent {
      *     than the transport can time a wait)
      */
     boolean awaitWork(long nowNs, long timeoutNs) {
-        if (closed) {
-            return false;
-        }
-        long waitNs = timeoutNs;
-        SoftFrame next = delayed.peek();
-        if (next != null) {
-            long dueInNs = next.deliverAtNs - nowNs;
-            if (dueInNs <= 0) {
-                return false;
-            }
-            waitNs = Math.min(waitNs, dueInNs);
-        }
-        SoftQueuePair[] active = activeQps.take();
-        for (int i = 0, n = activeQps.count(); i < n; i++) {
-            SoftQueuePair qp = active[i];
-            // a retransmission or RNR timer due sooner ends the wait in time for its pass (only an active QP
-            // has one running)
-            long dueInNs = qp.timerDueInNs(nowNs);
-            if (dueInNs <= 0) {
-                return false;
-            }
-            waitNs = Math.min(waitNs, dueInNs);
-        }
-        return attachment.awaitWork(waitNs);
+        return engine.awaitWork(nowNs, timeoutNs);
     }
 
     /** Ends an {@link #awaitWork} in progress (any thread). */
     void wakeup() {
         attachment.wakeup();
-    }
-
-    /**
-     * Engine, at the start of a pass (before anything is transmitted): tells the transport the routes of
-     * RC QPs destroyed since ({@link FrameTransport.Attachment#releaseRoute}).
-     */
-    private int releaseRoutes() {
-        int n = 0;
-        SoftQueuePair qp;
-        while ((qp = routesToRelease.poll()) != null) {
-            Route r = qp.route();
-            if (r != null) {
-                attachment.releaseRoute(r, qp.qpn, qp.remoteQpn());
-                n++;
-            }
-        }
-        return n;
-    }
-
-    private int flushAcks(long nowNs) {
-        int n = ackCount;
-        for (int i = 0; i < n; i++) {
-            SoftResponder r = ackQueue[i];
-            ackQueue[i] = null;
-            r.flushAck(nowNs);
-        }
-        ackCount = 0;
-        return n;
     }
 
     @Override
@@ -655,18 +379,10 @@ public final class SoftDevice implements Device, ProgressAgent {
             return;
         }
         closing = true;
-        for (SoftProtectionDomain pd : new ArrayList<>(pds)) {
-            pd.close();
-        }
-        for (SoftCompletionQueue cq : cqList) {
-            cq.close();
-        }
+        resources.closeAll();
         closed = true;
         attachment.close();
-        SoftFrame f;
-        while ((f = delayed.poll()) != null) {
-            f.release();
-        }
+        engine.releaseDelayed();
     }
 
     boolean isClosed() {
@@ -684,39 +400,15 @@ public final class SoftDevice implements Device, ProgressAgent {
 
     @Override
     public String toString() {
-        return "SoftDevice{" + name + ", ports=" + ports.size() + ", qps=" + qpList.length + "}";
-    }
-
-    /** Engine-thread scratch scatter list (no allocation per work request). */
-    /** First halves of torn WRITEs not yet placed (engine thread only): target, address, bytes. */
-    private final java.util.ArrayDeque<Object[]> tornPieces = new java.util.ArrayDeque<>();
-    private long tornWrites;
-
-    /** Engine: holds the first half of a torn WRITE until {@link #applyTornPieces()}. */
-    void holdTornPiece(SoftMemoryRegion target, long address, byte[] bytes) {
-        tornPieces.add(new Object[] {target, address, bytes});
-        tornWrites++;
-    }
-
-    /** Engine: places the held halves of torn WRITEs (their regions are kept reachable by the entries). */
-    void applyTornPieces() {
-        Object[] p;
-        while ((p = tornPieces.poll()) != null) {
-            SoftMemoryRegion mr = (SoftMemoryRegion) p[0];
-            synchronized (mr) {
-                // deregistration clears validity under this lock before it frees the memory
-                if (mr.isValid()) {
-                    NativeMemory.putBytes((byte[]) p[2], (long) p[1]);
-                }
-            }
-        }
+        return "SoftDevice{" + name + ", ports=" + ports.size() + ", qps=" + engine.qpList.length + "}";
     }
 
     /** RDMA WRITEs this NIC placed torn ({@link RailConfig#tornWrites()}); engine-written, may be stale. */
     public long tornWritesPlaced() {
-        return tornWrites;
+        return engine.tornWrites();
     }
 
+    /** Engine-thread scratch scatter list (no allocation per work request). */
     static final class Scratch {
         // Not cleared after use: at most 16 stale buffer references, overwritten by the next copy.
         final ByteBuffer[] buffers = new ByteBuffer[16];

@@ -149,7 +149,7 @@ final class SoftMemoryRegion implements MemoryRegion {
             b = bytes;
             bytes = null;
         }
-        CompletionStage<Void> outOfReach = pd.softDevice().removeRegion(this, async);
+        CompletionStage<Void> outOfReach = pd.softDevice().resources().removeRegion(this, async);
         pd.forget(this);
         SoftResources.LIVE_MEMORY_REGIONS.decrementAndGet();
         if (allocated) {

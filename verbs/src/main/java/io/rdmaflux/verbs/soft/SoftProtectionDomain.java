@@ -80,7 +80,7 @@ final class SoftProtectionDomain implements ProtectionDomain {
     }
 
     private SoftMemoryRegion register(ByteBuffer base, int access, boolean allocated) {
-        SoftMemoryRegion mr = device.addRegion(this, base, access, allocated);
+        SoftMemoryRegion mr = device.resources().addRegion(this, base, access, allocated);
         owned.add(mr);
         SoftResources.LIVE_MEMORY_REGIONS.incrementAndGet();
         device.provider().liveRegions.incrementAndGet();
@@ -120,7 +120,7 @@ final class SoftProtectionDomain implements ProtectionDomain {
             throw new VerbsException("maxInlineBytes " + a.maxInlineBytes() + " exceeds the device limit of "
                 + caps.maxInlineBytes() + " bytes");
         }
-        SoftQueuePair qp = device.createQp(this, a, srq);
+        SoftQueuePair qp = device.resources().createQp(this, a, srq);
         owned.add(qp);
         return qp;
     }
@@ -190,6 +190,6 @@ final class SoftProtectionDomain implements ProtectionDomain {
             }
         }
         owned.clear();
-        device.forget(this);
+        device.resources().forget(this);
     }
 }

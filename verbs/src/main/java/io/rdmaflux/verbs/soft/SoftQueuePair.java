@@ -292,7 +292,7 @@ final class SoftQueuePair implements QueuePair {
             }
             closed = true;
         }
-        device.removeQp(this);
+        device.resources().removeQp(this);
         pd.forget(this);
         SoftResources.LIVE_QUEUE_PAIRS.decrementAndGet();
     }

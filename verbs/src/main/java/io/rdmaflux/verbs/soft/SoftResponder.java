@@ -50,6 +50,8 @@ import org.jspecify.annotations.Nullable;
 final class SoftResponder {
     private final SoftQueuePair qp;
     private final SoftDevice device;
+    /** The device's engine (its ACK queue and torn WRITEs), held here so a request reaches it in one step. */
+    private final DeviceEngine engine;
     private final SoftProtectionDomain pd;
     private final SoftPort port;
     private final SoftCompletionQueue receiveCq;
@@ -68,6 +70,7 @@ final class SoftResponder {
                   SoftCompletionQueue receiveCq, @Nullable ReceiveRing ring) {
         this.qp = qp;
         this.device = device;
+        this.engine = device.engine;
         this.pd = pd;
         this.port = port;
         this.receiveCq = receiveCq;
@@ -86,7 +89,7 @@ final class SoftResponder {
     /** Engine: an RC request for this QP. */
     void onRequest(SoftFrame f, long nowNs) {
         // a torn WRITE completes before any later request executes, as RC orders a WRITE before what follows
-        device.applyTornPieces();
+        engine.applyTornPieces();
         QpState s = qp.state();
         if ((s != QpState.RTR && s != QpState.RTS) || qp.type() != QpType.RC || f.sourceQpn != qp.remoteQpn()) {
             return;
@@ -112,7 +115,7 @@ final class SoftResponder {
                     sendAtomicResponse(f.psn, atomicResults.lastResult(), nowNs);
                 }
             } else {
-                device.queueAck(this);
+                engine.queueAck(this);
             }
             return;
         }
@@ -215,7 +218,7 @@ final class SoftResponder {
         expectedPsn = (expectedPsn + 1) & SoftQueuePair.PSN_MASK;
         ackPsn = f.psn;
         nakOutstanding = false;
-        device.queueAck(this);
+        engine.queueAck(this);
     }
 
     /**
@@ -234,7 +237,7 @@ final class SoftResponder {
             byte[] held = NativeMemory.readRange(f, quarter, half);
             NativeMemory.copyRange(f, half, f.length, f.remoteAddress);
             NativeMemory.copyRange(f, 0, quarter, f.remoteAddress);
-            device.holdTornPiece(mr, f.remoteAddress + quarter, held);
+            engine.holdTornPiece(mr, f.remoteAddress + quarter, held);
             return;
         }
         NativeMemory.placeWrite(f, f.remoteAddress, f.length);

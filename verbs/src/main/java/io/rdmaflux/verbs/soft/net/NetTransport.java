@@ -69,7 +69,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * but still reads them and hands what arrives to the NIC (the RC layer drops duplicates by PSN), and
  * their end is no broken route. Closing one instead would let the kernel answer the peer's late
  * retransmissions with a reset, which the peer would take for a dead host. At most
- * {@value NetAttachment#MAX_RETIRED} retired connections stay per route; an older one is released
+ * {@value RouteStreams#MAX_RETIRED} retired connections stay per route; an older one is released
  * (as in "Route release"), as all are when the QP is destroyed. A renewal that cannot connect (the
  * link is still down) is dropped quietly, its QP's next expiry renews again. So a QP whose rail comes
  * back recovers within about one retry timeout plus a connect, not at TCP's next backed-off retry;
@@ -261,8 +261,8 @@ public final class NetTransport implements FrameTransport {
         final InetSocketAddress socketAddress;
         final NetAttachment owner;
         @org.jspecify.annotations.Nullable RcStream stream;
-        /** Streams this route replaced ({@link RcStream#retire}), oldest first; at most {@link NetAttachment#MAX_RETIRED}. */
-        final java.util.ArrayList<RcStream> retired = new java.util.ArrayList<>(NetAttachment.MAX_RETIRED + 1);
+        /** Streams this route replaced ({@link RcStream#retire}), oldest first; at most {@link RouteStreams#MAX_RETIRED}. */
+        final java.util.ArrayList<RcStream> retired = new java.util.ArrayList<>(RouteStreams.MAX_RETIRED + 1);
 
         NetRoute(PortAddress destination, InetSocketAddress socketAddress, NetAttachment owner) {
             this.destination = destination;
