@@ -163,8 +163,12 @@ final class SendOp implements CoreSubscriber<RdmaMessage>, Scannable {
                 return;
             }
         } else if (queue.offer(m)) {
-            // Dekker with drainQueue(): either its last drain sees m, or this sees drained and reclaims m
-            VarHandle.fullFence();
+            if (!connection.onProgressThread()) {
+                // Dekker with drainQueue(): either its last drain sees m, or this sees drained and reclaims m.
+                // On the progress thread (a subscriber answering in onNext) drainQueue() runs on this same
+                // thread: nothing to fence against, and the wake-up below costs no fence there either
+                VarHandle.fullFence();
+            }
             if (drained) {
                 reclaim();
                 return;
