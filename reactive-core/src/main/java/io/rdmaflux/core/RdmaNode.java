@@ -185,6 +185,19 @@ public final class RdmaNode implements AutoCloseable {
                     return "provider-" + provider.name();
                 }
             });
+            // what the connections posted in a cycle is written before the next cycle's polls (an answer given in
+            // onNext goes out at once); the provider's pass at the start of the next cycle would do it otherwise
+            engine.endOfCycle(new ProgressAgent() {
+                @Override
+                public int doWork(long nowNs) {
+                    return provider.transmitPosted(nowNs);
+                }
+
+                @Override
+                public String roleName() {
+                    return "provider-" + provider.name() + "-doorbells";
+                }
+            });
         }
         if (sharedCqs != null) {
             // polled before the connections in each duty cycle: they hand their completions to them

@@ -101,4 +101,37 @@ class AnswerInOnNextTest {
             assertTrue(lateBy.isEmpty(), "pings posted a duty cycle late: " + lateBy.size() + " of " + (rounds - 1));
         }
     }
+    /**
+     * A node that drives its provider hands it what the cycle posted at the end of that cycle
+     * ({@code RdmaProvider.transmitPosted}): the answer leaves the server when the duty cycle that delivered
+     * the request ends, and the client's very next duty cycle receives it.
+     */
+    @Test
+    void withNodesDrivingTheirProvidersTheAnswerLeavesWhenTheDeliveringCycleEnds() {
+        try (InvokerPair p = InvokerPair.open(b -> b.driveProvider(true))) {
+            AtomicInteger answered = new AtomicInteger();
+            p.server.send(p.server.receive().map(m -> {
+                String text = m.asString();
+                m.release();
+                answered.incrementAndGet();
+                return RdmaMessage.of("echo " + text);
+            })).subscribe();
+            List<String> got = new ArrayList<>();
+            p.client.receive().subscribe(m -> {
+                got.add(m.asString());
+                m.release();
+            });
+            p.client.send(Mono.just(RdmaMessage.of("ping"))).subscribe();
+            for (int i = 0; i < 100_000 && answered.get() == 0; i++) {
+                int work = p.clientNode.invoke();
+                if (answered.get() == 0 && work + p.serverNode.invoke() == 0) {
+                    p.soft.clock().advance(1_000);
+                }
+            }
+            assertEquals(1, answered.get(), "the server answered in one of its duty cycles");
+            assertTrue(got.isEmpty());
+            p.clientNode.invoke();
+            assertEquals(List.of("echo ping"), got, "the client's next duty cycle receives the answer");
+        }
+    }
 }

@@ -47,6 +47,21 @@ public interface RdmaProvider extends AutoCloseable {
     int progress(long nowNs);
 
     /**
+     * {@link ThreadingMode#INVOKER} mode, for the thread that drives {@link #progress(long)}: hands the NIC the
+     * work requests posted since its last pass (the doorbells rung) now, without polling for arrivals, timers or
+     * anything else a pass does. A node calls it at the end of each duty cycle, so that what its connections
+     * posted in the cycle goes on the wire before the next cycle starts rather than at the start of it (the soft
+     * provider over IP writes it to the socket here). {@link #progress(long)} still does it too. Hardware
+     * providers ring their doorbell at post time and return 0, as the default does.
+     *
+     * @param nowNs current time in ns, from the provider's clock
+     * @return work done (work requests transmitted)
+     */
+    default int transmitPosted(long nowNs) {
+        return 0;
+    }
+
+    /**
      * {@link ThreadingMode#INVOKER} mode, for the thread that drives {@link #progress(long)} and found
      * nothing to do: blocks until the provider may have work (a frame arrived on one of its sockets),
      * until {@link #wakeup()} is called, or for at most about {@code timeoutNs}, in the manner of

@@ -64,6 +64,8 @@ public final class ProgressEngine implements AutoCloseable {
     /** The DEDICATED thread's strategy wrapping a caller's one. */
     private final @Nullable WakeableIdleStrategy wrappedIdle;
     private volatile boolean closed;
+    /** Run at the end of each duty cycle (see {@link #endOfCycle}). */
+    private volatile @Nullable ProgressAgent endOfCycle;
     /** Claimed by the one {@link #close()} call that stops the engine. */
     private final java.util.concurrent.atomic.AtomicBoolean closeCalled = new java.util.concurrent.atomic.AtomicBoolean();
     /**
@@ -234,7 +236,27 @@ public final class ProgressEngine implements AutoCloseable {
             }
             work++;
         }
-        return work + schedule.run(clock.nanoTime(), errorHandler);
+        long nowNs = clock.nanoTime();
+        work += schedule.run(nowNs, errorHandler);
+        ProgressAgent end = endOfCycle;
+        if (end != null) {
+            try {
+                work += end.doWork(nowNs);
+            } catch (Throwable t) {
+                errorHandler.onError(t);
+            }
+        }
+        return work;
+    }
+
+    /**
+     * Sets the agent run at the end of every duty cycle, after all the others, with the cycle's {@code nowNs}:
+     * a node that drives its provider hands it what its connections posted in the cycle
+     * ({@link io.rdmaflux.verbs.RdmaProvider#transmitPosted}), so an answer posted in the cycle goes on the wire
+     * before the next one starts. One at most; null removes it. Thread-safe; it runs from the next cycle on.
+     */
+    public void endOfCycle(@Nullable ProgressAgent agent) {
+        endOfCycle = agent;
     }
 
     void enterThread() {

@@ -53,6 +53,30 @@ final class DeviceEngine {
 
     // ---------------------------------------------------------------- the pass
 
+    /**
+     * Between passes (engine thread): hands the QPs whose doorbells rang their posted work requests now and
+     * writes what they framed, as the start of {@link #doWork} does, without polling the transport or running
+     * timers (see {@link io.rdmaflux.verbs.RdmaProvider#transmitPosted}). The QPs taken in stay active until
+     * the next pass retires them.
+     *
+     * @return work requests transmitted
+     */
+    int transmitPosted(long nowNs) {
+        if (device.isClosed()) {
+            return 0;
+        }
+        SoftQueuePair[] list = activeQps.take();
+        int n = activeQps.count();
+        int rung = 0;
+        for (int i = 0; i < n; i++) {
+            rung += list[i].transmitPosted(nowNs);
+        }
+        if (rung > 0) {
+            attachment.flush();
+        }
+        return rung;
+    }
+
     int doWork(long nowNs) {
         if (device.isClosed()) {
             return 0;

@@ -355,6 +355,11 @@ public final class SoftDevice implements Device, ProgressAgent {
         return engine.doWork(nowNs);
     }
 
+    /** Engine thread, between passes: transmits the work requests posted since the last pass (see {@link DeviceEngine#transmitPosted}). */
+    int transmitPosted(long nowNs) {
+        return engine.transmitPosted(nowNs);
+    }
+
     /**
      * After a pass that did no work (engine thread): waits in the transport for frames, for at most
      * {@code timeoutNs} and never past the arrival time of the first held-back frame or a QP's next

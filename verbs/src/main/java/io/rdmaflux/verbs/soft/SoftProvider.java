@@ -214,6 +214,25 @@ public final class SoftProvider implements RdmaProvider {
     /**
      * {@inheritDoc}
      *
+     * <p>The soft provider: each device's QPs whose doorbells rang transmit their posted work requests and the
+     * frames are written to the transport (the first step of a pass). Returns 0 unless in INVOKER mode: a
+     * provider with its own thread transmits on it. Call it from the thread that drives {@link #progress}.
+     */
+    @Override
+    public int transmitPosted(long nowNs) {
+        if (threadingMode != ThreadingMode.INVOKER || closed) {
+            return 0;
+        }
+        int work = 0;
+        for (SoftDevice d : deviceArray) {
+            work += d.transmitPosted(nowNs);
+        }
+        return work;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
      * <p>The soft provider waits when it runs in INVOKER mode with one device whose transport can
      * wait (the IP fabric: its {@code Selector}, with a timeout of whole milliseconds, so a
      * {@code timeoutNs} under 1 ms, or a frame held for a rail's latency that is due sooner, returns
