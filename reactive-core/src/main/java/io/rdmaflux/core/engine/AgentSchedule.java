@@ -19,9 +19,9 @@ import java.util.Arrays;
  * only when
  * <ul>
  *   <li>it was {@linkplain ProgressEngine.Registration#signal() signalled} (it is hot again from that cycle),</li>
- *   <li>the rotation reaches it: each cycle visits the next {@link #rotationSlice} cold agents in add order,
- *       so under load every agent is still visited at least once every {@code ceil(agents / rotationSlice)}
- *       cycles, or</li>
+ *   <li>the rotation reaches it: each cycle that did work visits the next {@link #rotationSlice} cold agents in
+ *       add order, so under load every agent is still visited at least once every
+ *       {@code ceil(agents / rotationSlice)} cycles, or</li>
  *   <li>a cycle did no work at all and the last such sweep is at least {@link #idleSweepNs} old (0 in
  *       INVOKER mode, where every idle cycle sweeps, as every cycle visited every agent before): an engine
  *       does not go idle for long without having visited every agent.</li>
@@ -39,8 +39,12 @@ import java.util.Arrays;
  * lock (copy-on-write arrays); {@link #run} on the progress thread; {@link Slot#signal()} from any thread.
  */
 final class AgentSchedule {
-    /** Idle visits in a row after which a signal-driven agent is cold. */
-    static final int DEFAULT_COLD_AFTER = 16;
+    /**
+     * Idle visits in a row after which a signal-driven agent is cold. Small, so that a connection waiting for its
+     * next message (a round trip's few µs are some ten idle cycles) drops out of the idle loop: a loop that also
+     * runs idle connections is longer, and a message that arrives waits half a loop on average before it is read.
+     */
+    static final int DEFAULT_COLD_AFTER = 4;
     /** Cold agents the rotation visits per cycle. */
     static final int DEFAULT_ROTATION_SLICE = 1;
     /** Threads: the least time between two idle cycles' visits of every cold agent, ns. */
@@ -156,7 +160,9 @@ final class AgentSchedule {
             // every agent was visited: none is cold (the common case with few connections, or all of them busy)
             return work;
         }
-        int rotated = 0;
+        // the rotation runs in busy cycles only: an idle loop (waiting for the next message) visits the agents that
+        // can have work unsignalled and the hot ones, and leaves the cold ones to the idle sweep
+        int rotated = work > 0 ? 0 : rotationSlice;
         for (int k = 0; k < a.length && rotated < rotationSlice; k++) {
             if (cursor >= a.length) {
                 cursor = 0;

@@ -432,7 +432,7 @@ public final class ProgressEngine implements AutoCloseable {
 
     /**
      * An agent's place in this engine's duty cycle. An agent is visited every duty cycle unless it opted in
-     * with {@link #signalDriven()}; then, once it did no work in 16 visits in a row, it is <em>cold</em>: a
+     * with {@link #signalDriven()}; then, once it did no work in 4 visits in a row, it is <em>cold</em>: a
      * busy duty cycle visits it only when signalled or when the rotation (one cold agent per cycle, in add order)
      * reaches it; an idle cycle visits it anyway. Thread-safe.
      */

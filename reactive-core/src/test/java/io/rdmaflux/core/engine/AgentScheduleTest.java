@@ -124,12 +124,34 @@ class AgentScheduleTest {
         }
         run(s, 0, 3);
         idle.forEach(c -> c.visits = 0);
-        // swept at 0 already: until 1000 ns later only the rotation visits, one per cycle
+        // swept at 0 already: until 1000 ns later nothing visits them (the rotation runs in busy cycles only)
         run(s, 999, 5);
-        idle.forEach(c -> assertEquals(1, c.visits, c.name));
+        idle.forEach(c -> assertEquals(0, c.visits, c.name));
         s.run(1_000, errors::add);
-        // the rotation's one visit, then the sweep's visit of the other four: each once in this cycle
-        idle.forEach(c -> assertEquals(2, c.visits, c.name));
+        // the sweep's visit: each once in this cycle
+        idle.forEach(c -> assertEquals(1, c.visits, c.name));
+    }
+
+    /**
+     * An idle loop (the engine waiting for the next message) runs only the agents visited every cycle and the hot
+     * ones: a cold agent is left to the idle sweep, so the loop that polls for arrivals stays short. A busy cycle
+     * rotates to one cold agent as before.
+     */
+    @Test
+    void theRotationRunsInBusyCyclesOnly() {
+        AgentSchedule s = new AgentSchedule(2, 1, Long.MAX_VALUE);
+        Counting poller = new Counting("poller");
+        s.add(poller);
+        Counting waiting = new Counting("waiting");
+        s.add(waiting).signalDriven();
+        run(s, 0, 4);
+        assertTrue(s.isCold(waiting));
+        waiting.visits = 0;
+        run(s, 0, 100);
+        assertEquals(0, waiting.visits, "idle cycles left the cold agent alone");
+        poller.work = 1;
+        run(s, 0, 3);
+        assertEquals(3, waiting.visits, "each busy cycle rotated to it");
     }
 
     @Test
