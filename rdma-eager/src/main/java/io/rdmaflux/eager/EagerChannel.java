@@ -36,10 +36,15 @@ import org.jspecify.annotations.Nullable;
  * {@link #canSend()} answers false.
  *
  * <h2>Merging the two paths</h2>
- * Every frame carries its message's PSN, whichever path it takes, and the connection's PSN/ESN window
- * ({@code InboundDelivery}) restores PSN order across paths and rails exactly as across two rails: a
- * ring frame polled before an earlier SEND's completion waits in the window. Only whole messages use
- * the ring, so no reassembly spans both paths.
+ * Every frame carries its message's PSN, whichever path it takes. The receiver keeps the rail's frames
+ * in the order they were sent (issue 19): the ring's WRITEs and the SENDs share the rail's queue pair,
+ * and RC places a WRITE before a later SEND on it completes, so before a frame that came over
+ * send/receive is reported, the ring frames already placed with an earlier PSN are
+ * ({@link RingPolling#pollBefore}); the RC channel's completions are taken before the ring is polled,
+ * which orders the other case. So a ring that overflows to send/receive (more frames in flight than
+ * slots) still leaves the connection on its in-order path. Anything else out of order (other rails, a
+ * re-send after a failover) the connection's PSN/ESN window ({@code InboundDelivery}) restores. Only
+ * whole messages use the ring, so no reassembly spans both paths.
  *
  * <h2>Credits</h2>
  * The ring adds {@code slots} receive slots next to the RC channel's receive buffers; both share the
@@ -562,12 +567,33 @@ public final class EagerChannel extends ForwardingChannel {
         return java.util.Objects.requireNonNull(events, "events");
     }
 
-    /** A frame came over send/receive: counted, and the polling set hears the peer is busy ({@code arrival}). */
-    void onFallbackFrame(boolean arrival) {
+    /**
+     * A frame of {@code psn} came over send/receive: counted, the polling set hears the peer is busy
+     * ({@code arrival}), and the ring frames placed before it are reported first ({@link #beforeFallbackFrame}).
+     */
+    void onFallbackFrame(boolean arrival, int psn) {
         fallbackFramesReceived++;
         if (arrival) {
             polling.onFallbackArrival();
         }
+        beforeFallbackFrame(psn);
+    }
+
+    /**
+     * Before a frame of {@code psn} from the RC channel is reported: the ring frames already placed whose PSN is
+     * before it go first, so the rail's frames reach the connection in the order they were sent
+     * ({@link RingPolling#pollBefore}).
+     */
+    void beforeFallbackFrame(int psn) {
+        ChannelEvents l = events;
+        if (l != null && !closed) {
+            polling.pollBefore(psn, l);
+        }
+    }
+
+    /** Ring frames reported ahead of a send/receive frame to keep the rail's order (diagnostics, tests). */
+    long ringFramesTakenBeforeFallback() {
+        return polling.takenBeforeFallback();
     }
 
     /** A CHANNEL_CONTROL frame of the eager protocol arrived on the RC channel. */

@@ -10,7 +10,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The events of the RC send/receive channel an {@link EagerChannel} decorates, reported to the
  * connection as the eager channel's own: every event is relayed (a frame that came over send/receive
- * also tells the polling set the peer is busy, seed 001 &sect;4.6), while the eager protocol's own
+ * also tells the polling set the peer is busy, seed 001 &sect;4.6, and is reported only after the ring frames
+ * placed before it, {@link RingPolling#pollBefore}), while the eager protocol's own
  * control frames, the ring's WRITE completions ({@link RingSender#isRingTag}) and the RC channel's
  * failure go to the {@link EagerChannel}. One-sided work (WRITE completions with other tags, READ
  * completions, one-sided control frames) passes through to the connection.
@@ -33,26 +34,33 @@ final class RcEventsRelay extends RelayingChannelEvents {
     @Override
     public void onData(Channel ch, int slot, DirectBuffer buffer, int payloadOffset, int payloadLength, int psn, boolean first,
                        boolean last, int messageLength) {
-        channel.onFallbackFrame(first);
+        channel.onFallbackFrame(first, psn);
         super.onData(ch, slot, buffer, payloadOffset, payloadLength, psn, first, last, messageLength);
     }
 
     @Override
     public void onPackedData(Channel ch, int slot, DirectBuffer buffer, int payloadOffset, int firstPsn, int count) {
-        channel.onFallbackFrame(true);
+        channel.onFallbackFrame(true, firstPsn);
         super.onPackedData(ch, slot, buffer, payloadOffset, firstPsn, count);
     }
 
     @Override
     public void onRts(Channel ch, int psn, int messageLength) {
-        channel.onFallbackFrame(true);
+        channel.onFallbackFrame(true, psn);
         super.onRts(ch, psn, messageLength);
     }
 
     @Override
     public void onRtsRead(Channel ch, int psn, int messageLength, long address, int rkey) {
-        channel.onFallbackFrame(true);
+        channel.onFallbackFrame(true, psn);
         super.onRtsRead(ch, psn, messageLength, address, rkey);
+    }
+
+    @Override
+    public void onFin(Channel ch, int psn, int stripeOffset, int stripeLength, int stripes, int stripeIndex) {
+        // a rendezvous FIN completes message psn: the ring frames before it first, as for a DATA frame
+        channel.beforeFallbackFrame(psn);
+        super.onFin(ch, psn, stripeOffset, stripeLength, stripes, stripeIndex);
     }
 
     @Override

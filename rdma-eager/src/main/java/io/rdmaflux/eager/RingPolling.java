@@ -50,6 +50,7 @@ final class RingPolling implements PollingSet.Member {
     private long offersSent;
     private long revokesSent;
     private long creditsSent;
+    private long takenBeforeFallback;
 
     RingPolling(EagerChannel channel, RingReceiver ring, PollingSet set, EagerPolicy policy) {
         this.channel = channel;
@@ -222,6 +223,45 @@ final class RingPolling implements PollingSet.Member {
         if (state != State.IDLE) {
             state = State.IDLE;
         }
+    }
+
+    /**
+     * Before a frame of {@code psn} that came over send/receive is reported: dispatches the ring frames already
+     * placed whose PSN is before it, so that one rail's frames reach the connection in the order they were sent
+     * although they took two paths (issue 19).
+     *
+     * <p>Why this restores the order: the ring's WRITEs and the RC channel's SENDs share the rail's queue pair,
+     * and RC places a WRITE before a later SEND on it completes, so every ring frame posted before that SEND is
+     * in the ring by now. A rail posts its frames in PSN order, so those are the ring frames before
+     * {@code psn}; frames of the ring after it (WRITEs the NIC placed after the SEND) stay for the next poll.
+     * The other way round, a SEND posted before a ring WRITE, needs nothing: the RC channel's completions are
+     * taken before the ring is polled ({@link EagerChannel#doWork}), and on the soft provider nothing is placed
+     * between the two. Taking a frame early is never wrong either way: the connection's PSN window orders
+     * whatever arrives.
+     *
+     * @return frames dispatched
+     */
+    int pollBefore(int psn, ChannelEvents events) {
+        if (!polled()) {
+            return 0;
+        }
+        int n = 0;
+        while (ring.arrived() && FrameHeader.psn(ring.memory(), ring.frameOffset()) - psn < 0) {
+            n++;
+            if (!dispatch(ring.take(), events)) {
+                break;
+            }
+        }
+        if (n > 0) {
+            lastRingArrivalNs = nowNs;
+            takenBeforeFallback += n;
+        }
+        return n;
+    }
+
+    /** Ring frames {@link #pollBefore} dispatched ahead of a send/receive frame. */
+    long takenBeforeFallback() {
+        return takenBeforeFallback;
     }
 
     /** Polls and dispatches every complete slot. @return frames dispatched */

@@ -151,14 +151,6 @@ final class RingReceiver implements AutoCloseable {
     }
 
     /**
-     * Looks at the slot of the next sequence number.
-     *
-     * @return the slot index, now held (its frame at {@link #frameOffset()}), or -1 if it has not arrived
-     *         completely
-     * @throws io.rdmaflux.core.RdmaProtocolException if the slot is complete but its length is impossible
-     *         (only where the tail is ordered, so the head is trustworthy)
-     */
-    /**
      * Whether the next slot's head flag is this lap's: the one read an idle ring costs per duty cycle
      * (small enough to be inlined into the polling loop; {@link #poll()} then checks the rest). False once
      * closed (the address is then never read).
@@ -167,43 +159,69 @@ final class RingReceiver implements AutoCloseable {
         return UnsafeApi.getByteVolatile(null, nextHeadAddress) == nextFlag;
     }
 
+    /**
+     * Looks at the slot of the next sequence number and takes it when it arrived completely.
+     *
+     * @return the slot index, now held (its frame at {@link #frameOffset()}), or -1 if it has not arrived
+     *         completely
+     */
     int poll() {
+        return arrived() ? take() : -1;
+    }
+
+    /**
+     * Whether the slot of the next sequence number arrived completely (flags, sequence in head and tail,
+     * CRC where asked); when it did, its frame is at {@link #frameOffset()} for {@link #frameLength()} bytes
+     * and stays there, not yet taken ({@link #take()}), so a caller can look at it first.
+     */
+    boolean arrived() {
         if (closed) {
-            return -1;
+            return false;
         }
         int base = nextBase;
         byte flag = nextFlag;
         // the next slot's head flag, read without a bounds check: base is a slot offset this ring computed
         if (UnsafeApi.getByteVolatile(null, address + base + RingLayout.HEAD_FLAG_OFFSET) != flag) {
-            return -1;
+            return false;
         }
         long seq = nextSeq;
-        int slot = nextSlot;
         int length = memory.getInt(base + RingLayout.LENGTH_OFFSET, RingLayout.ORDER);
         if (memory.getInt(base + RingLayout.SEQ_OFFSET, RingLayout.ORDER) != (int) seq
             || length < io.rdmaflux.core.frame.FrameHeader.LENGTH || RingLayout.writeLength(length) > slotBytes) {
             // the head of an older lap with this lap's flag, or a head not yet complete
-            return -1;
+            return false;
         }
         int tail = base + RingLayout.HEAD + RingLayout.pad8(length);
         long word = memory.getLongVolatile(tail);
         if (word != RingLayout.tailWord(seq, flag)) {
-            return -1;
+            return false;
         }
         // the tail is of this sequence: re-read the head behind the acquire of the tail
         if (memory.getInt(base + RingLayout.LENGTH_OFFSET, RingLayout.ORDER) != length
             || memory.getInt(base + RingLayout.SEQ_OFFSET, RingLayout.ORDER) != (int) seq) {
-            return -1;
+            return false;
         }
         if (crc && RingLayout.crc(memory, base, length) != memory.getInt(base + RingLayout.CRC_OFFSET, RingLayout.ORDER)) {
             if (tornCountedSeq != seq) {
                 tornCountedSeq = seq;
                 tornSlotsSeen++;
             }
-            return -1;
+            return false;
         }
         lastFrameOffset = base + RingLayout.HEAD;
         lastFrameLength = length;
+        return true;
+    }
+
+    /**
+     * Takes the slot {@link #arrived()} just found complete: held from now on, the next sequence expected.
+     *
+     * @return the slot index (its frame at {@link #frameOffset()})
+     */
+    int take() {
+        int base = nextBase;
+        long seq = nextSeq;
+        int slot = nextSlot;
         lastCredit = memory.getInt(base + RingLayout.CREDIT_OFFSET, RingLayout.ORDER);
         held[slot] = true;
         heldCount++;

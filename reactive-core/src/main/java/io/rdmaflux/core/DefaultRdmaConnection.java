@@ -146,7 +146,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
             node.rendezvousBuffers(), node.registrationCache(), rendezvousMode, devices);
         this.pipeline = new SendPipeline(this, node, channels, scheduler, sendCredits, ledger, ops, rvSender, peerMaxMessageBytes,
             sendOpQueueCapacity - sendQueue);
-        this.grantor = new CreditGrantor(channels, messageCredits, buffers, assembler, rvReceiver, node.messageCreditsPerBuffer(channels));
+        this.grantor = new CreditGrantor(channels, messageCredits, buffers, assembler, rvReceiver, node.messageCreditsPerBuffer());
         this.close = new CloseHandshake(this, channels);
         this.failover = new Failover(this, channels, scheduler);
         this.resources = new ConnectionResources(this, node, channels);

@@ -122,9 +122,8 @@ public final class RdmaNode implements AutoCloseable {
     private final AtomicLong connectionIds = new AtomicLong();
     private volatile boolean closed;
     /**
-     * Message credits a node grants per free DATA receive buffer by default on a connection whose rails are
-     * all send/receive (RC, reliable UD, RC + DR); {@link Builder#messageCreditsPerBuffer} explains the
-     * default on eager rails.
+     * Message credits a node grants per free DATA receive buffer by default, on every kind of rail (RC,
+     * reliable UD, RC + DR, eager RDMA); {@link Builder#messageCreditsPerBuffer} sets another.
      */
     public static final int DEFAULT_MESSAGE_CREDITS_PER_BUFFER = 8;
 
@@ -281,30 +280,11 @@ public final class RdmaNode implements AutoCloseable {
 
     /**
      * The most message credits this node grants a peer per free DATA receive buffer
-     * ({@link Builder#messageCreditsPerBuffer}; without it {@link #DEFAULT_MESSAGE_CREDITS_PER_BUFFER}, which a
-     * connection with an eager rail lowers to 1): a stalled subscriber can hold up to this many messages per
-     * receive buffer (small ones travel packed).
+     * ({@link Builder#messageCreditsPerBuffer}; without it {@link #DEFAULT_MESSAGE_CREDITS_PER_BUFFER}): a
+     * stalled subscriber can hold up to this many messages per receive buffer (small ones travel packed).
      */
     public int messageCreditsPerBuffer() {
         return messageCreditsPerBuffer > 0 ? messageCreditsPerBuffer : DEFAULT_MESSAGE_CREDITS_PER_BUFFER;
-    }
-
-    /**
-     * Message credits per free buffer on a connection over {@code channels}: the configured value, else
-     * {@link #DEFAULT_MESSAGE_CREDITS_PER_BUFFER}, or 1 with an eager rail (its ring holds
-     * {@code EagerSpec.slots} frames; more packed frames in flight than that overflow to send/receive and
-     * arrive out of order with the ring's, which takes the receiver off its in-order path).
-     */
-    int messageCreditsPerBuffer(Channel[] channels) {
-        if (messageCreditsPerBuffer > 0) {
-            return messageCreditsPerBuffer;
-        }
-        for (Channel ch : channels) {
-            if (ch.kind() == io.rdmaflux.core.channel.ChannelKind.EAGER_RDMA) {
-                return 1;
-            }
-        }
-        return DEFAULT_MESSAGE_CREDITS_PER_BUFFER;
     }
 
     /** Ends the progress thread's idling: work was handed in from another thread. */
@@ -503,7 +483,7 @@ public final class RdmaNode implements AutoCloseable {
         Channel[] scs = subchannels.toArray(new Channel[0]);
         // ahead of the ESN: messages holding receive buffers or credits (up to messageCreditsPerBuffer per
         // buffer), one partial message per rail, and completed rendezvous messages holding message buffers
-        int window = subchannels.size() * (messageCreditsPerBuffer(scs) * receiveBuffers + 1) + rendezvousBuffers + 1;
+        int window = subchannels.size() * (messageCreditsPerBuffer() * receiveBuffers + 1) + rendezvousBuffers + 1;
         DefaultRdmaConnection c = new DefaultRdmaConnection(this, name + "/conn" + connectionIds.incrementAndGet() + " (" + description + ")",
             scs, factory.create(List.of(scs)), peerMaxMessageBytes, maxMessageBytes, sendQueue, window, creditThreshold, peerRendezvous,
             rendezvousMode, devices);
@@ -734,7 +714,7 @@ public final class RdmaNode implements AutoCloseable {
         private int controlBuffers = 8;
         private int sendBuffers = 64;
         private int sendQueue = 16;
-        /** 0: the default, chosen per connection ({@link RdmaNode#messageCreditsPerBuffer(Channel[])}). */
+        /** 0: the default, {@link RdmaNode#DEFAULT_MESSAGE_CREDITS_PER_BUFFER}. */
         private int messageCreditsPerBuffer;
         private int creditThreshold;
         private int maxMessageBytes = 1 << 20;
@@ -965,17 +945,16 @@ public final class RdmaNode implements AutoCloseable {
         }
 
         /**
-         * Message credits this node grants a peer per free DATA receive buffer, in [1, 64]. Default: chosen
-         * per connection, {@value RdmaNode#DEFAULT_MESSAGE_CREDITS_PER_BUFFER} when every rail is send/receive
-         * (RC, reliable UD, RC + DR), 1 when a rail is eager (below). Small messages travel packed, up to 64
-         * to a buffer; with 1 credit per buffer a streaming sender of small messages has at most
-         * {@code receiveBuffers} of them in flight and stalls on every CREDIT frame: between two DEDICATED
+         * Message credits this node grants a peer per free DATA receive buffer, in [1, 64]. Default:
+         * {@value RdmaNode#DEFAULT_MESSAGE_CREDITS_PER_BUFFER}, on every kind of rail. Small messages travel
+         * packed, up to 64 to a buffer; with 1 credit per buffer a streaming sender of small messages has at
+         * most {@code receiveBuffers} of them in flight and stalls on every CREDIT frame: between two DEDICATED
          * nodes each CREDIT frame is then a hand-off between threads, and 32 B streams ran at 0.7&times; the
          * rate of 8 per buffer (issue 19; README "DEDICATED vs SHARED"). On an eager rail the ring holds
-         * {@code EagerSpec.slots} frames (16 by default): with 8 credits per buffer some 64 packed frames are
-         * in flight, the rest overflow to send/receive and arrive out of order with the ring's, and the
-         * receiver delivers them through its reorder window instead of its in-order path (measured: twice
-         * the receiver's CPU per message, 0.7&times; the rate), so eager rails keep 1 unless this is set.
+         * {@code EagerSpec.slots} frames (16 by default): with 8 credits per buffer more packed frames are in
+         * flight than that and the rest overflow to send/receive; the receiver reports the ring frames posted
+         * before each send/receive frame first, so the rail's frames still reach the connection in order and
+         * take its in-order path.
          *
          * <p><b>What stays bounded whatever the value.</b> Frames stay bounded by the free buffers (a message
          * that fills a buffer needs one of its own), so the receiver's memory is its receive buffers. The
