@@ -5,14 +5,13 @@ import io.rdmaflux.core.channel.ChannelFactory;
 import io.rdmaflux.core.channel.ChannelKind;
 import io.rdmaflux.core.channel.ChannelProvider;
 import io.rdmaflux.core.channel.QpTimeouts;
-import io.rdmaflux.core.engine.IdleWait;
 import io.rdmaflux.core.engine.ProgressEngine;
 import io.rdmaflux.core.engine.ProgressIdleStrategy;
-import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.internal.buffer.MessageBufferPool;
+import io.rdmaflux.core.internal.cq.SharedCompletionQueue;
 import io.rdmaflux.core.internal.regcache.RegistrationCache;
+import io.rdmaflux.core.internal.srq.NodeSharedBuffers;
 import io.rdmaflux.verbs.Access;
-import io.rdmaflux.verbs.ConnectionManager;
 import io.rdmaflux.verbs.Port;
 import io.rdmaflux.verbs.PortAddress;
 import io.rdmaflux.verbs.ProgressAgent;
@@ -25,14 +24,10 @@ import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * An rdmaflux endpoint: the ports of a provider's device(s) used as rails, the buffer sizes, and
@@ -79,100 +74,62 @@ import java.util.concurrent.atomic.AtomicLong;
  * invalid and are reported as a leak to the {@link RdmaLeakReporter}.
  */
 public final class RdmaNode implements AutoCloseable {
-    private static final AtomicLong IDS = new AtomicLong();
     /** Default budget of the registration cache, bytes (64 MiB). */
     public static final long DEFAULT_REGISTRATION_CACHE_BYTES = 64L << 20;
-
-    private final String name;
-    private final RdmaProvider provider;
-    /** The devices, their protection domains and the rails on them. */
-    private final NodeRails rails;
-    /** The first device's protection domain: the registration cache, user regions and one-sided RDMA use it. */
-    private final ProtectionDomain pd;
-    private final ProgressEngine engine;
-    private final NanoClock clock;
-    private final int bufferBytes;
-    private final int receiveBuffers;
-    private final int controlBuffers;
-    private final int sendBuffers;
-    private final int sendQueue;
-    private final int messageCreditsPerBuffer;
-    private final int creditThreshold;
-    private final int maxMessageBytes;
-    private final int rendezvousBuffers;
-    private final int rendezvousThresholdBytes;
-    private final Object poolLock = new Object();
-    private volatile @Nullable MessageBufferPool rendezvousReceivePool;
-    private volatile @Nullable MessageBufferPool rendezvousSendPool;
-    /** Application memory sent by reference, registered once (seed 001 &sect;3.1, seed 000 &sect;5.1). */
-    private final RegistrationCache registrationCache;
-    private final ChannelFactory acceptChannelFactory;
-    private final QpTimeouts qpTimeouts;
-    /** Opens this node's connections: channels per rail, the handshake (channel kind per rail). */
-    private final ConnectionEstablishment establishment;
-    /** Connects waiting for their next attempt ({@link ConnectRetry}), timed by the engine. */
-    private final ConnectRetries connectRetries;
-    /** The SRQ-backed receive pools and shared send regions of the rails (null: per-connection pools). */
-    private final io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers;
-    /** Per device one CQ for its QPs of every connection and rail (null: one CQ per channel). */
-    private final io.rdmaflux.core.internal.cq.SharedCompletionQueue @Nullable [] sharedCqs;
-    private final Set<DefaultRdmaConnection> connections = ConcurrentHashMap.newKeySet();
-    private final java.util.concurrent.CopyOnWriteArrayList<ConnectionListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final List<RdmaServer> servers = new ArrayList<>();
-    private final AtomicLong connectionIds = new AtomicLong();
-    private volatile boolean closed;
     /**
      * Message credits a node grants per free DATA receive buffer by default, on every kind of rail (RC,
      * reliable UD, RC + DR, eager RDMA); {@link Builder#messageCreditsPerBuffer} sets another.
      */
     public static final int DEFAULT_MESSAGE_CREDITS_PER_BUFFER = 8;
 
+    private final String name;
+    private final RdmaProvider provider;
+    /** What the builder gave, checked and with its defaults resolved. */
+    private final NodeSettings settings;
+    /** The devices, their protection domains and the rails on them. */
+    private final NodeRails rails;
+    /** The first device's protection domain: the registration cache, user regions and one-sided RDMA use it. */
+    private final ProtectionDomain pd;
+    private final ProgressEngine engine;
+    private final NanoClock clock;
+    private final NodeRendezvousPools rendezvousPools;
+    /** Application memory sent by reference, registered once (seed 001 &sect;3.1, seed 000 &sect;5.1). */
+    private final RegistrationCache registrationCache;
+    /** Opens this node's connections: channels per rail, the handshake (channel kind per rail). */
+    private final ConnectionEstablishment establishment;
+    /** Connects waiting for their next attempt ({@link ConnectRetry}), timed by the engine. */
+    private final ConnectRetries connectRetries;
+    private final NodeSharedQueues shared;
+    private final NodeConnections connections;
+    private final NodeServers servers;
+    private volatile boolean closed;
     /** Taken by the one {@link #close()} call that frees the node. */
-    private final java.util.concurrent.atomic.AtomicBoolean closeClaimed = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean closeClaimed = new AtomicBoolean();
 
-    private RdmaNode(Builder b) {
-        this.provider = Objects.requireNonNull(b.provider, "provider: call RdmaNode.builder().provider(..)");
-        this.name = b.name != null ? b.name : "node" + IDS.incrementAndGet();
-        this.rails = NodeRails.open(provider, NodeRails.specs(provider, b.railSpecs, b.device, b.ports, b.portsGiven), b.bufferBytes);
-        this.clock = b.clock;
-        this.bufferBytes = b.bufferBytes;
-        this.receiveBuffers = b.receiveBuffers;
-        this.controlBuffers = b.controlBuffers;
-        this.sendBuffers = b.sendBuffers;
-        this.sendQueue = b.sendQueue;
-        this.messageCreditsPerBuffer = b.messageCreditsPerBuffer;
-        this.creditThreshold = b.creditThreshold > 0 ? b.creditThreshold : Math.max(1, receiveBuffers / 4);
-        this.maxMessageBytes = b.maxMessageBytes;
-        this.rendezvousBuffers = b.rendezvousBuffers;
-        this.rendezvousThresholdBytes = b.rendezvousThresholdBytes >= 0 ? b.rendezvousThresholdBytes : bufferBytes - FrameHeader.LENGTH;
-        this.acceptChannelFactory = b.acceptChannelFactory;
-        this.qpTimeouts = new QpTimeouts(b.qpRetryTimeoutNs, b.qpRetryCount, b.qpRnrTimeoutNs, b.qpRnrRetryCount);
+    private RdmaNode(NodeSettings settings) {
+        this.settings = settings;
+        this.provider = settings.provider;
+        this.name = settings.name;
+        this.rails = NodeRails.open(provider, settings.railSpecs, settings.bufferBytes);
+        this.clock = settings.clock;
         this.pd = rails.pds().get(0);
+        this.rendezvousPools = new NodeRendezvousPools(name, rails.pds(), settings.maxMessageBytes, settings.rendezvousBuffers, this::isClosed);
         // REMOTE_READ: a receiver pulls a message from it by the READ rendezvous
-        this.registrationCache = new RegistrationCache(pd, b.registrationCacheBytes, Access.REMOTE_READ);
-        // seed 003 2.1: one receive pool per rail for every connection, where the device has SRQs
-        this.sharedBuffers = b.sharedReceiveBuffers > 0 && rails.devices().stream().allMatch(d -> d.capabilities().sharedReceiveQueue())
-            ? new io.rdmaflux.core.internal.srq.NodeSharedBuffers(name, rails.railCount(), bufferBytes, b.sharedReceiveBuffers,
-                Math.max(controlBuffers, b.sharedReceiveBuffers / 16), b.sharedSendBuffers, b.sharedCreditWindow)
-            : null;
-        // seed 000 5.1: one CQ per device, polled in turn by the progress engine, sized from the QPs it serves
+        this.registrationCache = new RegistrationCache(pd, settings.registrationCacheBytes, Access.REMOTE_READ);
         try {
-            this.sharedCqs = b.sharedCqQueuePairs <= 0 ? null : io.rdmaflux.core.internal.cq.SharedCompletionQueue.perDevice(name,
-                rails.devices(), b.sharedCqQueuePairs, io.rdmaflux.core.internal.rc.RcSubchannel.entriesPerQp(receiveBuffers,
-                    controlBuffers + 2 * rendezvousBuffers, sendBuffers, rendezvousBuffers));
+            this.shared = NodeSharedQueues.open(settings, rails);
         } catch (RuntimeException e) {
             rails.close();
             throw e;
         }
-        this.establishment = new ConnectionEstablishment(this, provider.connectionManager(), rails,
-            new ConnectionEstablishment.Settings(bufferBytes, receiveBuffers, controlBuffers, sendBuffers, creditThreshold,
-                qpTimeouts, rendezvousBuffers, maxMessageBytes, b.eager, b.eagerPollingSet), b.offeredChannelProviders(),
-            acceptChannelFactory, sharedBuffers, sharedCqs);
-        boolean drive = b.driveProvider != null ? b.driveProvider : provider.threadingMode() == ThreadingMode.INVOKER;
-        this.engine = new ProgressEngine(name, b.threadingMode, clock, idleStrategy(b.idleStrategy, drive), Throwable::printStackTrace);
+        this.establishment = new ConnectionEstablishment(this, provider.connectionManager(), rails, settings.establishment(),
+            settings.channelProviders, settings.acceptChannelFactory, shared.buffers(), shared.completionQueues());
+        this.servers = new NodeServers(provider.connectionManager(), establishment);
+        this.engine = new ProgressEngine(name, settings.threadingMode, clock, settings.idleStrategy, Throwable::printStackTrace);
+        this.connections = new NodeConnections(engine);
         this.connectRetries = new ConnectRetries(name, clock);
         engine.add(connectRetries);
-        if (drive) {
+        if (settings.driveProvider) {
             engine.add(new ProgressAgent() {
                 @Override
                 public int doWork(long nowNs) {
@@ -198,9 +155,10 @@ public final class RdmaNode implements AutoCloseable {
                 }
             });
         }
+        SharedCompletionQueue[] sharedCqs = shared.completionQueues();
         if (sharedCqs != null) {
             // polled before the connections in each duty cycle: they hand their completions to them
-            for (io.rdmaflux.core.internal.cq.SharedCompletionQueue cq : sharedCqs) {
+            for (SharedCompletionQueue cq : sharedCqs) {
                 engine.add(cq);
             }
         }
@@ -208,21 +166,6 @@ public final class RdmaNode implements AutoCloseable {
 
     public static Builder builder() {
         return new Builder();
-    }
-
-    /**
-     * This node's own idle strategy: a fresh {@link ProgressIdleStrategy} (default
-     * {@link ProgressIdleStrategy#backoff()}) that, when the node drives an INVOKER-mode provider,
-     * blocks in the provider's I/O wait, so a frame arriving on a socket of the IP fabric, or pushed
-     * by another NIC of the in-JVM fabric, wakes the node at once; any other strategy as given.
-     */
-    private IdleStrategy idleStrategy(@Nullable IdleStrategy configured, boolean drive) {
-        IdleStrategy s = configured != null ? configured : ProgressIdleStrategy.backoff();
-        if (s instanceof ProgressIdleStrategy p) {
-            boolean canWait = drive && provider.threadingMode() == ThreadingMode.INVOKER;
-            return p.withWait(canWait ? IdleWait.of(provider) : null);
-        }
-        return s;
     }
 
     public String name() {
@@ -284,7 +227,7 @@ public final class RdmaNode implements AutoCloseable {
      * stalled subscriber can hold up to this many messages per receive buffer (small ones travel packed).
      */
     public int messageCreditsPerBuffer() {
-        return messageCreditsPerBuffer > 0 ? messageCreditsPerBuffer : DEFAULT_MESSAGE_CREDITS_PER_BUFFER;
+        return settings.messageCreditsPerBuffer();
     }
 
     /** Ends the progress thread's idling: work was handed in from another thread. */
@@ -316,18 +259,7 @@ public final class RdmaNode implements AutoCloseable {
      */
     public RdmaServer bind(PortAddress address) {
         ensureOpen();
-        Sinks.Many<RdmaConnection> sink = Sinks.many().unicast().onBackpressureBuffer();
-        ConnectionManager.Listener listener = provider.connectionManager().listen(address,
-            (from, request) -> establishment.accept(from, request, c -> {
-                synchronized (sink) {
-                    sink.tryEmitNext(c);
-                }
-            }));
-        RdmaServer server = new RdmaServer(listener, sink);
-        synchronized (servers) {
-            servers.add(server);
-        }
-        return server;
+        return servers.bind(address);
     }
 
     /**
@@ -406,32 +338,31 @@ public final class RdmaNode implements AutoCloseable {
      * device with SRQs), rather than from pools of their own.
      */
     public boolean usesSharedReceiveQueue() {
-        return sharedBuffers != null;
+        return shared.buffers() != null;
     }
 
     /** Registered bytes of the node's shared receive and send pools so far (0 without them). */
     public long sharedRegisteredBytes() {
-        io.rdmaflux.core.internal.srq.NodeSharedBuffers sb = sharedBuffers;
-        return sb == null ? 0 : sb.registeredBytes();
+        return shared.registeredBytes();
     }
 
     /** The first device's shared CQ, or null. */
-    io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCompletionQueue() {
+    @Nullable SharedCompletionQueue sharedCompletionQueue() {
         return sharedCompletionQueue(0);
     }
 
     /** Device {@code device}'s shared CQ (index into {@link #deviceNames()}), or null. */
-    io.rdmaflux.core.internal.cq.@Nullable SharedCompletionQueue sharedCompletionQueue(int device) {
-        return sharedCqs == null ? null : sharedCqs[device];
+    @Nullable SharedCompletionQueue sharedCompletionQueue(int device) {
+        return shared.completionQueue(device);
     }
 
-    io.rdmaflux.core.internal.srq.@Nullable NodeSharedBuffers sharedBuffers() {
-        return sharedBuffers;
+    @Nullable NodeSharedBuffers sharedBuffers() {
+        return shared.buffers();
     }
 
     /** Registered message buffers for rendezvous (0: rendezvous off, large messages are fragmented). */
     int rendezvousBuffers() {
-        return rendezvousBuffers;
+        return settings.rendezvousBuffers;
     }
 
     /**
@@ -439,82 +370,28 @@ public final class RdmaNode implements AutoCloseable {
      * rails ({@link CreditProbe}): the queue pairs' transport retry timeout, ns.
      */
     long creditProbeIntervalNs() {
-        return qpTimeouts.retryTimeoutNs();
+        return settings.qpTimeouts.retryTimeoutNs();
     }
 
     /** Messages longer than this many bytes are sent by rendezvous. */
     int rendezvousThresholdBytes() {
-        return rendezvousThresholdBytes;
+        return settings.rendezvousThresholdBytes;
     }
 
-    /**
-     * The node's pool of registered buffers that peers RDMA WRITE large messages into (receive side)
-     * or that large messages are staged in before their WRITEs (send side); registered once, on first
-     * use, and shared by every connection, so pinned memory stays bounded per node.
-     */
+    /** The node's rendezvous receive ({@code receive} true) or send pool ({@link NodeRendezvousPools}). */
     MessageBufferPool rendezvousPool(boolean receive) {
-        MessageBufferPool p = receive ? rendezvousReceivePool : rendezvousSendPool;
-        if (p != null) {
-            return p;
-        }
-        synchronized (poolLock) {
-            p = receive ? rendezvousReceivePool : rendezvousSendPool;
-            if (p == null) {
-                if (closed) {
-                    throw new IllegalStateException("node " + name + " is closed");
-                }
-                // registered on every device: each rail writes, reads and grants with its device's keys
-                p = new MessageBufferPool(name + (receive ? " rendezvous receive" : " rendezvous send"), rails.pds(), Math.max(1, maxMessageBytes),
-                    // the send side may be RDMA-read by the receiver (the READ rendezvous)
-                    rendezvousBuffers, receive ? Access.LOCAL_WRITE | Access.REMOTE_WRITE : Access.LOCAL_WRITE | Access.REMOTE_READ);
-                if (receive) {
-                    rendezvousReceivePool = p;
-                } else {
-                    rendezvousSendPool = p;
-                }
-            }
-            return p;
-        }
+        return rendezvousPools.get(receive);
     }
 
     DefaultRdmaConnection register(List<Channel> subchannels, ChannelFactory factory, int peerMaxMessageBytes,
                                            boolean peerRendezvous, RendezvousMode rendezvousMode, RailDevices devices,
                                            String description) {
         Channel[] scs = subchannels.toArray(new Channel[0]);
-        // ahead of the ESN: messages holding receive buffers or credits (up to messageCreditsPerBuffer per
-        // buffer), one partial message per rail, and completed rendezvous messages holding message buffers
-        int window = subchannels.size() * (messageCreditsPerBuffer() * receiveBuffers + 1) + rendezvousBuffers + 1;
-        DefaultRdmaConnection c = new DefaultRdmaConnection(this, name + "/conn" + connectionIds.incrementAndGet() + " (" + description + ")",
-            scs, factory.create(List.of(scs)), peerMaxMessageBytes, maxMessageBytes, sendQueue, window, creditThreshold, peerRendezvous,
-            rendezvousMode, devices);
-        connections.add(c);
-        c.scheduledAs(engine.add(c));
-        for (ConnectionListener l : listeners) {
-            try {
-                l.connectionOpened(c);
-            } catch (Throwable t) {
-                reactor.core.Exceptions.throwIfJvmFatal(t);
-                reactor.core.publisher.Operators.onErrorDropped(t, reactor.util.context.Context.empty());
-            }
-        }
+        DefaultRdmaConnection c = new DefaultRdmaConnection(this, name + "/conn" + connections.nextId() + " (" + description + ")",
+            scs, factory.create(List.of(scs)), peerMaxMessageBytes, settings.maxMessageBytes, settings.sendQueue,
+            settings.reorderWindow(scs.length), settings.creditThreshold, peerRendezvous, rendezvousMode, devices);
+        connections.opened(c);
         return c;
-    }
-
-    /** Tells the listeners that {@code c} is freed, once: the caller took it out of {@link #connections}. */
-    private void fireFreed(DefaultRdmaConnection c) {
-        if (listeners.isEmpty()) {
-            return;
-        }
-        ConnectionMetrics last = c.metrics();
-        List<io.rdmaflux.core.channel.SubchannelSnapshot> rails = c.subchannels();
-        for (ConnectionListener l : listeners) {
-            try {
-                l.connectionFreed(c, last, rails);
-            } catch (Throwable t) {
-                reactor.core.Exceptions.throwIfJvmFatal(t);
-                reactor.core.publisher.Operators.onErrorDropped(t, reactor.util.context.Context.empty());
-            }
-        }
     }
 
     /**
@@ -522,7 +399,7 @@ public final class RdmaNode implements AutoCloseable {
      * no particular order; a new list per call. Any thread.
      */
     public List<RdmaConnection> connections() {
-        return List.copyOf(connections);
+        return List.copyOf(connections.snapshot());
     }
 
     /**
@@ -533,9 +410,7 @@ public final class RdmaNode implements AutoCloseable {
      * @return disposing it unregisters the listener
      */
     public reactor.core.Disposable addConnectionListener(ConnectionListener listener) {
-        Objects.requireNonNull(listener, "listener");
-        listeners.add(listener);
-        return () -> listeners.remove(listener);
+        return connections.addListener(listener);
     }
 
     void onConnectionTerminated(DefaultRdmaConnection c) {
@@ -544,27 +419,19 @@ public final class RdmaNode implements AutoCloseable {
 
     /** The connection's QPs, CQs and rail buffers are freed: nothing is left for the progress thread to do. */
     void onConnectionRailsFreed(DefaultRdmaConnection c) {
-        engine.remove(c);
+        connections.railsFreed(c);
     }
 
     /** The connection is freed and every message it delivered released: metrics and close forget it. Any thread. */
     void onConnectionFreed(DefaultRdmaConnection c) {
-        boolean listed = connections.remove(c);
-        engine.remove(c);
-        if (listed) {
-            fireFreed(c);
-        }
+        connections.freed(c);
     }
 
     /**
      * A snapshot for leak checks: open connections and buffers held by the application.
      */
     public NodeMetrics metrics() {
-        int held = 0;
-        for (DefaultRdmaConnection c : connections) {
-            held += c.buffersOutstanding();
-        }
-        return new NodeMetrics(connections.size(), held);
+        return connections.metrics();
     }
 
     /**
@@ -615,79 +482,16 @@ public final class RdmaNode implements AutoCloseable {
         }
         closed = true;
         connectRetries.close();
-        synchronized (servers) {
-            servers.forEach(RdmaServer::close);
-            servers.clear();
-        }
-        PeerAbortNotice.abortAndLinger(engine, List.copyOf(connections));
+        servers.close();
+        PeerAbortNotice.abortAndLinger(engine, connections.snapshot());
         engine.close();
-        List<RdmaLeakReporter.Leak> leaks = new ArrayList<>();
-        for (DefaultRdmaConnection c : List.copyOf(connections)) {
-            RdmaLeakReporter.Leak leak = c.forceClose();
-            if (leak != null) {
-                leaks.add(leak);
-            }
-        }
-        for (DefaultRdmaConnection c : List.copyOf(connections)) {
-            if (connections.remove(c)) {
-                fireFreed(c);
-            }
-        }
-        connections.clear();
-        synchronized (poolLock) {
-            MessageBufferPool p = rendezvousReceivePool;
-            if (p != null) {
-                p.close();
-            }
-            p = rendezvousSendPool;
-            if (p != null) {
-                p.close();
-            }
-        }
-        if (sharedBuffers != null) {
-            // every connection's QPs are gone: nothing consumes the SRQs or reads the send regions
-            sharedBuffers.close();
-        }
-        if (sharedCqs != null) {
-            for (io.rdmaflux.core.internal.cq.SharedCompletionQueue cq : sharedCqs) {
-                cq.close();
-            }
-        }
+        List<RdmaLeakReporter.Leak> leaks = connections.forceCloseAll();
+        rendezvousPools.close();
+        shared.close();
         // every connection is freed: no RDMA operation reads cached memory any more
         registrationCache.close();
         rails.close();
-        report(leaks);
-    }
-
-    /**
-     * Hands every leak to the installed reporter, even when a call throws: a reporter that fails on a
-     * leak (a test harness's) must not hide the leaks of the connections after it. The first throwable
-     * is rethrown once all were reported, with any later ones suppressed in it.
-     */
-    private static void report(List<RdmaLeakReporter.Leak> leaks) {
-        RdmaLeakReporter reporter = RdmaLeakReporter.installed();
-        Throwable first = null;
-        for (RdmaLeakReporter.Leak leak : leaks) {
-            try {
-                reporter.onLeak(leak);
-            } catch (Throwable t) {
-                if (first == null) {
-                    first = t;
-                } else if (first != t) {
-                    first.addSuppressed(t);
-                }
-            }
-        }
-        if (first instanceof RuntimeException e) {
-            throw e;
-        }
-        if (first instanceof Error e) {
-            throw e;
-        }
-        if (first != null) {
-            // a checked throwable thrown sneakily: onLeak declares none
-            throw new java.lang.reflect.UndeclaredThrowableException(first, "RdmaLeakReporter " + reporter + " threw " + first);
-        }
+        LeakReporters.report(leaks);
     }
 
     @Override
@@ -702,44 +506,45 @@ public final class RdmaNode implements AutoCloseable {
      * per rail, a send queue of 16, 1 MiB maximum message, DEDICATED threading, the system clock.
      */
     public static final class Builder {
-        private @Nullable RdmaProvider provider;
-        private @Nullable String device;
-        private @Nullable String name;
-        private int[] ports = {1};
-        private boolean portsGiven;
+        // package-private: NodeSettings reads them at build()
+        @Nullable RdmaProvider provider;
+        @Nullable String device;
+        @Nullable String name;
+        int[] ports = {1};
+        boolean portsGiven;
         /** Null: {@link #device} and {@link #ports} make the rails. */
-        private @Nullable List<RailSpec> railSpecs;
-        private int bufferBytes = 8192;
-        private int receiveBuffers = 64;
-        private int controlBuffers = 8;
-        private int sendBuffers = 64;
-        private int sendQueue = 16;
+        @Nullable List<RailSpec> railSpecs;
+        int bufferBytes = 8192;
+        int receiveBuffers = 64;
+        int controlBuffers = 8;
+        int sendBuffers = 64;
+        int sendQueue = 16;
         /** 0: the default, {@link RdmaNode#DEFAULT_MESSAGE_CREDITS_PER_BUFFER}. */
-        private int messageCreditsPerBuffer;
-        private int creditThreshold;
-        private int maxMessageBytes = 1 << 20;
-        private int rendezvousBuffers = 4;
-        private int rendezvousThresholdBytes = -1;
-        private long registrationCacheBytes = DEFAULT_REGISTRATION_CACHE_BYTES;
-        private ThreadingMode threadingMode = ThreadingMode.DEDICATED;
-        private NanoClock clock = SystemNanoClock.INSTANCE;
+        int messageCreditsPerBuffer;
+        int creditThreshold;
+        int maxMessageBytes = 1 << 20;
+        int rendezvousBuffers = 4;
+        int rendezvousThresholdBytes = -1;
+        long registrationCacheBytes = DEFAULT_REGISTRATION_CACHE_BYTES;
+        ThreadingMode threadingMode = ThreadingMode.DEDICATED;
+        NanoClock clock = SystemNanoClock.INSTANCE;
         /** Null: each node built gets its own {@link ProgressIdleStrategy#backoff()} (idle strategies keep per-thread state). */
-        private @Nullable IdleStrategy idleStrategy;
-        private @Nullable Boolean driveProvider;
-        private ChannelFactory acceptChannelFactory = ChannelFactory.roundRobin();
-        private long qpRetryTimeoutNs = QpTimeouts.DEFAULTS.retryTimeoutNs();
-        private int qpRetryCount = QpTimeouts.DEFAULTS.retryCount();
-        private long qpRnrTimeoutNs = QpTimeouts.DEFAULTS.rnrTimeoutNs();
-        private int qpRnrRetryCount = QpTimeouts.DEFAULTS.rnrRetryCount();
-        private final java.util.Map<ChannelKind, ChannelProvider> channelProviders =
+        @Nullable IdleStrategy idleStrategy;
+        @Nullable Boolean driveProvider;
+        ChannelFactory acceptChannelFactory = ChannelFactory.roundRobin();
+        long qpRetryTimeoutNs = QpTimeouts.DEFAULTS.retryTimeoutNs();
+        int qpRetryCount = QpTimeouts.DEFAULTS.retryCount();
+        long qpRnrTimeoutNs = QpTimeouts.DEFAULTS.rnrTimeoutNs();
+        int qpRnrRetryCount = QpTimeouts.DEFAULTS.rnrRetryCount();
+        final java.util.Map<ChannelKind, ChannelProvider> channelProviders =
             new java.util.EnumMap<>(java.util.Map.of(ChannelKind.RC_SEND_RECV, ChannelProvider.rcSendRecv()));
-        private boolean discoverChannelProviders = true;
-        private EagerSpec eager = EagerSpec.DEFAULTS;
-        private int eagerPollingSet = 64;
-        private int sharedReceiveBuffers;
-        private int sharedSendBuffers = 256;
-        private int sharedCreditWindow = 8;
-        private int sharedCqQueuePairs;
+        boolean discoverChannelProviders = true;
+        EagerSpec eager = EagerSpec.DEFAULTS;
+        int eagerPollingSet = 64;
+        int sharedReceiveBuffers;
+        int sharedSendBuffers = 256;
+        int sharedCreditWindow = 8;
+        int sharedCqQueuePairs;
 
         private Builder() {
         }
@@ -783,17 +588,6 @@ public final class RdmaNode implements AutoCloseable {
             this.eagerPollingSet = range("eagerPollingSet", peers, 0, 65536,
                 "the polling set holds the peers whose rings are polled; 0 turns eager off for this node's receive side");
             return this;
-        }
-
-        /** The providers offered: the explicit ones, then those discovered of other kinds. */
-        java.util.Map<ChannelKind, ChannelProvider> offeredChannelProviders() {
-            java.util.Map<ChannelKind, ChannelProvider> offered = new java.util.EnumMap<>(channelProviders);
-            if (discoverChannelProviders) {
-                for (ChannelProvider p : java.util.ServiceLoader.load(ChannelProvider.class, RdmaNode.class.getClassLoader())) {
-                    offered.putIfAbsent(p.kind(), p);
-                }
-            }
-            return java.util.Map.copyOf(offered);
         }
 
         public Builder provider(RdmaProvider provider) {
@@ -854,7 +648,6 @@ public final class RdmaNode implements AutoCloseable {
             return rails(RailSpec.parseList(rails));
         }
 
-        /** Size of every send and receive buffer in bytes, frame header (24 bytes) included; in [64, 16 MiB]. */
         /**
          * Many peers (seed 003 &sect;2.1): RC connections of this node draw their receive buffers from one
          * shared receive queue per rail holding {@code buffers} receive buffers of {@link #bufferBytes}, and
@@ -915,6 +708,7 @@ public final class RdmaNode implements AutoCloseable {
             return this;
         }
 
+        /** Size of every send and receive buffer in bytes, frame header (24 bytes) included; in [64, 16 MiB]. */
         public Builder bufferBytes(int bytes) {
             this.bufferBytes = range("bufferBytes", bytes, 64, 16 << 20, "a buffer holds the 24-byte frame header and the payload of one frame");
             return this;
@@ -1114,23 +908,7 @@ public final class RdmaNode implements AutoCloseable {
          * @throws VerbsException if the device or a port does not exist
          */
         public RdmaNode build() {
-            if (bufferBytes <= FrameHeader.LENGTH) {
-                throw new IllegalArgumentException("bufferBytes must exceed the " + FrameHeader.LENGTH + "-byte frame header");
-            }
-            if (creditThreshold > receiveBuffers) {
-                // the peer never holds more than receiveBuffers credits: a higher threshold would never be reached
-                throw new IllegalArgumentException("creditThreshold in [1, receiveBuffers=" + receiveBuffers + "] required but it was "
-                    + creditThreshold + "; lower creditThreshold or raise receiveBuffers to at least " + creditThreshold);
-            }
-            if (sharedReceiveBuffers > 0 && sharedReceiveBuffers <= Math.max(controlBuffers, sharedReceiveBuffers / 16)) {
-                throw new IllegalArgumentException("sharedReceiveQueue buffers > controlBuffers=" + controlBuffers
-                    + " (the control reserve) required but it was " + sharedReceiveBuffers + "; raise sharedReceiveQueue(..) to e.g. 4096");
-            }
-            if (rendezvousBuffers > 0 && (long) rendezvousBuffers * Math.max(1, maxMessageBytes) > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("rendezvousBuffers x maxMessageBytes = " + rendezvousBuffers + " x " + maxMessageBytes
-                    + " exceeds 2 GiB of registered memory per pool; lower either, or use rendezvousBuffers(0) to fragment large messages");
-            }
-            return new RdmaNode(this);
+            return new RdmaNode(new NodeSettings(this));
         }
 
         private static int range(String name, int v, int lo, int hi, String fix) {
