@@ -26,19 +26,7 @@ class AnswerInOnNextTest {
         try (InvokerPair p = InvokerPair.open()) {
             AtomicLong sentWhenAnswered = new AtomicLong(-1);
             AtomicInteger answered = new AtomicInteger();
-            p.server.send(p.server.receive().map(m -> {
-                String text = m.asString();
-                m.release();
-                sentWhenAnswered.set(p.server.metrics().messagesSent());
-                answered.incrementAndGet();
-                return RdmaMessage.of("echo " + text);
-            })).subscribe();
-            List<String> got = new ArrayList<>();
-            p.client.receive().subscribe(m -> {
-                got.add(m.asString());
-                m.release();
-            });
-            p.client.send(Mono.just(RdmaMessage.of("ping"))).subscribe();
+            List<String> got = pingEcho(p, answered, () -> sentWhenAnswered.set(p.server.metrics().messagesSent()));
 
             // one pass is: both providers, the client node's duty cycle, then the server node's
             p.runUntil(() -> answered.get() == 1);
@@ -110,18 +98,7 @@ class AnswerInOnNextTest {
     void withNodesDrivingTheirProvidersTheAnswerLeavesWhenTheDeliveringCycleEnds() {
         try (InvokerPair p = InvokerPair.open(b -> b.driveProvider(true))) {
             AtomicInteger answered = new AtomicInteger();
-            p.server.send(p.server.receive().map(m -> {
-                String text = m.asString();
-                m.release();
-                answered.incrementAndGet();
-                return RdmaMessage.of("echo " + text);
-            })).subscribe();
-            List<String> got = new ArrayList<>();
-            p.client.receive().subscribe(m -> {
-                got.add(m.asString());
-                m.release();
-            });
-            p.client.send(Mono.just(RdmaMessage.of("ping"))).subscribe();
+            List<String> got = pingEcho(p, answered, () -> { });
             for (int i = 0; i < 100_000 && answered.get() == 0; i++) {
                 int work = p.clientNode.invoke();
                 if (answered.get() == 0 && work + p.serverNode.invoke() == 0) {
@@ -133,5 +110,25 @@ class AnswerInOnNextTest {
             p.clientNode.invoke();
             assertEquals(List.of("echo ping"), got, "the client's next duty cycle receives the answer");
         }
+    }
+    /**
+     * The server answers each message with "echo " + its text from {@code onNext} (running {@code onAnswer} and
+     * counting {@code answered} there); the client sends "ping". @return what the client receives, as it does
+     */
+    private static List<String> pingEcho(InvokerPair p, AtomicInteger answered, Runnable onAnswer) {
+        p.server.send(p.server.receive().map(m -> {
+            String text = m.asString();
+            m.release();
+            onAnswer.run();
+            answered.incrementAndGet();
+            return RdmaMessage.of("echo " + text);
+        })).subscribe();
+        List<String> got = new ArrayList<>();
+        p.client.receive().subscribe(m -> {
+            got.add(m.asString());
+            m.release();
+        });
+        p.client.send(Mono.just(RdmaMessage.of("ping"))).subscribe();
+        return got;
     }
 }

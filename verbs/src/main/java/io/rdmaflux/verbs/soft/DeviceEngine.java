@@ -62,9 +62,11 @@ final class DeviceEngine {
      * @return work requests transmitted
      */
     int transmitPosted(long nowNs) {
-        if (device.isClosed()) {
-            return 0;
-        }
+        return device.isClosed() ? 0 : transmitRung(nowNs);
+    }
+
+    /** The QPs whose doorbells rang transmit their posted work requests; what they framed is written. @return WRs */
+    private int transmitRung(long nowNs) {
         SoftQueuePair[] list = activeQps.take();
         int n = activeQps.count();
         int rung = 0;
@@ -84,21 +86,12 @@ final class DeviceEngine {
         applyTornPieces();
         int work = routesToRelease.isEmpty() ? 0 : releaseRoutes();
         work += delayed.isEmpty() ? 0 : drainDelayed(nowNs);
-        SoftQueuePair[] list = activeQps.take();
-        int n = activeQps.count();
-        int rung = 0;
-        for (int i = 0; i < n; i++) {
-            rung += list[i].transmitPosted(nowNs);
-        }
-        if (rung > 0) {
-            attachment.flush();
-            work += rung;
-        }
+        work += transmitRung(nowNs);
         work += attachment.poll(nowNs, POLL_LIMIT);
         work += flushAcks(nowNs);
         // the poll may have activated more (a route broken, a NAK): visit those too
-        list = activeQps.take();
-        n = activeQps.count();
+        SoftQueuePair[] list = activeQps.take();
+        int n = activeQps.count();
         for (int i = 0; i < n; i++) {
             work += list[i].doSendWork(nowNs);
         }
