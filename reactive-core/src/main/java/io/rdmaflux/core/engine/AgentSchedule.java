@@ -162,16 +162,8 @@ final class AgentSchedule {
         }
         // the rotation runs in busy cycles only: an idle loop (waiting for the next message) visits the agents that
         // can have work unsignalled and the hot ones, and leaves the cold ones to the idle sweep
-        int rotated = work > 0 ? 0 : rotationSlice;
-        for (int k = 0; k < a.length && rotated < rotationSlice; k++) {
-            if (cursor >= a.length) {
-                cursor = 0;
-            }
-            Slot s = a[cursor++];
-            if (isCold(s) && s.visitedIn != c) {
-                rotated++;
-                work += visitCold(s, nowNs, errorHandler);
-            }
+        if (work > 0) {
+            work += rotate(a, c, nowNs, errorHandler);
         }
         if (work == 0 && (!swept || nowNs - lastSweepNs >= idleSweepNs) && hotCount < a.length) {
             swept = true;
@@ -180,6 +172,23 @@ final class AgentSchedule {
                 if (isCold(s) && s.visitedIn != c) {
                     work += visitCold(s, nowNs, errorHandler);
                 }
+            }
+        }
+        return work;
+    }
+
+    /** Visits the next {@link #rotationSlice} cold agents not yet visited in cycle {@code c}, in add order. @return their work */
+    private int rotate(Slot[] a, long c, long nowNs, ErrorHandler errorHandler) {
+        int work = 0;
+        int rotated = 0;
+        for (int k = 0; k < a.length && rotated < rotationSlice; k++) {
+            if (cursor >= a.length) {
+                cursor = 0;
+            }
+            Slot s = a[cursor++];
+            if (isCold(s) && s.visitedIn != c) {
+                rotated++;
+                work += visitCold(s, nowNs, errorHandler);
             }
         }
         return work;
