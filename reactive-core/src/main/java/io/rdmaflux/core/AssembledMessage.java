@@ -38,7 +38,7 @@ final class AssembledMessage extends RdmaMessage {
 
     @Override
     protected void deallocate() {
-        connection.onAssembledReleased();
+        connection.assembler().onAssembledReleased();
     }
 
 

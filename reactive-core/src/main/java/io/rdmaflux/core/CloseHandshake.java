@@ -74,7 +74,7 @@ final class CloseHandshake {
     /** The peer sent CLOSE (or its FINAL, or an abort) on {@code ch}. */
     void onPeerClose(Channel ch, boolean abort, boolean last, int nextPsn, String reason, int railMask) {
         if (abort) {
-            connection.terminate(new ConnectionClosedException("peer aborted " + connection.name()
+            connection.termination().terminate(new ConnectionClosedException("peer aborted " + connection.name()
                 + (reason.isEmpty() ? "" : ": " + reason), true));
             return;
         }
@@ -156,7 +156,7 @@ final class CloseHandshake {
                     return work;
                 }
             }
-            connection.terminate(null);
+            connection.termination().terminate(null);
             return work + 1;
         }
         return work;

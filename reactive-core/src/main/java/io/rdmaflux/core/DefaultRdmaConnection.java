@@ -1,37 +1,31 @@
 package io.rdmaflux.core;
 
 import io.rdmaflux.core.channel.Channel;
-import io.rdmaflux.core.channel.ChannelEvents;
 import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.channel.SubchannelSnapshot;
-import io.rdmaflux.core.channel.WorkRequestTokens;
 import io.rdmaflux.core.engine.ProgressEngine;
 import io.rdmaflux.core.frame.DataFrameCodec;
-import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.internal.buffer.MessageBufferPool;
 import io.rdmaflux.core.internal.credit.MessageCredits;
 import io.rdmaflux.core.internal.credit.SendCredits;
 import io.rdmaflux.core.internal.onesided.OneSidedEngine;
-import io.rdmaflux.core.internal.rc.RcSubchannel;
 import io.rdmaflux.core.onesided.OneSided;
 import io.rdmaflux.verbs.ProgressAgent;
-import org.agrona.DirectBuffer;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 
-import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The connection: the public {@link RdmaConnection} façade, the router of its channels' events, and the
- * duty cycle that runs its stages in order over an explicit {@link ConnectionState} on the progress
- * thread. Every piece of protocol state lives in a stage (one concept each); other threads reach the
- * connection only through lock-free inputs (new sends, demand, released messages, close requests).
+ * The connection: the public {@link RdmaConnection} façade and the duty cycle that runs its stages in
+ * order over an explicit {@link ConnectionState} on the progress thread. Every piece of protocol state
+ * lives in a stage (one concept each); other threads reach the connection only through lock-free inputs
+ * (new sends, demand, released messages, close requests). Its channels' events go to the stages through a
+ * {@link ChannelEventRouter}; the end of the connection is {@link ConnectionTermination}'s, its metrics
+ * and diagnostics {@link ConnectionDiagnostics}', its one-sided engine {@link LazyOneSidedEngine}'s.
  *
  * <pre>
  * send(Publisher) -&gt; SendOps -&gt; SendPipeline (credits, PSN, scheduler, pack/fragment) -&gt; Channel
@@ -39,23 +33,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  *                                    '-&gt; InflightLedger (kept for failover)
  * Channel events -&gt; InboundAssembler / RendezvousReceiver -&gt; InboundDelivery (PSN/ESN) -&gt; receive()
  * release() -&gt; ReceiveBuffers -&gt; Channel.releaseReceiveBuffer; CreditGrantor -&gt; credits to the peer
- * Failover, CloseHandshake, ConnectionResources: rail failure, the graceful close, freeing
+ * Failover, CloseHandshake, ConnectionTermination, ConnectionResources: rail failure, the graceful close, the end, freeing
  * </pre>
  *
  * <p>Large messages go by the RDMA WRITE rendezvous of seed 001 &sect;3, Fig. 2 ({@link RendezvousSender},
  * {@link RendezvousReceiver}), striped over rails by the scheduler (seed 000 &sect;4).
  */
-final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, ChannelEvents {
+final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent {
     private static final int CLOSE_NONE = 0;
     private static final int CLOSE_GRACEFUL = 1;
     private static final int CLOSE_ABORT = 2;
-    /**
-     * The most messages a {@code send} on a closed connection takes from its publisher (and releases) before
-     * cancelling it: enough for any array or list of messages built beforehand (which a cancel alone would
-     * strand), and an end for a publisher that never completes, which would otherwise hold the caller's
-     * thread for good.
-     */
-    static final long CLOSED_SEND_DRAIN_LIMIT = 1 << 16;
 
     private final RdmaNode node;
     private final String name;
@@ -64,6 +51,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     private volatile ProgressEngine.@Nullable Registration registration;
     private final Runnable wakeHandle = this::wakeUp;
     private final int peerMaxMessageBytes;
+    private final RendezvousMode rendezvousMode;
     private final int sendOpQueueCapacity;
     private final MessageCredits messageCredits;
     private final SendCredits sendCredits;
@@ -76,30 +64,21 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     private final InflightLedger ledger;
     private final SendOps ops;
     private final RendezvousSender rvSender;
-    private final RendezvousMode rendezvousMode;
-    /** The node device of each rail: the keys each rail uses. */
-    private final RailDevices devices;
     private final SendPipeline pipeline;
     private final CreditGrantor grantor;
     private final CloseHandshake close;
     private final Failover failover;
     private final CreditProbe probe;
     private final ConnectionResources resources;
-    /**
-     * Made on first use (a one-sided call here, or a one-sided control frame from the peer): most of many
-     * peers never do put/get, and the engine's queues and tables are some 3 KB per connection.
-     */
-    private volatile @Nullable OneSidedEngine oneSided;
-    /** The error that ended the connection, for an engine made after it (guarded by {@link #oneSidedLock}). */
-    private @Nullable Throwable oneSidedEnd;
-    private final Object oneSidedLock = new Object();
+    private final LazyOneSidedEngine oneSided;
+    private final ConnectionTermination termination;
+    private final ConnectionDiagnostics diagnostics;
 
     // inputs from other threads
     private final AtomicInteger closeRequest = new AtomicInteger(CLOSE_NONE);
     private volatile boolean disposed;
     /** Progress thread: {@link #closeRequest} was graceful at the start of this duty cycle ({@link #drainInputs}). */
     private boolean gracefulCloseSeen;
-    private final Sinks.Empty<Void> onClose = Sinks.empty();
 
     // progress thread
     private ConnectionState state = ConnectionState.OPEN;
@@ -113,7 +92,6 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
                           int peerMaxMessageBytes, int localMaxMessageBytes, int sendQueue, int reorderWindow,
                           int creditThreshold, boolean peerRendezvous, RendezvousMode rendezvousMode, RailDevices devices) {
         this.rendezvousMode = rendezvousMode;
-        this.devices = devices;
         this.node = node;
         this.name = name;
         this.channels = channels;
@@ -123,7 +101,6 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         int sendSlots = 0;
         int peerBuffers = 0;
         for (Channel ch : channels) {
-            ch.events(this);
             sendSlots += ch.sendBufferCount();
             peerBuffers += ch.peerReceiveBuffers();
         }
@@ -151,21 +128,30 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         this.failover = new Failover(this, channels, scheduler);
         this.resources = new ConnectionResources(this, node, channels);
         this.probe = new CreditProbe(channels, sendCredits, ops, pipeline, node.creditProbeIntervalNs(), node.clock().nanoTime());
+        this.oneSided = new LazyOneSidedEngine(this, node, channels, devices);
+        this.termination = new ConnectionTermination(this, node, channels, pipeline, ledger, ops, delivery, oneSided, resources);
+        this.diagnostics = new ConnectionDiagnostics(this, channels, messageCredits, sendCredits, buffers, delivery, assembler,
+            rvReceiver, ledger, ops, rvSender, pipeline, close, failover, probe);
+        ChannelEventRouter events = new ChannelEventRouter(this, messageCredits, sendCredits, probe, assembler, rvReceiver,
+            rvSender, pipeline, ops, close, failover, oneSided);
+        for (Channel ch : channels) {
+            ch.events(events);
+        }
     }
 
     String name() {
         return name;
     }
 
-    /**
-     * Work was handed in (from another thread, or from another agent's callback): this connection is visited
-     * in the next duty cycle and the progress thread stops idling (a fence and a volatile read if busy).
-     */
     /** {@link #wakeUp} as one object, for the node's shared pools to call when they have room again. */
     Runnable wakeHandle() {
         return wakeHandle;
     }
 
+    /**
+     * Work was handed in (from another thread, or from another agent's callback): this connection is visited
+     * in the next duty cycle and the progress thread stops idling (a fence and a volatile read if busy).
+     */
     void wakeUp() {
         ProgressEngine.Registration r = registration;
         if (r != null) {
@@ -174,11 +160,6 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         node.wake();
     }
 
-    /**
-     * Registered with the node's engine (before its first duty cycle): when every channel signals the
-     * completions that reach it, the connection is signal driven, and a busy engine skips it while it is idle
-     * (its timers, such as the credit probe, then run late by at most the engine's rotation).
-     */
     /** Signal-driven scheduling: only when no channel has work that arrives unsignalled now (a polled eager ring). */
     @Override
     public boolean mayWaitForSignal() {
@@ -190,6 +171,11 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         return true;
     }
 
+    /**
+     * Registered with the node's engine (before its first duty cycle): when every channel signals the
+     * completions that reach it, the connection is signal driven, and a busy engine skips it while it is idle
+     * (its timers, such as the credit probe, then run late by at most the engine's rotation).
+     */
     void scheduledAs(ProgressEngine.Registration r) {
         boolean signalled = channels.length > 0;
         for (Channel ch : channels) {
@@ -214,11 +200,8 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
             sink.onCancel(op::cancelFromUser);
             if (disposed) {
                 Throwable failed = failure;
-                sink.error(failed != null && !(failed instanceof ConnectionClosedException) ? failed
+                SendOps.refuseClosed(sink, messages, failed != null && !(failed instanceof ConnectionClosedException) ? failed
                     : new ConnectionClosedException("send on " + name + " which is closed", false));
-                reactor.util.context.Context context = reactor.util.context.Context.of(sink.contextView());
-                Flux.from(messages).contextWrite(context).take(CLOSED_SEND_DRAIN_LIMIT, true)
-                    .subscribe(m -> SendOp.discard(m, context), e -> { }, () -> { }, s -> s.request(Long.MAX_VALUE));
                 return;
             }
             messages.subscribe(op);
@@ -234,7 +217,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
 
     @Override
     public Mono<Void> onClose() {
-        return onClose.asMono();
+        return termination.onClose();
     }
 
     @Override
@@ -260,47 +243,24 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         return peerMaxMessageBytes;
     }
 
-    /** Immutable snapshots, one per rail in rail order; any thread (values may lag the progress thread). */
+    @Override
+    public RendezvousMode rendezvousMode() {
+        return rendezvousMode;
+    }
+
     @Override
     public List<SubchannelSnapshot> subchannels() {
-        List<SubchannelSnapshot> rails = new ArrayList<>(channels.length);
-        for (Channel ch : channels) {
-            rails.add(SubchannelSnapshot.of(ch));
-        }
-        return List.copyOf(rails);
+        return diagnostics.subchannels();
     }
 
     @Override
     public OneSided oneSided() {
-        if (devices.spansDevices()) {
-            // exposures and local regions are registered on the node's first device only
-            throw new UnsupportedOperationException("one-sided RDMA on connection " + name + " is not supported: its rails span"
-                + " several devices; connect with ConnectionSpec.rails(..) naming rails of one device for one-sided RDMA");
-        }
-        return oneSidedEngine();
+        return oneSided.forUser();
     }
 
     @Override
     public ConnectionMetrics metrics() {
-        EnumMap<FrameType, Long> sent = new EnumMap<>(FrameType.class);
-        EnumMap<FrameType, Long> received = new EnumMap<>(FrameType.class);
-        for (FrameType t : FrameType.values()) {
-            long s = 0;
-            long r = 0;
-            for (Channel ch : channels) {
-                s += ch.framesSent(t);
-                r += ch.framesReceived(t);
-            }
-            sent.put(t, s);
-            received.put(t, r);
-        }
-        long bytesSent = 0;
-        for (Channel ch : channels) {
-            bytesSent += ch.bytesSent();
-        }
-        return new ConnectionMetrics(pipeline.messagesSent(), ops.messagesDelivered(), delivery.messagesReceived(), buffers.held(),
-            sendCredits.credits(), sendCredits.maxOutstandingSeen(), delivery.outOfOrder(), sent, received,
-            bytesSent, delivery.bytesReceived(), pipeline.creditStalls(), ledger.messagesResent(), ops.deliveryTotalNs());
+        return diagnostics.metrics();
     }
 
     /**
@@ -310,25 +270,6 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
      */
     boolean isFreed() {
         return resources.isFreed();
-    }
-
-    /** Receive buffers held plus reassembled and rendezvous messages not released: what a leak check expects to be 0. */
-    int buffersOutstanding() {
-        return buffers.held() + assembler.outstanding() + rvReceiver.outstanding();
-    }
-
-    // the final release of a delivered message, any thread
-
-    void onReleased(ReceivedMessage m) {
-        buffers.onReleased(m);
-    }
-
-    void onRendezvousReleased() {
-        rvReceiver.onReleased();
-    }
-
-    void onAssembledReleased() {
-        assembler.onAssembledReleased();
     }
 
     // ---------------------------------------------------------------- the duty cycle (progress thread)
@@ -348,22 +289,9 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         try {
             return dutyCycle(nowNs);
         } catch (RuntimeException | Error e) {
-            if (!terminated) {
-                RdmaException internal = new RdmaException(RdmaException.Category.INTERNAL, name
-                    + " aborted: unexpected " + e + " on its progress thread (a bug: please report it with the cause's stack trace)", null, e);
-                try {
-                    abortWith("internal error", internal);
-                } catch (RuntimeException nested) {
-                    e.addSuppressed(nested);
-                    terminate(internal);
-                }
-            }
+            termination.abortOnInternalError(e);
             throw e;
         }
-    }
-
-    private static boolean isInternal(Throwable error) {
-        return error instanceof RdmaException && ((RdmaException) error).category() == RdmaException.Category.INTERNAL;
     }
 
     private int dutyCycle(long nowNs) {
@@ -376,7 +304,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
             work += ch.doWork(nowNs);
         }
         if (!terminated) {
-            OneSidedEngine os = oneSided;
+            OneSidedEngine os = oneSided.current();
             if (os != null) {
                 work += os.doWork(nowNs);
             }
@@ -426,7 +354,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         work += ops.drainNew(state.closeSent());
         work += delivery.drainInputs();
         if (closeRequest.get() == CLOSE_ABORT && !terminated) {
-            abortWith("aborted by the application", new ConnectionClosedException(name + " was aborted", false));
+            termination.abortWith("aborted by the application", new ConnectionClosedException(name + " was aborted", false));
         }
         return work;
     }
@@ -477,209 +405,16 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
     }
 
     /**
-     * The error a send on this closed connection fails with: the transport or protocol failure that ended
-     * it, so a caller learns why; a {@link ConnectionClosedException} after a close.
+     * The lifecycle's part of {@link ConnectionTermination#terminate}: the connection is terminated (and
+     * disposed), having failed with {@code error} when it is not null.
      */
-    RdmaException closedError() {
-        Throwable failed = failure;
-        if (failed instanceof RdmaException && !(failed instanceof ConnectionClosedException)) {
-            return (RdmaException) failed;
-        }
-        return new ConnectionClosedException(name + " is closed; open a new connection to send", false);
-    }
-
-    /** The peer broke the protocol: an abort CLOSE on every rail, then the connection terminates. */
-    void protocolFailure(String message) {
-        abortWith(message, new RdmaProtocolException(message + "; the connection " + name + " is aborted"));
-    }
-
-    /** An abort CLOSE naming {@code reason} on every rail, then termination with {@code error}. */
-    void abortWith(String reason, Throwable error) {
-        int nextPsn = pipeline.nextPsn();
-        for (Channel ch : channels) {
-            ch.sendAbort(nextPsn, reason);
-        }
-        terminate(error);
-    }
-
-    /**
-     * Ends the connection (once): every send fails with {@code error} (or a closed error after a graceful
-     * close), the receive side ends, and the rails are freed once nothing of theirs is held.
-     */
-    void terminate(@Nullable Throwable error) {
-        if (terminated) {
-            return;
-        }
+    void markTerminated(@Nullable Throwable error) {
         if (error != null) {
             failure = error;
         }
         state = ConnectionState.TERMINATED;
         terminated = true;
         disposed = true;
-        Throwable sendError = error != null ? error : closedError();
-        pipeline.clear();
-        ledger.releaseAll();
-        ops.failAll(sendError);
-        if (error != null) {
-            delivery.terminate(error);
-            if (!(error instanceof ConnectionClosedException) && !isInternal(error)) {
-                // a transport or protocol failure: flush whatever is outstanding; a close (and an internal
-                // error's abort, so the peer hears it) lets its CLOSE frame go out
-                for (Channel ch : channels) {
-                    ch.abort();
-                }
-            }
-        } else if (!delivery.receiveTerminated()) {
-            delivery.endUnsubscribed();
-        }
-        ops.failNew(sendError);
-        OneSidedEngine os;
-        synchronized (oneSidedLock) {
-            oneSidedEnd = sendError;
-            os = oneSided;
-        }
-        if (os != null) {
-            os.terminate(sendError);
-        }
-        node.onConnectionTerminated(this);
-        onClose.tryEmitEmpty();
-    }
-
-    /** Destroys QPs, CQs and pools; called once when nothing references them (or by node close). */
-    void freeResources() {
-        resources.free();
-    }
-
-    /**
-     * Node close (its progress thread stopped): stop now and free everything, whatever is held.
-     *
-     * @return the received messages the application still held, or null when it held none
-     */
-    RdmaLeakReporter.@Nullable Leak forceClose() {
-        if (!terminated) {
-            // releases what the connection itself still queued: what is left is the application's
-            abortWith("node closed", new ConnectionClosedException(name + ": its node was closed", false));
-        }
-        RdmaLeakReporter.Leak leak = resources.heldByApplication();
-        resources.free();
-        return leak;
-    }
-
-    // ---------------------------------------------------------------- channel events, routed to the stages
-
-    @Override
-    public int takeMessageCreditTotal() {
-        return messageCredits.takeWireTotal();
-    }
-
-    @Override
-    public long receiveDemand() {
-        return messageCredits.demand();
-    }
-
-    @Override
-    public void onMessageCreditTotal(int total15) {
-        sendCredits.onGrantTotal(total15);
-        probe.heard(cycleNs);
-    }
-
-    @Override
-    public void onData(Channel ch, int slot, DirectBuffer buffer, int payloadOffset, int payloadLength, int psn,
-                       boolean first, boolean last, int messageLength) {
-        assembler.onData(ch, slot, buffer, payloadOffset, payloadLength, psn, first, last, messageLength);
-    }
-
-    @Override
-    public void onPackedData(Channel ch, int slot, DirectBuffer buffer, int payloadOffset, int firstPsn, int count) {
-        assembler.onPackedData(ch, slot, buffer, payloadOffset, firstPsn, count);
-    }
-
-    @Override
-    public void onRts(Channel ch, int psn, int messageLength) {
-        rvReceiver.onRts(ch, psn, messageLength);
-    }
-
-    @Override
-    public void onCts(Channel ch, int psn, int messageLength, long remoteAddress, int rkey, int flags) {
-        rvSender.onCts(ch, psn, messageLength, remoteAddress, rkey, flags);
-    }
-
-    @Override
-    public void onCts(Channel ch, int psn, int messageLength, long remoteAddress, int[] railRkeys, int flags) {
-        rvSender.onCts(ch, psn, messageLength, remoteAddress, railRkeys, flags);
-    }
-
-    @Override
-    public void onFin(Channel ch, int psn, int stripeOffset, int stripeLength, int stripes, int stripeIndex) {
-        rvReceiver.onFin(ch, psn, stripeOffset, stripeLength, stripes, stripeIndex);
-    }
-
-    @Override
-    public void onRtsRead(Channel ch, int psn, int messageLength, long address, int rkey) {
-        rvReceiver.onRtsRead(ch, psn, messageLength, address, rkey);
-    }
-
-    @Override
-    public void onReadFin(Channel ch, int psn, int messageLength, int flags) {
-        rvSender.onReadFin(ch, psn, messageLength, flags);
-    }
-
-    @Override
-    public void onReadCompleted(Channel ch, long token) {
-        if (WorkRequestTokens.isOneSided(token)) {
-            OneSidedEngine os = oneSided;
-            if (os != null) {
-                os.onReadCompleted(ch, token);
-            }
-        } else {
-            rvReceiver.onReadCompleted(token, cycleNs);
-        }
-    }
-
-    @Override
-    public void onWriteCompleted(Channel ch, int tag) {
-        OneSidedEngine os = oneSided;
-        if (os != null) {
-            // without an engine no one-sided write was posted
-            os.onWriteCompleted(ch, tag);
-        }
-    }
-
-    @Override
-    public void onOneSidedControl(Channel ch, FrameType type, DirectBuffer buffer, int frameOffset) {
-        oneSidedEngine().onControl(ch, type, buffer, frameOffset);
-    }
-
-    @Override
-    public RendezvousMode rendezvousMode() {
-        return rendezvousMode;
-    }
-
-    @Override
-    public void onSendCompleted(Channel ch, long token) {
-        pipeline.onSendCompleted(ch, token, cycleNs);
-    }
-
-    @Override
-    public void onPeerClose(Channel ch, boolean abort, boolean last, int nextPsn, String reason, int railMask) {
-        close.onPeerClose(ch, abort, last, nextPsn, reason, railMask);
-    }
-
-    @Override
-    public void onPeerInboundClosed(Channel ch, int firstUndeliveredPsn) {
-        if (!terminated) {
-            ops.onPeerInboundClosed(firstUndeliveredPsn);
-        }
-    }
-
-    @Override
-    public void onPeerRailDown(Channel ch, int failedRail) {
-        failover.onPeerRailDown(failedRail);
-    }
-
-    @Override
-    public void onFailure(Channel ch, RdmaException error) {
-        failover.onFailure(ch, error);
     }
 
     // ---------------------------------------------------------------- stages, for each other
@@ -728,82 +463,22 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent, Chan
         return resources;
     }
 
-    // ---------------------------------------------------------------- diagnostics (progress thread; tests through ConnectionProbe)
-
-    /** The live channel of {@code rail}. */
-    RcSubchannel subchannel(int rail) {
-        return (RcSubchannel) channels[rail];
+    ConnectionTermination termination() {
+        return termination;
     }
 
-    /** Packed DATA frames sent over every rail. */
-    long packedFramesSent() {
-        long n = 0;
-        for (Channel ch : channels) {
-            n += ch.packedFramesSent();
-        }
-        return n;
-    }
-
-    /** Messages of packed frames taken back from the send buffers of failed rails to be sent again. */
-    long packedMessagesTakenBack() {
-        return ledger.packedMessagesTakenBack();
-    }
-
-    /** Message credits the peer granted and this side has not used. */
-    long sendCreditsHeld() {
-        return sendCredits.credits();
+    /** Metrics and diagnostics (tests reach them through {@code ConnectionProbe}). */
+    ConnectionDiagnostics diagnostics() {
+        return diagnostics;
     }
 
     /** The one-sided engine, made on first use (any thread); one made after the connection ended is ended too. */
     OneSidedEngine oneSidedEngine() {
-        OneSidedEngine os = oneSided;
-        if (os != null) {
-            return os;
-        }
-        synchronized (oneSidedLock) {
-            os = oneSided;
-            if (os == null) {
-                os = new OneSidedEngine(name, channels, node.protectionDomain(), this::wakeUp, this::protocolFailure);
-                Throwable end = oneSidedEnd;
-                if (end != null) {
-                    // nothing queued in it yet: its ops fail at once with the connection's error
-                    os.terminate(end);
-                }
-                oneSided = os;
-            }
-            return os;
-        }
-    }
-
-    /** Rails that failed while the connection went on over the others. */
-    int railFailures() {
-        return failover.railFailures();
-    }
-
-    /** Zero-credit probes sent so far. */
-    long creditProbes() {
-        return probe.probes();
-    }
-
-    /** Pooled views created so far: the most packed messages held at once. */
-    int viewsCreated() {
-        return buffers.viewsCreated();
+        return oneSided.engine();
     }
 
     @Override
     public String toString() {
         return "RdmaConnection{" + name + "}";
-    }
-
-    /** Protocol state for diagnostics. */
-    String describe() {
-        StringBuilder sb = new StringBuilder(name).append(": state=").append(state).append(", ").append(pipeline.describe())
-            .append(", ").append(delivery.describe()).append(", ").append(messageCredits).append(", ").append(sendCredits)
-            .append(", rendezvous sends=").append(rvSender.inUse()).append(", ").append(rvReceiver.describe())
-            .append(", failure=").append(failure).append(", ").append(ops.describe()).append(", ").append(close.describe());
-        for (Channel ch : channels) {
-            sb.append("\n  ").append(ch).append(" framesInFlight=").append(ch.framesInFlight()).append(" writes=").append(ch.writesInFlight());
-        }
-        return sb.toString();
     }
 }

@@ -41,7 +41,7 @@ final class Failover {
         }
         scheduler.onSubchannelFailed(ch);
         if (!railLeft(state) || connection.abortRequested()) {
-            connection.terminate(error);
+            connection.termination().terminate(error);
             return;
         }
         int f = ch.rail();
@@ -77,7 +77,7 @@ final class Failover {
     /** The peer reports that rail {@code failedRail} failed on its side. */
     void onPeerRailDown(int failedRail) {
         if (failedRail < 0 || failedRail >= channels.length) {
-            connection.protocolFailure("peer reported rail " + failedRail + " failed but the connection has " + channels.length + " rails");
+            connection.termination().protocolFailure("peer reported rail " + failedRail + " failed but the connection has " + channels.length + " rails");
             return;
         }
         Channel ch = channels[failedRail];

@@ -89,7 +89,7 @@ final class InboundAssembler {
         }
         if (first && !resent && !messageCredits.onMessageArrived()) {
             ch.releaseReceiveBuffer(slot);
-            connection.protocolFailure("peer started message PSN " + psn + " on rail " + rail + " without holding a message credit");
+            connection.termination().protocolFailure("peer started message PSN " + psn + " on rail " + rail + " without holding a message credit");
             return;
         }
         if (closedForInput()) {
@@ -106,7 +106,7 @@ final class InboundAssembler {
         if (first) {
             if (p != null || messageLength > localMaxMessageBytes) {
                 ch.releaseReceiveBuffer(slot);
-                connection.protocolFailure(p != null
+                connection.termination().protocolFailure(p != null
                     ? "rail " + rail + " started message PSN " + psn + " before finishing PSN " + p.psn()
                     : "peer sent a message of " + messageLength + " bytes but this node accepts at most " + localMaxMessageBytes);
                 return;
@@ -116,13 +116,13 @@ final class InboundAssembler {
             setPartial(rail, p);
         } else if (p == null || p.psn() != psn) {
             ch.releaseReceiveBuffer(slot);
-            connection.protocolFailure("rail " + rail + " received a middle fragment of PSN " + psn + " without its first fragment");
+            connection.termination().protocolFailure("rail " + rail + " received a middle fragment of PSN " + psn + " without its first fragment");
             return;
         }
         boolean fits = p.append(buffer, payloadOffset, payloadLength);
         ch.releaseReceiveBuffer(slot);
         if (!fits || (last && !p.isComplete())) {
-            connection.protocolFailure("fragments of PSN " + psn + " do not add up to its announced length " + p.lengthBytes());
+            connection.termination().protocolFailure("fragments of PSN " + psn + " do not add up to its announced length " + p.lengthBytes());
             return;
         }
         if (last) {
@@ -175,7 +175,7 @@ final class InboundAssembler {
         boolean resent = dropStaleCopy(rail, psn);
         if (!resent && !messageCredits.onMessageArrived()) {
             buffers.releaseShare(ch, slot);
-            connection.protocolFailure("peer sent message PSN " + psn + " (packed) on rail " + rail + " without holding a message credit");
+            connection.termination().protocolFailure("peer sent message PSN " + psn + " (packed) on rail " + rail + " without holding a message credit");
             return false;
         }
         if (closedForInput()) {

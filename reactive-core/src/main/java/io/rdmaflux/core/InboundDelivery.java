@@ -221,7 +221,7 @@ final class InboundDelivery {
             }
         } catch (ReorderWindowOverflowException e) {
             m.release();
-            connection.terminate(e);
+            connection.termination().terminate(e);
         }
     }
 

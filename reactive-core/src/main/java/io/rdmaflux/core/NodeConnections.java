@@ -83,7 +83,7 @@ final class NodeConnections {
     RdmaNode.NodeMetrics metrics() {
         int held = 0;
         for (DefaultRdmaConnection c : connections) {
-            held += c.buffersOutstanding();
+            held += c.diagnostics().buffersOutstanding();
         }
         return new RdmaNode.NodeMetrics(connections.size(), held);
     }
@@ -97,7 +97,7 @@ final class NodeConnections {
     List<RdmaLeakReporter.Leak> forceCloseAll() {
         List<RdmaLeakReporter.Leak> leaks = new ArrayList<>();
         for (DefaultRdmaConnection c : List.copyOf(connections)) {
-            RdmaLeakReporter.Leak leak = c.forceClose();
+            RdmaLeakReporter.Leak leak = c.termination().forceClose();
             if (leak != null) {
                 leaks.add(leak);
             }

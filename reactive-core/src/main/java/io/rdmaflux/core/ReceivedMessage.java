@@ -52,7 +52,7 @@ final class ReceivedMessage extends InPlaceMessage {
 
     @Override
     protected void deallocate() {
-        connection.onReleased(this);
+        connection.receiveBuffers().onReleased(this);
     }
 
     Channel subchannel() {

@@ -24,7 +24,7 @@ final class RendezvousMessage extends InPlaceMessage {
     @Override
     protected void deallocate() {
         pool.release(slot());
-        connection.onRendezvousReleased();
+        connection.rendezvousReceiver().onReleased();
     }
 
     @Override

@@ -129,10 +129,10 @@ final class RendezvousReads {
                     return false;
                 }
             } catch (StripeSplitException wrong) {
-                connection.abortWith("local scheduler error", wrong);
+                connection.termination().abortWith("local scheduler error", wrong);
                 return false;
             } catch (RuntimeException policyFailed) {
-                connection.abortWith("local scheduler error", new IllegalStateException("scheduler " + scheduler
+                connection.termination().abortWith("local scheduler error", new IllegalStateException("scheduler " + scheduler
                     + " threw while splitting the READs of PSN " + psn[s] + " of " + length[s] + " bytes: " + policyFailed, policyFailed));
                 return false;
             }

@@ -122,19 +122,19 @@ final class RendezvousReceiver {
     private boolean admit(Channel ch, int psn, int length, String frame) {
         boolean inboundClosed = delivery.inboundClosed();
         if (!messageCredits.onMessageArrived()) {
-            connection.protocolFailure("peer sent an " + frame + " for PSN " + psn + " on rail " + ch.rail() + " without holding a message credit");
+            connection.termination().protocolFailure("peer sent an " + frame + " for PSN " + psn + " on rail " + ch.rail() + " without holding a message credit");
             return false;
         }
         MessageBufferPool p = pool;
         int distance = psn - delivery.esn();
         if (p == null || length > localMaxMessageBytes || length > p.slotBytes() || length < 0) {
-            connection.protocolFailure(p == null
+            connection.termination().protocolFailure(p == null
                 ? "peer sent an " + frame + " (PSN " + psn + ") but this node has rendezvous off (rendezvousBuffers(0))"
                 : "peer sent an " + frame + " for a message of " + length + " bytes but this node accepts at most " + localMaxMessageBytes);
             return false;
         }
         if (!inboundClosed && (distance < 0 || distance >= delivery.windowSize()) || t.has(psn)) {
-            connection.protocolFailure("peer sent an " + frame + " for PSN " + psn + " outside the window from ESN " + delivery.esn() + " or twice");
+            connection.termination().protocolFailure("peer sent an " + frame + " for PSN " + psn + " outside the window from ESN " + delivery.esn() + " or twice");
             return false;
         }
         return true;
@@ -254,11 +254,11 @@ final class RendezvousReceiver {
                 // a stripe re-sent after a failover for a message that is complete
                 return;
             }
-            connection.protocolFailure("peer sent a FIN for PSN " + psn + " on rail " + ch.rail() + " but no CTS was sent for it");
+            connection.termination().protocolFailure("peer sent a FIN for PSN " + psn + " on rail " + ch.rail() + " but no CTS was sent for it");
             return;
         }
         if (t.read[i]) {
-            connection.protocolFailure("peer sent a FIN for PSN " + psn + " on rail " + ch.rail() + " but announced it by RTS_READ (this side reads it)");
+            connection.termination().protocolFailure("peer sent a FIN for PSN " + psn + " on rail " + ch.rail() + " but announced it by RTS_READ (this side reads it)");
             return;
         }
         if ((t.finMask[i] & (1L << stripeIndex)) != 0) {
@@ -269,7 +269,7 @@ final class RendezvousReceiver {
         int length = t.length[i];
         if (stripeOffset < 0 || stripeLength < 0 || (long) stripeOffset + stripeLength > length || stripes < 1
             || (t.stripes[i] != 0 && t.stripes[i] != stripes)) {
-            connection.protocolFailure("FIN of PSN " + psn + " names stripe [" + stripeOffset + ", +" + stripeLength + ") of " + stripes
+            connection.termination().protocolFailure("FIN of PSN " + psn + " names stripe [" + stripeOffset + ", +" + stripeLength + ") of " + stripes
                 + " for a " + length + "-byte message");
             return;
         }
@@ -279,7 +279,7 @@ final class RendezvousReceiver {
             return;
         }
         if (t.bytes[i] != length) {
-            connection.protocolFailure("the " + stripes + " stripes of PSN " + psn + " add up to " + t.bytes[i] + " bytes, not its " + length);
+            connection.termination().protocolFailure("the " + stripes + " stripes of PSN " + psn + " add up to " + t.bytes[i] + " bytes, not its " + length);
             return;
         }
         deliver(i);

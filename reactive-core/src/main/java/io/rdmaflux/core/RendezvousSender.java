@@ -169,7 +169,7 @@ final class RendezvousSender {
             return;
         }
         if (t.length[e] != length) {
-            connection.protocolFailure("peer sent a READ_FIN for PSN " + psn + " of " + length + " bytes on rail " + ch.rail()
+            connection.termination().protocolFailure("peer sent a READ_FIN for PSN " + psn + " of " + length + " bytes on rail " + ch.rail()
                 + " but the RTS_READ announced " + t.length[e]);
             return;
         }
@@ -187,7 +187,7 @@ final class RendezvousSender {
     /** A CTS with one rkey per rail (rails over several devices): stripe {@code r} is written with {@code railRkeys[r]}. */
     void onCts(Channel ch, int psn, int length, long remoteAddress, int[] railRkeys, int flags) {
         if (railRkeys.length != channels.length) {
-            connection.protocolFailure("peer sent a CTS for PSN " + psn + " with rkeys of " + railRkeys.length + " rails on rail " + ch.rail()
+            connection.termination().protocolFailure("peer sent a CTS for PSN " + psn + " with rkeys of " + railRkeys.length + " rails on rail " + ch.rail()
                 + " but the connection has " + channels.length);
             return;
         }
@@ -201,7 +201,7 @@ final class RendezvousSender {
             return;
         }
         if (t.length[e] != length) {
-            connection.protocolFailure("peer sent a CTS for PSN " + psn + " of " + length + " bytes on rail " + ch.rail()
+            connection.termination().protocolFailure("peer sent a CTS for PSN " + psn + " of " + length + " bytes on rail " + ch.rail()
                 + " but the RTS announced " + t.length[e]);
             return;
         }
@@ -298,11 +298,11 @@ final class RendezvousSender {
                     return false;
                 }
             } catch (StripeSplitException wrong) {
-                connection.abortWith("local scheduler error", wrong);
+                connection.termination().abortWith("local scheduler error", wrong);
                 return false;
             } catch (RuntimeException policyFailed) {
                 // a policy's own bug: the connection cannot place the message, and the duty cycle must go on
-                connection.abortWith("local scheduler error", new IllegalStateException("scheduler " + scheduler
+                connection.termination().abortWith("local scheduler error", new IllegalStateException("scheduler " + scheduler
                     + " threw while splitting PSN " + t.psn[e] + " of " + length + " bytes: " + policyFailed, policyFailed));
                 return false;
             }

@@ -5,6 +5,10 @@ import io.rdmaflux.core.channel.SubchannelScheduler;
 import io.rdmaflux.core.internal.credit.SendCredits;
 import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.MonoSink;
+import reactor.util.context.Context;
 
 import java.util.ArrayDeque;
 import java.util.Arrays;
@@ -23,9 +27,16 @@ import java.util.concurrent.atomic.AtomicLongFieldUpdater;
  * <p>When the peer closes its inbound side, every op with messages from the first PSN its subscriber
  * did not get fails with a {@link ConnectionClosedException} naming how many were not delivered.
  *
- * <p><b>Concurrency:</b> {@link #offer} on any thread; the rest on the progress thread.
+ * <p><b>Concurrency:</b> {@link #offer} and {@link #refuseClosed} on any thread; the rest on the progress thread.
  */
 final class SendOps {
+    /**
+     * The most messages a {@code send} on a closed connection takes from its publisher (and releases) before
+     * cancelling it: enough for any array or list of messages built beforehand (which a cancel alone would
+     * strand), and an end for a publisher that never completes, which would otherwise hold the caller's
+     * thread for good.
+     */
+    static final long CLOSED_SEND_DRAIN_LIMIT = 1 << 16;
     private static final AtomicLongFieldUpdater<SendOps> MESSAGES_DELIVERED =
         AtomicLongFieldUpdater.newUpdater(SendOps.class, "messagesDelivered");
     private static final AtomicLongFieldUpdater<SendOps> DELIVERY_TOTAL_NS =
@@ -62,6 +73,17 @@ final class SendOps {
         return deliveryTotalNs;
     }
 
+    /**
+     * A {@code send()} on a connection already closed (any thread): {@code sink} fails with {@code error}, then
+     * the publisher's messages are taken, up to {@link #CLOSED_SEND_DRAIN_LIMIT}, and discarded.
+     */
+    static void refuseClosed(MonoSink<Void> sink, Publisher<? extends RdmaMessage> messages, Throwable error) {
+        sink.error(error);
+        Context context = Context.of(sink.contextView());
+        Flux.from(messages).contextWrite(context).take(CLOSED_SEND_DRAIN_LIMIT, true)
+            .subscribe(m -> SendOp.discard(m, context), e -> { }, () -> { }, s -> s.request(Long.MAX_VALUE));
+    }
+
     /** A new {@code send()}: queued for the progress thread (any thread). */
     void offer(SendOp op) {
         newSends.offer(op);
@@ -84,7 +106,7 @@ final class SendOps {
         SendOp op;
         while ((op = newSends.poll()) != null) {
             if (closed) {
-                op.sink.error(withPublisherError(connection.closedError(), op));
+                op.sink.error(withPublisherError(connection.termination().closedError(), op));
                 op.cancelFromUser();
                 op.drainQueue();
             } else if (!peerInboundClosed || !refuseUndelivered(op)) {
@@ -148,7 +170,7 @@ final class SendOps {
         while (op != null && op.firstPsn < 0) {
             queued.poll();
             op.cancelFromUser();
-            finish(op, connection.closedError());
+            finish(op, connection.termination().closedError());
             op = queued.peek();
         }
     }

@@ -121,7 +121,7 @@ class SendDiscardTest {
                     .doOnCancel(() -> cancelled.set(true)))
                 .subscribe(null, error::set);
             assertTrue(error.get() instanceof ConnectionClosedException, String.valueOf(error.get()));
-            assertEquals(DefaultRdmaConnection.CLOSED_SEND_DRAIN_LIMIT, emitted.get(), "taken up to the limit, then cancelled");
+            assertEquals(SendOps.CLOSED_SEND_DRAIN_LIMIT, emitted.get(), "taken up to the limit, then cancelled");
             assertTrue(cancelled.get());
         }
     }
