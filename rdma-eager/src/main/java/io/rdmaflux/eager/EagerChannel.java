@@ -8,12 +8,9 @@ import io.rdmaflux.core.channel.ChannelKind;
 import io.rdmaflux.core.channel.ForwardingChannel;
 import io.rdmaflux.core.channel.WorkRequestTokens;
 import io.rdmaflux.core.frame.DataFrameCodec;
-import io.rdmaflux.core.frame.FrameFormatException;
 import io.rdmaflux.core.frame.FrameHeader;
 import io.rdmaflux.core.frame.FrameType;
 import io.rdmaflux.core.frame.RtsFrameCodec;
-import io.rdmaflux.verbs.Port;
-import io.rdmaflux.verbs.QpEndpoint;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.jspecify.annotations.Nullable;
@@ -57,7 +54,8 @@ import org.jspecify.annotations.Nullable;
  * <h2>Control</h2>
  * The ring is advertised, revoked and credited in-band ({@link EagerControlCodec}) as
  * {@code CHANNEL_CONTROL} frames of the RC channel, right after connect and whenever the node's
- * {@link PollingSet} promotes or demotes the rail.
+ * {@link PollingSet} promotes or demotes the rail: {@link RingPolling} sends them for this side's ring,
+ * {@link RingSenderControl} takes them for the peer's.
  *
  * <p><b>Concurrency:</b> progress thread only, after construction (the Channel SPI's rule).
  */
@@ -71,12 +69,11 @@ public final class EagerChannel extends ForwardingChannel {
     private final PollingSet pollingSet;
     private final int rcSlots;
     private final int receiveBuffers;
-    private final RcEventsRelay inner = new RcEventsRelay(this);
-    private final UnsafeBuffer control = new UnsafeBuffer(new byte[16]);
+    private final RingSenderControl control;
+    private final RcEventsRelay inner;
     private @Nullable ChannelEvents events;
     private boolean failed;
     private boolean closed;
-    private boolean revokeAckDue;
     /** The current duty cycle's time (ring WRITEs are posted within it). */
     private long nowNs;
     // a fragment held until the RC channel has a buffer credit
@@ -98,7 +95,6 @@ public final class EagerChannel extends ForwardingChannel {
     private long ringPacksSent;
     private long ringRtsSent;
     private long fallbackFramesSent;
-    private long fallbackFramesReceived;
     private long deferrals;
     private final long[] ringFramesReceivedByType = new long[FrameType.MAX_CODE + 1];
 
@@ -113,6 +109,8 @@ public final class EagerChannel extends ForwardingChannel {
         this.receiveBuffers = receiveBuffers;
         this.polling = new RingPolling(this, ring, set, policy);
         this.pollingSet = set;
+        this.control = new RingSenderControl(this, rc, sender, polling);
+        this.inner = new RcEventsRelay(this, polling, control);
         rc.events(inner);
     }
 
@@ -154,7 +152,7 @@ public final class EagerChannel extends ForwardingChannel {
      */
     @Override
     public boolean waitsOnlyForSignals() {
-        return rc.waitsOnlyForSignals() && polling.state() == RingPolling.State.IDLE && !revokeAckDue && deferred == null
+        return rc.waitsOnlyForSignals() && polling.state() == RingPolling.State.IDLE && !control.revokeAckDue() && deferred == null
             && !sender.flushPending();
     }
 
@@ -169,8 +167,8 @@ public final class EagerChannel extends ForwardingChannel {
         if (l != null) {
             work += polling.doWork(nowNs, rc, l);
         }
-        if (revokeAckDue) {
-            work += sendRevokeAck();
+        if (control.revokeAckDue()) {
+            work += control.sendRevokeAck();
         }
         if (deferred != null && rc.canSend()) {
             RdmaMessage m = deferred;
@@ -428,7 +426,7 @@ public final class EagerChannel extends ForwardingChannel {
     /** A snapshot of this rail's eager counters; progress thread (elsewhere it may be stale). */
     public EagerStats stats() {
         return new EagerStats(rail(), polling.state().name(), sender.active(), sender.framesSent(), fallbackFramesSent,
-            ring.framesReceived(), fallbackFramesReceived, ring.tornSlotsSeen(), deferrals, polling.offersSent(), polling.revokesSent(),
+            ring.framesReceived(), inner.fallbackFramesReceived(), ring.tornSlotsSeen(), deferrals, polling.offersSent(), polling.revokesSent(),
             polling.creditsSent(), ring.held(), sender.signaledWrites(), sender.flushes());
     }
 
@@ -506,50 +504,6 @@ public final class EagerChannel extends ForwardingChannel {
         }
     }
 
-    private int sendRevokeAck() {
-        int len = EagerControlCodec.encodeShort(control, EagerControlCodec.REVOKE_ACK, sender.nextSeq());
-        if (rc.sendChannelControl(control, 0, len)) {
-            revokeAckDue = false;
-            return 1;
-        }
-        return 0;
-    }
-
-    private void onControl(DirectBuffer b, int o, int length) {
-        int type;
-        try {
-            type = EagerControlCodec.validate(b, o, length);
-        } catch (FrameFormatException e) {
-            protocolFailure(e);
-            return;
-        }
-        ChannelEvents l = events;
-        switch (type) {
-            case EagerControlCodec.OFFER -> {
-                try {
-                    sender.offer(EagerControlCodec.offerAddress(b, o), EagerControlCodec.offerRkey(b, o), EagerControlCodec.offerSlots(b, o),
-                        EagerControlCodec.offerSlotBytes(b, o), EagerControlCodec.offerCrc(b, o), EagerControlCodec.offerNextSeq(b, o),
-                        EagerControlCodec.offerFreedSeq(b, o));
-                } catch (RdmaException e) {
-                    protocolFailure(e);
-                }
-            }
-            case EagerControlCodec.CREDIT -> onPiggybackedCredit(EagerControlCodec.value(b, o));
-            case EagerControlCodec.REVOKE -> {
-                // no WRITE after this: the ACK goes behind every WRITE posted, so the receiver can drain
-                sender.revoke();
-                revokeAckDue = true;
-                sendRevokeAck();
-            }
-            case EagerControlCodec.REVOKE_ACK -> {
-                if (l != null) {
-                    polling.onRevokeAck(EagerControlCodec.value(b, o), l);
-                }
-            }
-            default -> throw new IllegalStateException("validated type " + type);
-        }
-    }
-
     @Override
     public String toString() {
         return "EagerChannel{rail=" + rail() + ", " + polling + ", " + sender + ", rc=" + rc + "}";
@@ -562,43 +516,9 @@ public final class EagerChannel extends ForwardingChannel {
         return events;
     }
 
-    /** The connection's listener. @throws NullPointerException before {@link #events} was set */
-    ChannelEvents out() {
-        return java.util.Objects.requireNonNull(events, "events");
-    }
-
-    /**
-     * A frame of {@code psn} came over send/receive: counted, the polling set hears the peer is busy
-     * ({@code arrival}), and the ring frames placed before it are reported first ({@link #beforeFallbackFrame}).
-     */
-    void onFallbackFrame(boolean arrival, int psn) {
-        fallbackFramesReceived++;
-        if (arrival) {
-            polling.onFallbackArrival();
-        }
-        beforeFallbackFrame(psn);
-    }
-
-    /**
-     * Before a frame of {@code psn} from the RC channel is reported: the ring frames already placed whose PSN is
-     * before it go first, so the rail's frames reach the connection in the order they were sent
-     * ({@link RingPolling#pollBefore}).
-     */
-    void beforeFallbackFrame(int psn) {
-        ChannelEvents l = events;
-        if (l != null && !closed) {
-            polling.pollBefore(psn, l);
-        }
-    }
-
     /** Ring frames reported ahead of a send/receive frame to keep the rail's order (diagnostics, tests). */
     long ringFramesTakenBeforeFallback() {
         return polling.takenBeforeFallback();
-    }
-
-    /** A CHANNEL_CONTROL frame of the eager protocol arrived on the RC channel. */
-    void onRcChannelControl(DirectBuffer buffer, int offset, int length) {
-        onControl(buffer, offset, length);
     }
 
     /** A ring WRITE posted with {@code tag} completed: the frame it carried is reported sent. */
