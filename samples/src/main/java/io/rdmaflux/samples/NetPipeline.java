@@ -176,14 +176,16 @@ final class NetPipeline {
             ProgressBar b = s.progress() ? new ProgressBarBuilder().setTaskName("sending").setInitialMax(source.totalBytes())
                 .setUnit("MiB", 1 << 20).setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(100).showSpeed().build() : null;
             bar = b;
-            warmup.awaitReady(PipelineCommand.WARMUP_WAIT_MS);
-            long t0 = System.nanoTime();
             WeightLog weightLog = PipelineCommand.weightLog(s, ns.policy(), link.connection(), "pipeline --connect " + to);
             Sampler sampler = new Sampler(() -> sum(link.railBytes()), link::railBytes, 100, done -> {
                 if (b != null) {
                     b.stepTo(Math.min(done, source.totalBytes()));
                 }
             });
+            PipelineCommand.startThreads(producer);
+            warmup.awaitReady(PipelineCommand.WARMUP_WAIT_MS);
+            long t0 = System.nanoTime();
+            sampler.startAt(t0);
             PipelineWire.Verdict v;
             List<Sampler.Sample> samples;
             try {

@@ -9,6 +9,10 @@ import java.util.function.Supplier;
 /**
  * Samples a running transfer every {@code periodMs} on a daemon thread: bytes received and bytes
  * per rail, for the progress bar, the summary and the report.
+ *
+ * <p>Made before the transfer starts (its thread costs a few ms to start in a fresh JVM, which a timed run
+ * should not pay) and told when the transfer started with {@link #startAt}: samples taken before that are
+ * dropped, and sample times count from it. Thread-safe.
  */
 final class Sampler implements AutoCloseable {
     /** One sample: {@code timeNs} since start, bytes received so far, payload bytes per rail so far. */
@@ -17,7 +21,7 @@ final class Sampler implements AutoCloseable {
 
     private final List<Sample> samples = new ArrayList<>();
     private final PeriodicThread thread;
-    private final long startNs = System.nanoTime();
+    private volatile long startNs = System.nanoTime();
 
     /**
      * @param received  bytes done so far (the progress)
@@ -30,10 +34,25 @@ final class Sampler implements AutoCloseable {
         });
     }
 
-    private void take(LongSupplier received, Supplier<long[]> railBytes) {
-        Sample s = new Sample(System.nanoTime() - startNs, received.getAsLong(), railBytes.get());
+    /**
+     * The transfer starts at {@code startNs} ({@link System#nanoTime()}): samples taken so far are dropped and
+     * later ones are timed from it.
+     */
+    void startAt(long startNs) {
         synchronized (samples) {
-            samples.add(s);
+            this.startNs = startNs;
+            samples.clear();
+        }
+    }
+
+    private void take(LongSupplier received, Supplier<long[]> railBytes) {
+        long nowNs = System.nanoTime();
+        long received0 = received.getAsLong();
+        long[] rails = railBytes.get();
+        synchronized (samples) {
+            if (nowNs - startNs >= 0) {
+                samples.add(new Sample(nowNs - startNs, received0, rails));
+            }
         }
     }
 
