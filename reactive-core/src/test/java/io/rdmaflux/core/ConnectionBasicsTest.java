@@ -14,6 +14,25 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ConnectionBasicsTest {
+    /**
+     * {@link RdmaConnection#rendezvousMode()} has a default (WRITE) that the connection must override with what the
+     * handshake agreed: a connection whose spec asks for READ (both nodes speak it, the default kind can READ)
+     * reports READ on both sides, one with the default spec WRITE.
+     */
+    @Test
+    void connectionsReportTheRendezvousModeTheirSpecAskedForOnBothSides() {
+        for (RendezvousMode mode : new RendezvousMode[] {RendezvousMode.READ, RendezvousMode.AUTO}) {
+            try (InvokerPair p = InvokerPair.open(1, ConnectionSpec.rails(1).rendezvous(mode), b -> { })) {
+                assertEquals(mode, p.client.rendezvousMode(), "the connecting side");
+                assertEquals(mode, p.server.rendezvousMode(), "the accepting side: the connecting side's mode");
+            }
+        }
+        try (InvokerPair p = InvokerPair.open()) {
+            assertEquals(RendezvousMode.WRITE, p.client.rendezvousMode(), "the default, connecting side");
+            assertEquals(RendezvousMode.WRITE, p.server.rendezvousMode(), "the default, accepting side");
+        }
+    }
+
     @Test
     void messagesArriveInOrderAndSendCompletes() {
         try (InvokerPair p = InvokerPair.open()) {
