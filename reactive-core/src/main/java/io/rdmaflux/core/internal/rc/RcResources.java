@@ -52,7 +52,7 @@ final class RcResources {
                 // finds the region empty waits, like one that finds this channel's own pool empty)
                 sp = SlotPool.share("send rail " + rail, shared.send(), sendBuffers, 0);
             }
-            c = sharedCq != null ? sharedCq.cq() : pd.device().createCompletionQueue(RcSubchannel.entriesPerQp(receiveBuffers, controlBuffers,
+            c = sharedCq != null ? sharedCq.cq() : pd.device().createCompletionQueue(entriesPerQp(receiveBuffers, controlBuffers,
                 sendBuffers, maxWrites));
             q = pd.createQueuePair(QpInitAttributes.builder(QpType.RC, port).cq(c).srq(shared == null ? null : shared.receive().srq())
                 .maxSendWr(sendBuffers + RcSendQueue.HEADROOM + maxWrites).maxReceiveWr(totalRecv).maxInlineBytes(0)
@@ -78,5 +78,14 @@ final class RcResources {
         this.receivePool = rp;
         this.cq = c;
         this.qp = q;
+    }
+
+    /**
+     * Completions one RC channel can have outstanding in its CQ: its receive buffers, its send queue (send
+     * buffers, the signalling headroom, RDMA WRITEs/READs) and a margin. Its own CQ has this many entries;
+     * a shared CQ is sized from it.
+     */
+    static int entriesPerQp(int receiveBuffers, int controlBuffers, int sendBuffers, int maxWrites) {
+        return receiveBuffers + controlBuffers + sendBuffers + RcSendQueue.HEADROOM + maxWrites + 8;
     }
 }

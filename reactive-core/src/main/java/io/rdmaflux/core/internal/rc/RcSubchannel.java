@@ -22,7 +22,6 @@ import io.rdmaflux.verbs.ProtectionDomain;
 import io.rdmaflux.verbs.QpEndpoint;
 import io.rdmaflux.verbs.QueuePair;
 import io.rdmaflux.verbs.VerbsException;
-import io.rdmaflux.verbs.WcStatus;
 import io.rdmaflux.verbs.WorkCompletion;
 import org.agrona.DirectBuffer;
 import org.jspecify.annotations.Nullable;
@@ -40,17 +39,18 @@ import org.jspecify.annotations.Nullable;
  *
  * <p><b>Establishment:</b> the accepting side sends nothing before the first frame from the
  * connecting side arrives, since until then the peer's QP may not be ready to receive; the
- * connecting side sends a CREDIT frame right after connecting.
+ * connecting side sends a CREDIT frame right after connecting, from its first duty cycle ({@link RcLifecycle}).
  *
- * <p><b>Structure:</b> this class owns the QP, the channel's lifecycle (established, failed, closed)
- * and the listener, and routes commands and completions to its parts: {@link RcMessageSender} (frames
+ * <p><b>Structure:</b> this class owns the QP and the listener, makes the credit word, and routes
+ * commands and completions to its parts: {@link RcLifecycle} (established, failed, closed: what failing
+ * and closing do), {@link RcMessageSender} (frames
  * that carry messages, send credits), {@link RcControlSender} (control frames, the close handshake),
  * {@link RcSendQueue} (posting, selective signalling, retirement), {@link RcReceiveBuffers} (receive
  * buffers, own or a share of the rail's SRQ, and the credits they back), {@link RcFrameDispatch}
  * (arrived frame to event) and {@link RcCompletionSource} (own or shared CQ).
  *
  * <p><b>Concurrency:</b> progress thread only, after construction. <b>Lifecycle:</b> {@link #close()}
- * destroys the QP and CQ and deregisters both pools.
+ * destroys the QP and CQ and deregisters both pools ({@link RcLifecycle}).
  */
 public final class RcSubchannel implements Channel, CompletionSink {
     private final int rail;
@@ -63,15 +63,11 @@ public final class RcSubchannel implements Channel, CompletionSink {
     private final RcReceiveBuffers receive;
     private final RcFrameDispatch dispatch;
     private final RcCompletionSource completions;
+    private final RcLifecycle life;
     private final int maxWrites;
-    /** The connecting side's first frame (a CREDIT) is still to be sent, by the next duty cycle. */
-    private boolean firstFrameDue;
     private @Nullable ChannelEvents listener;
     private int peerBufferBytes;
     private int peerReceiveBuffers;
-    private boolean established;
-    private boolean failed;
-    private boolean closed;
 
     /**
      * Creates the QP (in INIT, receives posted) and registers the pools.
@@ -131,27 +127,22 @@ public final class RcSubchannel implements Channel, CompletionSink {
         this.messages = new RcMessageSender(this, sendPool, sendQueue);
         this.control = new RcControlSender(this, sendPool, sendQueue);
         this.dispatch = new RcFrameDispatch(this, receive, messages);
+        this.life = new RcLifecycle(this, qp, sendPool, sendQueue, control, receive, completions);
         receive.postAll();
         if (sharedCq != null) {
             try {
                 // last: the progress thread may dispatch to this channel from now on
                 completions.register(qp.qpNumber());
             } catch (RuntimeException e) {
-                closed = true;
-                qp.close();
-                sendPool.close();
-                receive.close();
+                life.closeUnregistered();
                 throw e;
             }
         }
     }
 
-    /**
-     * Completions one RC channel can have outstanding in its CQ: its receive buffers, its send queue (send
-     * buffers, the signalling headroom, RDMA WRITEs/READs) and a margin. A shared CQ is sized from it.
-     */
+    /** Completions one RC channel can have outstanding in its CQ ({@link RcResources#entriesPerQp}); a shared CQ is sized from it. */
     public static int entriesPerQp(int receiveBuffers, int controlBuffers, int sendBuffers, int maxWrites) {
-        return receiveBuffers + controlBuffers + sendBuffers + RcSendQueue.HEADROOM + maxWrites + 8;
+        return RcResources.entriesPerQp(receiveBuffers, controlBuffers, sendBuffers, maxWrites);
     }
 
     /** This rail's identity for scheduler registries: an opaque token, so a snapshot does not keep the channel reachable. */
@@ -177,6 +168,11 @@ public final class RcSubchannel implements Channel, CompletionSink {
         this.listener = events;
     }
 
+    /** The connection's listener, null before {@link #events}. */
+    @Nullable ChannelEvents listener() {
+        return listener;
+    }
+
     /** The credit word of a frame being sent now: this rail's pending buffer credits and the connection's message-credit total. */
     int takeCreditWord() {
         ChannelEvents l = listener;
@@ -193,14 +189,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
         this.peerBufferBytes = Math.min(peerBufferBytes, sendPool.slotBytes());
         this.peerReceiveBuffers = peerReceiveBuffers;
         messages.initialCredits(initialCredits);
-        qp.connect(remote);
-        if (connecting) {
-            established = true;
-            // sent by the first duty cycle: connect runs on the connection manager's thread, and a send
-            // buffer taken here would race the progress thread's check-then-take on a node-wide shared
-            // send region (sharedSendBuffers), which then found none (SlotPool.offset(-1))
-            firstFrameDue = true;
-        }
+        life.connect(remote, connecting);
     }
 
     /** Credits announced in this side's handshake, granted before any demand. */
@@ -225,12 +214,12 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     @Override
     public int freeSendBuffers() {
-        return established && !failed && !control.closeSent() ? Math.max(0, sendPool.available() - 1) : 0;
+        return life.established() && !life.failed() && !control.closeSent() ? Math.max(0, sendPool.available() - 1) : 0;
     }
 
     @Override
     public boolean isUsable() {
-        return !failed && !closed && !control.closeSent();
+        return !life.failed() && !life.closed() && !control.closeSent();
     }
 
     /**
@@ -240,7 +229,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
      */
     @Override
     public boolean carriesControl() {
-        return !failed && !closed && !control.finalSent();
+        return !life.failed() && !life.closed() && !control.finalSent();
     }
 
     @Override
@@ -324,17 +313,17 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     @Override
     public boolean isFailed() {
-        return failed;
+        return life.failed();
     }
 
     /** Whether a frame from the peer arrived, or this is the connecting side and connected. */
     boolean isEstablished() {
-        return established;
+        return life.established();
     }
 
     /** A frame from the peer arrived: its QP is ready, this side may send. */
     void markEstablished() {
-        established = true;
+        life.markEstablished();
     }
 
     @Override
@@ -379,7 +368,8 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     @Override
     public boolean canWriteStripe() {
-        return established && !failed && !control.closeSent() && sendQueue.writesInFlight() < maxWrites && sendPool.available() > 1;
+        return life.established() && !life.failed() && !control.closeSent() && sendQueue.writesInFlight() < maxWrites
+            && sendPool.available() > 1;
     }
 
     @Override
@@ -395,12 +385,12 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     @Override
     public boolean canReadStripe() {
-        return established && !failed && !closed && sendQueue.writesInFlight() + sendQueue.readsInFlight() < maxWrites;
+        return life.established() && !life.failed() && !life.closed() && sendQueue.writesInFlight() + sendQueue.readsInFlight() < maxWrites;
     }
 
     @Override
     public void readStripe(long localAddress, int lkey, long remoteAddress, int rkey, int length, long token) {
-        if (!failed) {
+        if (!life.failed()) {
             sendQueue.postRead(localAddress, lkey, remoteAddress, rkey, length, token);
         }
     }
@@ -418,7 +408,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
     @Override
     public void postAtomic(boolean fetchAdd, long localAddress, int lkey, long remoteAddress, int rkey, long compareAdd, long swap,
                            long token) {
-        if (!failed) {
+        if (!life.failed()) {
             sendQueue.postAtomic(fetchAdd, localAddress, lkey, remoteAddress, rkey, compareAdd, swap, token);
         }
     }
@@ -445,7 +435,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     @Override
     public boolean canPostWrite() {
-        return established && !failed && !control.closeSent() && sendQueue.writesInFlight() < maxWrites;
+        return life.established() && !life.failed() && !control.closeSent() && sendQueue.writesInFlight() < maxWrites;
     }
 
     @Override
@@ -516,16 +506,12 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     @Override
     public int doWork(long nowNs) {
-        if (closed) {
+        if (life.closed()) {
             return 0;
         }
         // the connection's first duty cycle: it is built and registered, completions may go to it now
         int work = completions.attach();
-        if (firstFrameDue && (failed || control.sendFirstFrame())) {
-            // the connecting side's first frame (see connect), on the progress thread
-            firstFrameDue = false;
-            work++;
-        }
+        work += life.sendFirstFrameIfDue();
         work += completions.poll();
         return work + flushCredits();
     }
@@ -537,12 +523,12 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     @Override
     public int freeReceiveBuffers() {
-        return failed || closed ? 0 : receive.free();
+        return life.failed() || life.closed() ? 0 : receive.free();
     }
 
     @Override
     public int flushCredits() {
-        receive.grant(listener, !failed && !closed);
+        receive.grant(listener, !life.failed() && !life.closed());
         return control.sendCreditFrameIf(receive.explicitCreditDue()) ? 1 : 0;
     }
 
@@ -568,7 +554,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
 
     @Override
     public void onCompletion(WorkCompletion wc) {
-        if (closed) {
+        if (life.closed()) {
             // closed by a callback (application code run from an earlier completion of the same poll): the
             // pools are gone, the rest of the batch has nothing to go to
             return;
@@ -586,7 +572,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
     /** An RDMA READ posted with {@code token} completed successfully. */
     void onReadRetired(long token) {
         ChannelEvents l = listener;
-        if (l != null && !failed) {
+        if (l != null && !life.failed()) {
             l.onReadCompleted(this, token);
         }
     }
@@ -594,7 +580,7 @@ public final class RcSubchannel implements Channel, CompletionSink {
     /** A bare WRITE posted with {@code tag} completed. */
     void onWriteRetired(int tag) {
         ChannelEvents l = listener;
-        if (l != null && !failed) {
+        if (l != null && !life.failed()) {
             l.onWriteCompleted(this, tag);
         }
     }
@@ -602,73 +588,35 @@ public final class RcSubchannel implements Channel, CompletionSink {
     /** A frame posted with {@code token} completed successfully (its slot is free again). */
     void onSendRetired(long token) {
         ChannelEvents l = listener;
-        if (l != null && !failed) {
+        if (l != null && !life.failed()) {
             // after a failure the connection already re-sent what had no completion then
             l.onSendCompleted(this, token);
         }
     }
 
+    /** See {@link RcLifecycle#transportError}. */
     RdmaException transportError(String what, WorkCompletion wc) {
-        WcStatus status = wc.status();
-        String detail = wc.detail();
-        String why = switch (status) {
-            case RETRY_EXC_ERR -> "the peer or the path is gone (transport retries exhausted)";
-            case RNR_RETRY_EXC_ERR -> "the peer posted no receive in time";
-            case WR_FLUSH_ERR -> "the queue pair is in ERROR";
-            default -> "the completion failed";
-        };
-        return new RdmaTransportException(what + " on rail " + rail + " completed with " + status + ": " + why
-            + (detail.isEmpty() ? "" : " (" + detail + ")"), status, null);
+        return life.transportError(what, wc);
     }
 
+    /** See {@link RcLifecycle#fail}. */
     void fail(RdmaException e) {
-        if (failed) {
-            return;
-        }
-        failed = true;
-        try {
-            qp.toError();
-        } catch (VerbsException ignored) {
-            // the QP may already be closed; the failure is reported below either way
-        }
-        if (listener != null) {
-            // the frame held back by selective signaling is dropped after this, so that onFailure still sees it
-            listener.onFailure(this, e);
-        }
-        sendQueue.dropDeferred();
+        life.fail(e);
     }
 
     @Override
     public void abort() {
-        if (!failed && !closed) {
-            failed = true;
-            sendQueue.dropDeferred();
-            try {
-                qp.toError();
-            } catch (VerbsException ignored) {
-                // closing anyway
-            }
-        }
+        life.abort();
     }
 
     @Override
     public void close() {
-        if (closed) {
-            return;
-        }
-        sendQueue.dropDeferred();
-        // what of this QP is still in the CQ: SRQ buffers go back to the SRQ, the rest is dropped
-        completions.detach(qp.qpNumber(), receive);
-        closed = true;
-        qp.close();
-        completions.close();
-        sendPool.close();
-        receive.close();
+        life.close();
     }
 
     @Override
     public boolean isClosed() {
-        return closed;
+        return life.closed();
     }
 
     @Override
