@@ -3,15 +3,24 @@ package io.rdmaflux.eager;
 import io.rdmaflux.core.ConnectionSpec;
 import io.rdmaflux.core.EagerSpec;
 import io.rdmaflux.core.RdmaConnection;
+import io.rdmaflux.core.RdmaMessage;
+import io.rdmaflux.core.channel.Channel;
+import io.rdmaflux.core.channel.ChannelEvents;
 import io.rdmaflux.core.channel.ChannelKind;
+import io.rdmaflux.core.channel.RelayingChannelEvents;
 import io.rdmaflux.core.tck.TckPayload;
 import io.rdmaflux.verbs.soft.RailConfig;
+import org.agrona.DirectBuffer;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Sinks;
 
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -140,6 +149,138 @@ class EagerRingTest {
                 assertTrue(serverRail.ringFramesTakenBeforeFallback() > 0, "ring frames placed before a SEND were taken first, " + where);
                 assertEquals(0, c[1].metrics().outOfOrder(), "no message waited for an earlier PSN, " + where);
             }
+        }
+    }
+
+    /**
+     * Issue 19, the bound of the drain: when a send/receive frame is handled, exactly the ring frames placed before
+     * its SEND (lower PSNs) go first, and the ring frames the NIC placed after it (higher PSNs, already in the ring)
+     * wait for it. The receiver is stalled while the sender posts, one message at a time (no packing), three ring
+     * frames, one frame too large for the peer's slots (so over send/receive), and three more ring frames; the soft
+     * NIC places all seven, then one duty cycle of the receiver reports them. The rail's events must come exactly in
+     * PSN order, with the three earlier ring frames and none of the later ones before the send/receive frame.
+     */
+    @Test
+    void aSendReceiveFrameTakesOnlyTheRingFramesPlacedBeforeItsSendFirst() {
+        int slots = 16;
+        int small = 16;
+        int large = 400;
+        // slots of 128 bytes: a 16-byte message fits, a 400-byte one (one frame of a 1 KiB buffer) goes over send/receive
+        try (EagerBed bed = new EagerBed(RailConfig.UNSHAPED, EagerPolicy.DEFAULTS, b -> b.eager(EagerSpec.slots(slots).withSlotBytes(128)),
+            b -> { })) {
+            RdmaConnection[] c = bed.connect(EAGER);
+            List<Integer> seqs = new ArrayList<>();
+            List<String> mismatches = new ArrayList<>();
+            int warmUp = 5;
+            int total = warmUp + 7;
+            int largeSeq = warmUp + 3;
+            c[1].receive().subscribe(m -> {
+                int seq = EagerBed.ByteSeq.seqOf(m);
+                seqs.add(seq);
+                String bad = TckPayload.mismatch(m, seq, seq == largeSeq ? large : small);
+                if (bad != null) {
+                    mismatches.add(bad);
+                }
+                m.release();
+            });
+            Sinks.Many<RdmaMessage> out = Sinks.many().unicast().onBackpressureBuffer();
+            AtomicReference<Throwable> err = new AtomicReference<>();
+            c[0].send(out.asFlux()).subscribe(v -> { }, err::set);
+            for (int i = 0; i < warmUp; i++) {
+                out.tryEmitNext(TckPayload.message(i, small)).orThrow();
+            }
+            bed.runUntil(() -> seqs.size() == warmUp || err.get() != null);
+            bed.drive();
+            EagerChannel clientRail = bed.clientEager.channels().get(0);
+            EagerChannel serverRail = bed.serverEager.channels().get(0);
+            assertTrue(clientRail.stats().sendingToRing(), "the server's ring is offered: " + clientRail.stats());
+            long ringSentBefore = clientRail.stats().ringFramesSent();
+            long fallbackSentBefore = clientRail.stats().fallbackFramesSent();
+            long ringReceivedBefore = serverRail.stats().ringFramesReceived();
+            long takenBefore = serverRail.ringFramesTakenBeforeFallback();
+            FrameRecorder recorder = new FrameRecorder(serverRail, serverRail.listener(), serverRail.receiveSlots() - slots, largeSeq);
+            serverRail.events(recorder);
+
+            // the receiver stalls: only the client node and the soft NICs run while the seven frames are posted and placed
+            for (int i = warmUp; i < total; i++) {
+                out.tryEmitNext(TckPayload.message(i, i == largeSeq ? large : small)).orThrow();
+                for (int pass = 0; pass < 50; pass++) {
+                    bed.soft.progress();
+                    bed.clientNode.invoke();
+                }
+            }
+            assertEquals(ringSentBefore + 6, clientRail.stats().ringFramesSent(), "six frames went into the ring: " + clientRail.stats());
+            assertEquals(fallbackSentBefore + 1, clientRail.stats().fallbackFramesSent(), "one over send/receive: " + clientRail.stats());
+            assertEquals(ringReceivedBefore, serverRail.stats().ringFramesReceived(), "the receiver polled nothing yet");
+            assertEquals(List.of(), recorder.frames, "the receiver reported nothing yet");
+
+            // one duty cycle of the receiver: the SEND's completion first (EagerChannel.doWork), then the ring
+            bed.serverNode.invoke();
+            List<String> expected = new ArrayList<>();
+            for (int i = warmUp; i < total; i++) {
+                expected.add((i == largeSeq ? "send " : "ring ") + i);
+            }
+            assertEquals(expected, recorder.frames, "the rail's frames in the order they were sent, whichever path they took");
+            assertEquals(expected.subList(0, 3), recorder.beforeLarge,
+                "reported before the send/receive frame: the ring frames placed before its SEND, and none placed after it");
+            List<Integer> psns = recorder.psns;
+            for (int i = 1; i < psns.size(); i++) {
+                assertEquals(psns.get(0) + i, psns.get(i), "PSNs in order: " + psns);
+            }
+            assertEquals(takenBefore + 3, serverRail.ringFramesTakenBeforeFallback(), "exactly the three ring frames before the SEND were taken first");
+
+            bed.runUntil(() -> seqs.size() == total || err.get() != null);
+            out.tryEmitComplete();
+            bed.drive();
+            assertNull(err.get());
+            assertEquals(range(0, total), seqs);
+            assertEquals(List.of(), mismatches);
+            assertEquals(List.of(), recorder.packed, "one message at a time: no packed frames");
+            assertEquals(0, c[1].metrics().outOfOrder(), "no message waited for an earlier PSN");
+        }
+    }
+
+    /** Relays a rail's events to the connection, recording each DATA frame's path, payload sequence number and PSN. */
+    private static final class FrameRecorder extends RelayingChannelEvents {
+        private final ChannelEvents connection;
+        private final int firstRingSlot;
+        private final int largeSeq;
+        final List<String> frames = new ArrayList<>();
+        final List<Integer> psns = new ArrayList<>();
+        final List<Integer> packed = new ArrayList<>();
+        /** {@link #frames} as they were when the frame of {@code largeSeq} was reported. */
+        @Nullable List<String> beforeLarge;
+
+        FrameRecorder(EagerChannel rail, @Nullable ChannelEvents connection, int firstRingSlot,
+                      int largeSeq) {
+            super(rail);
+            this.connection = Objects.requireNonNull(connection, "connection");
+            this.firstRingSlot = firstRingSlot;
+            this.largeSeq = largeSeq;
+        }
+
+        @Override
+        protected ChannelEvents listener() {
+            return connection;
+        }
+
+        @Override
+        public void onData(Channel ch, int slot, DirectBuffer buffer, int payloadOffset, int payloadLength,
+                           int psn, boolean first, boolean last, int messageLength) {
+            int seq = buffer.getInt(payloadOffset, ByteOrder.BIG_ENDIAN);
+            if (seq == largeSeq) {
+                beforeLarge = List.copyOf(frames);
+            }
+            frames.add((slot >= firstRingSlot ? "ring " : "send ") + seq);
+            psns.add(psn);
+            super.onData(ch, slot, buffer, payloadOffset, payloadLength, psn, first, last, messageLength);
+        }
+
+        @Override
+        public void onPackedData(Channel ch, int slot, DirectBuffer buffer, int payloadOffset, int firstPsn,
+                                 int count) {
+            packed.add(firstPsn);
+            super.onPackedData(ch, slot, buffer, payloadOffset, firstPsn, count);
         }
     }
 
