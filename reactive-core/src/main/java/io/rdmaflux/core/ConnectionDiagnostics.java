@@ -3,8 +3,6 @@ package io.rdmaflux.core;
 import io.rdmaflux.core.channel.Channel;
 import io.rdmaflux.core.channel.SubchannelSnapshot;
 import io.rdmaflux.core.frame.FrameType;
-import io.rdmaflux.core.internal.credit.MessageCredits;
-import io.rdmaflux.core.internal.credit.SendCredits;
 import io.rdmaflux.core.internal.rc.RcSubchannel;
 
 import java.util.ArrayList;
@@ -23,41 +21,10 @@ import java.util.List;
  */
 final class ConnectionDiagnostics {
     private final DefaultRdmaConnection connection;
-    private final Channel[] channels;
-    private final MessageCredits messageCredits;
-    private final SendCredits sendCredits;
-    private final ReceiveBuffers buffers;
-    private final InboundDelivery delivery;
-    private final InboundAssembler assembler;
-    private final RendezvousReceiver rvReceiver;
-    private final InflightLedger ledger;
-    private final SendOps ops;
-    private final RendezvousSender rvSender;
-    private final SendPipeline pipeline;
-    private final CloseHandshake close;
-    private final Failover failover;
-    private final CreditProbe probe;
 
-    ConnectionDiagnostics(DefaultRdmaConnection connection, Channel[] channels, MessageCredits messageCredits,
-                          SendCredits sendCredits, ReceiveBuffers buffers, InboundDelivery delivery,
-                          InboundAssembler assembler, RendezvousReceiver rvReceiver, InflightLedger ledger, SendOps ops,
-                          RendezvousSender rvSender, SendPipeline pipeline, CloseHandshake close, Failover failover,
-                          CreditProbe probe) {
+    /** Reads {@code connection}'s stages through its accessors: nothing here is on a per-message path. */
+    ConnectionDiagnostics(DefaultRdmaConnection connection) {
         this.connection = connection;
-        this.channels = channels;
-        this.messageCredits = messageCredits;
-        this.sendCredits = sendCredits;
-        this.buffers = buffers;
-        this.delivery = delivery;
-        this.assembler = assembler;
-        this.rvReceiver = rvReceiver;
-        this.ledger = ledger;
-        this.ops = ops;
-        this.rvSender = rvSender;
-        this.pipeline = pipeline;
-        this.close = close;
-        this.failover = failover;
-        this.probe = probe;
     }
 
     /** {@link RdmaConnection#metrics()}: a new snapshot, frame counts summed over the rails. */
@@ -67,7 +34,7 @@ final class ConnectionDiagnostics {
         for (FrameType t : FrameType.values()) {
             long s = 0;
             long r = 0;
-            for (Channel ch : channels) {
+            for (Channel ch : connection.channels()) {
                 s += ch.framesSent(t);
                 r += ch.framesReceived(t);
             }
@@ -75,18 +42,22 @@ final class ConnectionDiagnostics {
             received.put(t, r);
         }
         long bytesSent = 0;
-        for (Channel ch : channels) {
+        for (Channel ch : connection.channels()) {
             bytesSent += ch.bytesSent();
         }
-        return new ConnectionMetrics(pipeline.messagesSent(), ops.messagesDelivered(), delivery.messagesReceived(), buffers.held(),
-            sendCredits.credits(), sendCredits.maxOutstandingSeen(), delivery.outOfOrder(), sent, received,
-            bytesSent, delivery.bytesReceived(), pipeline.creditStalls(), ledger.messagesResent(), ops.deliveryTotalNs());
+        SendPipeline pipeline = connection.sendPipeline();
+        SendOps ops = connection.sendOps();
+        InboundDelivery delivery = connection.delivery();
+        return new ConnectionMetrics(pipeline.messagesSent(), ops.messagesDelivered(), delivery.messagesReceived(),
+            connection.receiveBuffers().held(), connection.sendCredits().credits(), connection.sendCredits().maxOutstandingSeen(),
+            delivery.outOfOrder(), sent, received, bytesSent, delivery.bytesReceived(), pipeline.creditStalls(),
+            connection.ledger().messagesResent(), ops.deliveryTotalNs());
     }
 
     /** {@link RdmaConnection#subchannels()}: immutable snapshots, one per rail in rail order (values may lag the progress thread). */
     List<SubchannelSnapshot> subchannels() {
-        List<SubchannelSnapshot> rails = new ArrayList<>(channels.length);
-        for (Channel ch : channels) {
+        List<SubchannelSnapshot> rails = new ArrayList<>(connection.channels().length);
+        for (Channel ch : connection.channels()) {
             rails.add(SubchannelSnapshot.of(ch));
         }
         return List.copyOf(rails);
@@ -94,18 +65,18 @@ final class ConnectionDiagnostics {
 
     /** Receive buffers held plus reassembled and rendezvous messages not released: what a leak check expects to be 0. */
     int buffersOutstanding() {
-        return buffers.held() + assembler.outstanding() + rvReceiver.outstanding();
+        return connection.receiveBuffers().held() + connection.assembler().outstanding() + connection.rendezvousReceiver().outstanding();
     }
 
     /** The live channel of {@code rail}. */
     RcSubchannel subchannel(int rail) {
-        return (RcSubchannel) channels[rail];
+        return (RcSubchannel) connection.channels()[rail];
     }
 
     /** Packed DATA frames sent over every rail. */
     long packedFramesSent() {
         long n = 0;
-        for (Channel ch : channels) {
+        for (Channel ch : connection.channels()) {
             n += ch.packedFramesSent();
         }
         return n;
@@ -113,37 +84,38 @@ final class ConnectionDiagnostics {
 
     /** Messages of packed frames taken back from the send buffers of failed rails to be sent again. */
     long packedMessagesTakenBack() {
-        return ledger.packedMessagesTakenBack();
+        return connection.ledger().packedMessagesTakenBack();
     }
 
     /** Message credits the peer granted and this side has not used. */
     long sendCreditsHeld() {
-        return sendCredits.credits();
+        return connection.sendCredits().credits();
     }
 
     /** Rails that failed while the connection went on over the others. */
     int railFailures() {
-        return failover.railFailures();
+        return connection.failover().railFailures();
     }
 
     /** Zero-credit probes sent so far. */
     long creditProbes() {
-        return probe.probes();
+        return connection.creditProbe().probes();
     }
 
     /** Pooled views created so far: the most packed messages held at once. */
     int viewsCreated() {
-        return buffers.viewsCreated();
+        return connection.receiveBuffers().viewsCreated();
     }
 
     /** Protocol state for diagnostics. */
     String describe() {
-        StringBuilder sb = new StringBuilder(connection.name()).append(": state=").append(connection.state()).append(", ")
-            .append(pipeline.describe()).append(", ").append(delivery.describe()).append(", ").append(messageCredits)
-            .append(", ").append(sendCredits).append(", rendezvous sends=").append(rvSender.inUse()).append(", ")
-            .append(rvReceiver.describe()).append(", failure=").append(connection.failure()).append(", ").append(ops.describe())
-            .append(", ").append(close.describe());
-        for (Channel ch : channels) {
+        DefaultRdmaConnection c = connection;
+        StringBuilder sb = new StringBuilder(c.name()).append(": state=").append(c.state()).append(", ")
+            .append(c.sendPipeline().describe()).append(", ").append(c.delivery().describe()).append(", ").append(c.messageCredits())
+            .append(", ").append(c.sendCredits()).append(", rendezvous sends=").append(c.rendezvousSender().inUse()).append(", ")
+            .append(c.rendezvousReceiver().describe()).append(", failure=").append(c.failure()).append(", ").append(c.sendOps().describe())
+            .append(", ").append(c.closeHandshake().describe());
+        for (Channel ch : connection.channels()) {
             sb.append("\n  ").append(ch).append(" framesInFlight=").append(ch.framesInFlight()).append(" writes=").append(ch.writesInFlight());
         }
         return sb.toString();

@@ -130,8 +130,7 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent {
         this.probe = new CreditProbe(channels, sendCredits, ops, pipeline, node.creditProbeIntervalNs(), node.clock().nanoTime());
         this.oneSided = new LazyOneSidedEngine(this, node, channels, devices);
         this.termination = new ConnectionTermination(this, node, channels, pipeline, ledger, ops, delivery, oneSided, resources);
-        this.diagnostics = new ConnectionDiagnostics(this, channels, messageCredits, sendCredits, buffers, delivery, assembler,
-            rvReceiver, ledger, ops, rvSender, pipeline, close, failover, probe);
+        this.diagnostics = new ConnectionDiagnostics(this);
         ChannelEventRouter events = new ChannelEventRouter(this, messageCredits, sendCredits, probe, assembler, rvReceiver,
             rvSender, pipeline, ops, close, failover, oneSided);
         for (Channel ch : channels) {
@@ -418,6 +417,26 @@ final class DefaultRdmaConnection implements RdmaConnection, ProgressAgent {
     }
 
     // ---------------------------------------------------------------- stages, for each other
+
+    Channel[] channels() {
+        return channels;
+    }
+
+    MessageCredits messageCredits() {
+        return messageCredits;
+    }
+
+    SendCredits sendCredits() {
+        return sendCredits;
+    }
+
+    Failover failover() {
+        return failover;
+    }
+
+    CreditProbe creditProbe() {
+        return probe;
+    }
 
     ReceiveBuffers receiveBuffers() {
         return buffers;
